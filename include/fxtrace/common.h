@@ -1,0 +1,45 @@
+/* fxtrace/common.h - macros shared by every public header.
+ *
+ * Freestanding: includes only <stdint.h> and <stddef.h>. Safe to include from C11 and C++.
+ */
+#ifndef FXTRACE_COMMON_H
+#define FXTRACE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Symbol visibility: the library is built with -fvisibility=hidden; only FXT_API names are
+ * exported from the shared object. */
+#if defined(FXT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define FXT_API __attribute__((visibility("default")))
+#else
+#define FXT_API
+#endif
+
+#if defined(__GNUC__)
+#define FXT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FXT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define FXT_LIKELY(x) (x)
+#define FXT_UNLIKELY(x) (x)
+#endif
+
+/* Atomic members of public structs. C code sees _Atomic(T); C++ code (which may include the
+ * headers but never touches these members) sees a plain T of the same size and alignment on
+ * every target we build for (checked with static assertions in src/core). */
+#ifdef __cplusplus
+#define FXT_ATOMIC(T) T
+#define FXT_ALIGNAS(n) alignas(n)
+#define FXT_EXTERN_C_BEGIN extern "C" {
+#define FXT_EXTERN_C_END }
+#else
+#define FXT_ATOMIC(T) _Atomic(T)
+#define FXT_ALIGNAS(n) _Alignas(n)
+#define FXT_EXTERN_C_BEGIN
+#define FXT_EXTERN_C_END
+#endif
+
+/* Cache line size used to keep producer-owned and consumer-owned state apart. */
+#define FXT_CACHE_LINE 64
+
+#endif /* FXTRACE_COMMON_H */

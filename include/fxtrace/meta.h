@@ -1,0 +1,29 @@
+/* fxtrace/meta.h - the interned strings of fxtrace's own bookkeeping records.
+ *
+ * Every writer of an FXT file emits a string record for each of these, with exactly these
+ * indices, before any other record that refers to them (so records produced in a buffer by
+ * fxt_writer_reserve(), which refer to them by index, resolve in every file). Indices
+ * 1..FXT_META_STRING_LAST are reserved for this table; other interned strings start at
+ * FXT_META_STRING_LAST + 1. Indices are fixed forever; new entries only take unused ones.
+ */
+#ifndef FXTRACE_META_H
+#define FXTRACE_META_H
+
+#include "common.h"
+
+/* X(NAME, index, text) */
+#define FXT_META_STRINGS(X)                                                               \
+  X(KERNEL_META, 1, "kernel:meta")                                                        \
+  X(DROP_STATS, 2, "drop_stats")                                                          \
+  X(NUM_RECORDS, 3, "num_records")                                                        \
+  X(NUM_BYTES, 4, "num_bytes")
+
+enum fxt_meta_string {
+#define FXT_META_STRING_ENUM(name, index, text) FXT_STR_##name = (index),
+  FXT_META_STRINGS(FXT_META_STRING_ENUM)
+#undef FXT_META_STRING_ENUM
+  /* Highest index reserved for fxtrace's bookkeeping strings. */
+  FXT_META_STRING_LAST = 31
+};
+
+#endif /* FXTRACE_META_H */

@@ -1,0 +1,178 @@
+/* fxtrace/ring.h - single-producer single-consumer byte ring of FXT records.
+ *
+ * The ring lives over caller-provided storage: a power of two from 64 bytes to 2 GiB, 8-byte
+ * aligned. Records are whole 8-byte words; the ring finds their boundaries from the FXT header
+ * word at the start of each one (size bits [4..15], or [4..35] for a large record, type 15), so
+ * every reservation must start with a valid FXT header whose size matches the bytes reserved
+ * (one reservation may hold several records back to back, each with its header).
+ *
+ * The control block (struct fxt_ring) holds positions and sizes only, no pointers: the storage
+ * is found through its offset from the control block, so control block and storage may live
+ * together in shared or file-backed memory mapped at different addresses.
+ *
+ * Positions are free-running uint32_t byte counters (storage <= 2 GiB), compared only by
+ * difference, so every atomic is lock-free on 32-bit targets too.
+ *
+ * Modes (flags to fxt_ring_init):
+ *  - discard (default): a reservation that does not fit fails with FXT_ENOSPC; the producer
+ *    path has no atomic read-modify-write.
+ *  - FXT_RING_OVERWRITE (flight recorder): a reservation that does not fit advances the tail by
+ *    whole records (a compare-and-swap, only then) and counts them as overrun. A concurrent
+ *    reader stages records with relaxed word loads and claims them with a compare-and-swap on
+ *    the tail; if the producer moved the tail first, the staged copy is thrown away and read
+ *    again. The copy callback only ever sees claimed, intact records.
+ *
+ * Who may call what concurrently (P = the one producer, C = the one consumer):
+ *
+ *   operation              side  runs concurrently with
+ *   fxt_ring_reserve         P   C's read / drain / iterator / stats
+ *   fxt_ring_res_write       P   same
+ *   fxt_ring_res_commit      P   same
+ *   fxt_ring_read            C   P's operations
+ *   fxt_ring_drain           C   P's operations
+ *   fxt_ring_iter_*          any reader, with P and C (never consumes; see fxt_ring_iter_next)
+ *   fxt_ring_stats           anyone
+ *   fxt_ring_init            nobody
+ *
+ * At most one producer and one consumer at a time; the embedder provides that exclusivity
+ * (interrupts off in a kernel, one thread per buffer in user space). One reservation at a time:
+ * reserve, write, commit, then the next reserve.
+ */
+#ifndef FXTRACE_RING_H
+#define FXTRACE_RING_H
+
+#include "common.h"
+#include "errors.h"
+
+#define FXT_RING_MIN_SIZE 64u
+#define FXT_RING_MAX_SIZE 0x80000000u
+
+/* fxt_ring_init flags */
+#define FXT_RING_DISCARD 0u
+#define FXT_RING_OVERWRITE 1u
+
+/* Bytes of stack fxt_ring_read() uses to stage records in overwrite mode; a record larger
+ * than this needs fxt_ring_read_staged() with a larger stage. */
+#ifndef FXT_RING_STAGE_SIZE
+#define FXT_RING_STAGE_SIZE 4096u
+#endif
+
+/* The control block. Treat every member as private; the definition is public so a ring can be
+ * placed in static, per-CPU or shared storage. Layout: one read-only block, then one cache line
+ * per writer side. */
+struct fxt_ring {
+  /* Written by fxt_ring_init only; read by everyone. */
+  uint32_t size;       /* storage bytes, a power of two */
+  uint32_t flags;      /* FXT_RING_* */
+  int64_t storage_off; /* storage address minus the address of this struct */
+
+  /* Producer line: written by the producer only. */
+  FXT_ALIGNAS(FXT_CACHE_LINE) FXT_ATOMIC(uint32_t) head; /* end of committed records.
+        Release store in commit, pairs with the acquire loads in read / drain / iter. */
+  uint32_t tail_cache;                   /* producer's last view of tail (discard mode) */
+  FXT_ATOMIC(uint32_t) overrun_records;  /* free-running; relaxed stores by P, any reader */
+  FXT_ATOMIC(uint32_t) overrun_bytes;    /* free-running; relaxed stores by P, any reader */
+
+  /* Consumer line: tail is written by the consumer (and, in overwrite mode, by the producer
+   * with a compare-and-swap); the lost counters by the consumer only. */
+  FXT_ALIGNAS(FXT_CACHE_LINE) FXT_ATOMIC(uint32_t) tail; /* start of the oldest unread record.
+        Discard mode: release store by C, pairs with P's acquire load in reserve (C finished
+        reading before P reuses the space). Overwrite mode: see src/core/ring.c. */
+  FXT_ATOMIC(uint32_t) lost_records; /* claimed by C but not delivered; free-running */
+  FXT_ATOMIC(uint32_t) lost_bytes;
+};
+
+/* An open reservation: private to the producer, lives on its stack. */
+struct fxt_ring_res {
+  struct fxt_ring *ring;
+  unsigned char *base; /* storage */
+  uint32_t mask;       /* size - 1 */
+  uint32_t pos;        /* next byte position to write (free-running) */
+  uint32_t end;        /* position after the reservation */
+  uint32_t partial_len; /* bytes collected in partial (0..7) */
+  uint64_t partial;    /* bytes of an unfinished 8-byte word, in memory order */
+};
+
+/* Non-consuming iterator over committed records (for snapshots). */
+struct fxt_ring_iter {
+  const struct fxt_ring *ring;
+  uint32_t pos;           /* next record to return */
+  uint32_t end;           /* head when the iteration began */
+  uint64_t skipped_bytes; /* bytes passed over because the tail moved past them */
+};
+
+/* Statistics; every counter is free-running modulo 2^32 (take differences). */
+struct fxt_ring_stats {
+  uint32_t size;            /* storage bytes */
+  uint32_t used;            /* committed, unread bytes */
+  uint32_t overrun_records; /* overwritten by the producer before being read (overwrite mode) */
+  uint32_t overrun_bytes;
+  uint32_t lost_records;    /* claimed by the consumer but not delivered (overwrite mode) */
+  uint32_t lost_bytes;
+};
+
+/* copy_fn receives each contiguous piece of whole committed records: offset is where the piece
+ * goes in the caller's output (the sum of the previous pieces' lengths in this call). A record
+ * that wraps around the end of the storage arrives as two pieces. Non-zero return stops the
+ * read; nothing after the last record that was copied whole is consumed. */
+typedef int (*fxt_copy_fn)(void *ctx, uint32_t offset, const void *src, uint32_t len);
+
+FXT_EXTERN_C_BEGIN
+
+/* Sets up r over storage. Returns 0, or FXT_EINVAL when size is not a power of two in
+ * [FXT_RING_MIN_SIZE, FXT_RING_MAX_SIZE], storage is NULL or not 8-byte aligned, or flags has
+ * unknown bits. Storage contents need not be initialized. */
+FXT_API int fxt_ring_init(struct fxt_ring *r, void *storage, uint32_t size, uint32_t flags);
+
+/* Reserves nbytes (a multiple of 8, > 0) for the producer. Returns 0 and fills *res;
+ * FXT_EINVAL when nbytes is 0 or not a multiple of 8; FXT_ENOSPC when it does not fit now
+ * (discard mode) or can never fit (nbytes > size, both modes). In overwrite mode, makes room by
+ * overwriting the oldest records, counted in overrun_records / overrun_bytes. */
+FXT_API int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res);
+
+/* Appends len bytes to the reservation. Returns 0, or FXT_EOVERFLOW (writing nothing) when
+ * they do not fit in what is left of it. */
+FXT_API int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len);
+
+/* Publishes the reservation to the consumer. An unfinished word is padded with zero bytes and
+ * any unwritten rest of the reservation is zero-filled. Returns 0. */
+FXT_API int fxt_ring_res_commit(struct fxt_ring_res *res);
+
+/* Consumes up to max_bytes of whole committed records, passing them to copy_fn. Returns the
+ * bytes consumed (0 when empty or when the oldest record is larger than max_bytes), or
+ * FXT_EBADMSG when a committed record header is invalid (size 0 or past the committed end:
+ * the ring was corrupted by its producer; nothing is consumed). In overwrite mode, records are
+ * staged through FXT_RING_STAGE_SIZE bytes of stack; see fxt_ring_read_staged. */
+FXT_API int64_t fxt_ring_read(struct fxt_ring *r, fxt_copy_fn copy_fn, void *ctx,
+                              uint32_t max_bytes);
+
+/* fxt_ring_read with a caller-provided staging area (8-byte aligned) used in overwrite mode
+ * (ignored in discard mode). A claimed record larger than stage_size, and the records of a
+ * claimed batch that copy_fn refused, are consumed and counted as lost. */
+FXT_API int64_t fxt_ring_read_staged(struct fxt_ring *r, void *stage, uint32_t stage_size,
+                                     fxt_copy_fn copy_fn, void *ctx, uint32_t max_bytes);
+
+/* Discards every committed record (consumer side). Returns the bytes discarded. */
+FXT_API uint32_t fxt_ring_drain(struct fxt_ring *r);
+
+/* Starts a non-consuming iteration over the records committed now. */
+FXT_API void fxt_ring_iter_begin(const struct fxt_ring *r, struct fxt_ring_iter *it);
+
+/* Copies the next record into buf. Returns 1 with *len set; 0 at the end; FXT_ENOBUFS with
+ * *len = the record's size when buf_size is too small (the iterator does not advance);
+ * FXT_EBADMSG on a corrupt header. If the record was overwritten or consumed while it was
+ * being copied, it is skipped (counted in it->skipped_bytes) and the iteration resumes at
+ * the oldest record still in the ring: every record returned is whole and untorn. */
+FXT_API int fxt_ring_iter_next(struct fxt_ring_iter *it, void *buf, uint32_t buf_size,
+                               uint32_t *len);
+
+/* Fills *st with the ring's counters (any thread). */
+FXT_API void fxt_ring_stats(const struct fxt_ring *r, struct fxt_ring_stats *st);
+
+/* Record size in bytes from an FXT header word: size bits [4..15] in words, or [4..35] for a
+ * large record (type 15). Returns 0 for a size of zero words or one over 2^32 - 1 bytes. */
+FXT_API uint32_t fxt_ring_record_bytes(uint64_t header);
+
+FXT_EXTERN_C_END
+
+#endif /* FXTRACE_RING_H */

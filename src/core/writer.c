@@ -1,0 +1,128 @@
+/* writer.c - per-producer FXT writer with in-band drop accounting (see fxtrace/writer.h). */
+#include <fxtrace/writer.h>
+
+#include <stdbool.h>
+
+#include "mem.h"
+
+/* drop_stats record layout (FXT event record, spec fxt.md §8 and §9.5). */
+#define DROP_STATS_WORDS (FXT_DROP_STATS_BYTES / 8)
+#define EVENT_RECORD_TYPE 4u
+#define EVENT_DURATION_COMPLETE 4u
+#define ARG_UINT32 2u
+
+static uint64_t drop_stats_header(void)
+{
+  return EVENT_RECORD_TYPE | (uint64_t)DROP_STATS_WORDS << 4 |
+         (uint64_t)EVENT_DURATION_COMPLETE << 16 | (uint64_t)2 << 20 /* args */ |
+         (uint64_t)0 << 24 /* thread ref: inline */ | (uint64_t)FXT_STR_KERNEL_META << 32 |
+         (uint64_t)FXT_STR_DROP_STATS << 48;
+}
+
+static uint64_t uint32_arg(uint32_t name_ref, uint32_t value)
+{
+  return ARG_UINT32 | (uint64_t)1 << 4 /* one word */ | (uint64_t)name_ref << 16 |
+         (uint64_t)value << 32;
+}
+
+/* Writes one drop_stats record for as much of the pending run as one record can carry, and
+ * takes that much off the pending counts; the run ends when nothing is left. */
+static void write_drop_stats(struct fxt_writer *w, struct fxt_ring_res *res)
+{
+  uint32_t records = w->drop_records > UINT32_MAX ? UINT32_MAX : (uint32_t)w->drop_records;
+  uint32_t bytes = w->drop_bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)w->drop_bytes;
+  uint64_t rec[DROP_STATS_WORDS] = {
+      drop_stats_header(),
+      w->drop_first,
+      w->process_koid,
+      w->thread_koid,
+      uint32_arg(FXT_STR_NUM_RECORDS, records),
+      uint32_arg(FXT_STR_NUM_BYTES, bytes),
+      w->drop_last,
+  };
+  (void)fxt_ring_res_write(res, rec, sizeof(rec));
+  w->drop_records -= records;
+  w->drop_bytes -= bytes;
+  if (w->drop_records == 0 && w->drop_bytes == 0)
+    w->drop_first = w->drop_last = 0;
+}
+
+static inline bool drop_pending(const struct fxt_writer *w)
+{
+  return w->drop_records != 0 || w->drop_bytes != 0;
+}
+
+static void track_drop(struct fxt_writer *w, uint32_t bytes)
+{
+  uint64_t now = fxt_platform_ticks();
+  if (!drop_pending(w))
+    w->drop_first = now;
+  w->drop_last = now;
+  w->drop_records++;
+  w->drop_bytes += bytes;
+}
+
+int fxt_writer_init_flags(struct fxt_writer *w, void *storage, uint32_t size, uint32_t flags,
+                          uint64_t process_koid, uint64_t thread_koid)
+{
+  int rc = fxt_ring_init(&w->ring, storage, size, flags);
+  if (rc < 0)
+    return rc;
+  w->drop_first = w->drop_last = 0;
+  w->drop_records = w->drop_bytes = 0;
+  w->process_koid = process_koid;
+  w->thread_koid = thread_koid;
+  return 0;
+}
+
+int fxt_writer_init(struct fxt_writer *w, void *storage, uint32_t size, uint64_t process_koid,
+                    uint64_t thread_koid)
+{
+  return fxt_writer_init_flags(w, storage, size, FXT_RING_DISCARD, process_koid, thread_koid);
+}
+
+int fxt_writer_reserve(struct fxt_writer *w, uint64_t header, struct fxt_reservation *res)
+{
+  uint32_t size = fxt_ring_record_bytes(header);
+  if (size == 0)
+    return FXT_EINVAL;
+  /* With a run of drops pending, reserve room for the drop_stats record in front of this
+   * record, in the same reservation (the seed's anti-thrash rule). */
+  bool pending = drop_pending(w);
+  uint32_t total = size;
+  if (pending)
+    total = size > UINT32_MAX - FXT_DROP_STATS_BYTES ? UINT32_MAX & ~7u
+                                                      : size + FXT_DROP_STATS_BYTES;
+  if (fxt_ring_reserve(&w->ring, total, &res->res) != 0) {
+    /* Count the record's own size only, never the drop_stats record's. */
+    track_drop(w, size);
+    return FXT_ENOSPC;
+  }
+  if (pending)
+    write_drop_stats(w, &res->res);
+  (void)fxt_ring_res_write(&res->res, &header, 8);
+  return 0;
+}
+
+int fxt_writer_emit_drop_stats(struct fxt_writer *w)
+{
+  while (drop_pending(w)) {
+    struct fxt_ring_res res;
+    if (fxt_ring_reserve(&w->ring, FXT_DROP_STATS_BYTES, &res) != 0)
+      return FXT_ENOSPC;
+    write_drop_stats(w, &res);
+    (void)fxt_ring_res_commit(&res);
+  }
+  return 0;
+}
+
+int64_t fxt_writer_read(struct fxt_writer *w, fxt_copy_fn copy_fn, void *ctx, uint32_t max_bytes)
+{
+  return fxt_ring_read(&w->ring, copy_fn, ctx, max_bytes);
+}
+
+int fxt_writer_drain(struct fxt_writer *w)
+{
+  (void)fxt_ring_drain(&w->ring);
+  return 0;
+}
