@@ -8,6 +8,10 @@
 //   ring_read_GBps                      fxt_ring_read of a full 4 MiB ring of 48-byte records
 //                                       into a destination buffer (memcpy copy callback)
 //   ring_read_overwrite_GBps            the same in overwrite mode (staged copy + claim)
+//   peer_mutex_memcpy_48B_ns            the peer measured in the same run: lock a mutex, copy
+//                                       48 bytes into an array slot, unlock (what a naive
+//                                       locked trace buffer costs)
+//   ratio_<name>_vs_peer               a median divided by the peer's median (< 1: faster)
 // Extra arguments go to Google Benchmark (e.g. --benchmark_repetitions=9).
 #include <benchmark/benchmark.h>
 
@@ -18,15 +22,9 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-#include <fxtrace/ring.h>
-#include <fxtrace/writer.h>
-}
+#include "core_ops.h"
 
 namespace {
-
-constexpr uint32_t kRecordWords = 6;
-constexpr uint64_t kHeader = 4u | (uint64_t)kRecordWords << 4;  // FXT event record, 6 words
 
 void *alloc_storage(uint32_t size)
 {
@@ -35,23 +33,16 @@ void *alloc_storage(uint32_t size)
   return p;
 }
 
+constexpr uint32_t kBatch = 64;  // operations per call into core_ops.c
+
 void BM_writer_reserve_write_commit_48B(benchmark::State &state)
 {
   const uint32_t size = 1u << 20;
   void *storage = alloc_storage(size);
   static fxt_writer w;
   fxt_writer_init(&w, storage, size, 1, 2);
-  uint64_t payload[kRecordWords - 1] = {1, 2, 3, 4, 5};
-  for (auto _ : state) {
-    fxt_reservation res;
-    if (fxt_writer_reserve(&w, kHeader, &res) != 0) {
-      fxt_writer_drain(&w);
-      continue;
-    }
-    for (uint64_t v : payload)
-      fxt_res_write_word(&res, v);
-    fxt_res_commit(&res);
-  }
+  while (state.KeepRunningBatch(kBatch))
+    bench_writer_ops(&w, kBatch);
   std::free(storage);
 }
 
@@ -61,17 +52,15 @@ void BM_ring_reserve_write_commit_48B(benchmark::State &state)
   void *storage = alloc_storage(size);
   static fxt_ring r;
   fxt_ring_init(&r, storage, size, FXT_RING_DISCARD);
-  uint64_t rec[kRecordWords] = {kHeader, 1, 2, 3, 4, 5};
-  for (auto _ : state) {
-    fxt_ring_res res;
-    if (fxt_ring_reserve(&r, sizeof(rec), &res) != 0) {
-      fxt_ring_drain(&r);
-      continue;
-    }
-    fxt_ring_res_write(&res, rec, sizeof(rec));
-    fxt_ring_res_commit(&res);
-  }
+  while (state.KeepRunningBatch(kBatch))
+    bench_ring_ops(&r, kBatch);
   std::free(storage);
+}
+
+void BM_peer_mutex_memcpy_48B(benchmark::State &state)
+{
+  while (state.KeepRunningBatch(kBatch))
+    bench_peer_ops(kBatch);
 }
 
 struct Sink {
@@ -92,16 +81,10 @@ void read_bench(benchmark::State &state, uint32_t flags)
   Sink sink{out.data()};
   static fxt_ring r;
   fxt_ring_init(&r, storage, size, flags);
-  uint64_t rec[kRecordWords] = {kHeader, 1, 2, 3, 4, 5};
   uint64_t bytes = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    fxt_ring_res res;
-    for (uint32_t i = 0; i < size / sizeof(rec); i++) {
-      fxt_ring_reserve(&r, sizeof(rec), &res);
-      fxt_ring_res_write(&res, rec, sizeof(rec));
-      fxt_ring_res_commit(&res);
-    }
+    bench_fill(&r);
     state.ResumeTiming();
     int64_t n;
     while ((n = fxt_ring_read(&r, copy_out, &sink, size)) > 0)
@@ -133,19 +116,35 @@ public:
       auto it = run.counters.find("GBps");
       if (it != run.counters.end())
         std::printf("%s_GBps=%.2f\n", name.c_str(), it->second.value);
-      else
-        std::printf("%s_ns=%.2f\n", name.c_str(),
-                    run.GetAdjustedRealTime() * 1e9 /
-                        benchmark::GetTimeUnitMultiplier(run.time_unit));
+      else {
+        double ns = run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
+        medians_[name] = ns;
+        std::printf("%s_ns=%.2f\n", name.c_str(), ns);
+      }
       std::fflush(stdout);
     }
   }
+  void Finalize() override
+  {
+    auto peer = medians_.find("peer_mutex_memcpy_48B");
+    if (peer == medians_.end())
+      return;
+    for (const char *n : {"writer_reserve_write_commit_48B", "ring_reserve_write_commit_48B"}) {
+      auto it = medians_.find(n);
+      if (it != medians_.end())
+        std::printf("ratio_%s_vs_peer=%.2f\n", n, it->second / peer->second);
+    }
+  }
+
+private:
+  std::map<std::string, double> medians_;
 };
 
 }  // namespace
 
 BENCHMARK(BM_writer_reserve_write_commit_48B);
 BENCHMARK(BM_ring_reserve_write_commit_48B);
+BENCHMARK(BM_peer_mutex_memcpy_48B);
 BENCHMARK(BM_ring_read)->UseRealTime();
 BENCHMARK(BM_ring_read_overwrite)->UseRealTime();
 

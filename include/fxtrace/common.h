@@ -39,6 +39,15 @@
 #define FXT_EXTERN_C_END
 #endif
 
+/* Fast paths are C99 inline definitions in the headers (the library emits the one external
+ * definition of each). Every C declaration of them must say inline too, or the definition
+ * would become external in each translation unit; C++ sees plain extern declarations. */
+#ifdef __cplusplus
+#define FXT_INLINE
+#else
+#define FXT_INLINE inline
+#endif
+
 /* Cache line size used to keep producer-owned and consumer-owned state apart. */
 #define FXT_CACHE_LINE 64
 

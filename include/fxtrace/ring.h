@@ -124,20 +124,6 @@ FXT_EXTERN_C_BEGIN
  * unknown bits. Storage contents need not be initialized. */
 FXT_API int fxt_ring_init(struct fxt_ring *r, void *storage, uint32_t size, uint32_t flags);
 
-/* Reserves nbytes (a multiple of 8, > 0) for the producer. Returns 0 and fills *res;
- * FXT_EINVAL when nbytes is 0 or not a multiple of 8; FXT_ENOSPC when it does not fit now
- * (discard mode) or can never fit (nbytes > size, both modes). In overwrite mode, makes room by
- * overwriting the oldest records, counted in overrun_records / overrun_bytes. */
-FXT_API int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res);
-
-/* Appends len bytes to the reservation. Returns 0, or FXT_EOVERFLOW (writing nothing) when
- * they do not fit in what is left of it. */
-FXT_API int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len);
-
-/* Publishes the reservation to the consumer. An unfinished word is padded with zero bytes and
- * any unwritten rest of the reservation is zero-filled. Returns 0. */
-FXT_API int fxt_ring_res_commit(struct fxt_ring_res *res);
-
 /* Consumes up to max_bytes of whole committed records, passing them to copy_fn. Returns the
  * bytes consumed (0 when empty or when the oldest record is larger than max_bytes), or
  * FXT_EBADMSG when a committed record header is invalid (size 0 or past the committed end:
@@ -169,10 +155,105 @@ FXT_API int fxt_ring_iter_next(struct fxt_ring_iter *it, void *buf, uint32_t buf
 /* Fills *st with the ring's counters (any thread). */
 FXT_API void fxt_ring_stats(const struct fxt_ring *r, struct fxt_ring_stats *st);
 
+/* Out-of-line rare cases of the producer functions below (not for direct use). */
+FXT_API int fxt_ring_reserve_slow(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res);
+FXT_API int fxt_ring_res_write_slow(struct fxt_ring_res *res, const void *src, uint32_t len);
+FXT_API void fxt_ring_res_finish_slow(struct fxt_ring_res *res);
+
+/* ---- producer fast paths ------------------------------------------------------------------
+ * C callers get these inline: they are C99 inline definitions, and src/core/ring.c emits the
+ * external definitions that C++ callers (and non-inlined calls) link to. */
+
 /* Record size in bytes from an FXT header word: size bits [4..15] in words, or [4..35] for a
  * large record (type 15). Returns 0 for a size of zero words or one over 2^32 - 1 bytes. */
-FXT_API uint32_t fxt_ring_record_bytes(uint64_t header);
+FXT_API FXT_INLINE uint32_t fxt_ring_record_bytes(uint64_t header);
+
+/* Reserves nbytes (a multiple of 8, > 0) for the producer. Returns 0 and fills *res;
+ * FXT_EINVAL when nbytes is 0 or not a multiple of 8; FXT_ENOSPC when it does not fit now
+ * (discard mode) or can never fit (nbytes > size, both modes). In overwrite mode, makes room by
+ * overwriting the oldest records, counted in overrun_records / overrun_bytes. */
+FXT_API FXT_INLINE int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res);
+
+/* Appends len bytes to the reservation. Returns 0, or FXT_EOVERFLOW (writing nothing) when
+ * they do not fit in what is left of it. */
+FXT_API FXT_INLINE int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len);
+
+/* Publishes the reservation to the consumer. An unfinished word is padded with zero bytes and
+ * any unwritten rest of the reservation is zero-filled. Returns 0. */
+FXT_API FXT_INLINE int fxt_ring_res_commit(struct fxt_ring_res *res);
 
 FXT_EXTERN_C_END
+
+#ifndef __cplusplus
+#include <stdatomic.h>
+
+/* Storage is accessed in the widest lock-free unit, with relaxed atomics (see ring.c). */
+#if UINTPTR_MAX > 0xffffffffu
+typedef uint64_t fxt_ring_unit;
+#else
+typedef uint32_t fxt_ring_unit;
+#endif
+
+/* Stores the 8 bytes of w (in memory order) at byte offset off of base (word aligned). */
+FXT_API inline void fxt_ring_put_word(unsigned char *base, uint32_t off, uint64_t w)
+{
+  _Atomic fxt_ring_unit *p = (_Atomic fxt_ring_unit *)(void *)(base + off);
+#if UINTPTR_MAX > 0xffffffffu
+  atomic_store_explicit(p, w, memory_order_relaxed);
+#else
+  fxt_ring_unit u[2];
+  __builtin_memcpy(u, &w, 8);
+  atomic_store_explicit(&p[0], u[0], memory_order_relaxed);
+  atomic_store_explicit(&p[1], u[1], memory_order_relaxed);
+#endif
+}
+
+FXT_API inline uint32_t fxt_ring_record_bytes(uint64_t header)
+{
+  uint64_t words = (header & 0xf) == 15 ? (header >> 4) & 0xffffffffu : (header >> 4) & 0xfffu;
+  if (words == 0 || words > 0xffffffffu / 8)
+    return 0;
+  return (uint32_t)words * 8;
+}
+
+FXT_API inline int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res)
+{
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  /* Room as of the producer's cached view of tail; anything else is the slow path. */
+  if (FXT_UNLIKELY((nbytes & 7) != 0 || nbytes - 1 >= r->size - (head - r->tail_cache)))
+    return fxt_ring_reserve_slow(r, nbytes, res);
+  res->ring = r;
+  res->base = (unsigned char *)((uintptr_t)r + (uintptr_t)(intptr_t)r->storage_off);
+  res->mask = r->size - 1;
+  res->pos = head;
+  res->end = head + nbytes;
+  res->partial_len = 0;
+  res->partial = 0;
+  return 0;
+}
+
+FXT_API inline int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len)
+{
+  if (FXT_UNLIKELY(res->partial_len != 0 || (len & 7) != 0 || len > res->end - res->pos))
+    return fxt_ring_res_write_slow(res, src, len);
+  const unsigned char *s = (const unsigned char *)src;
+  for (uint32_t i = 0; i < len; i += 8) {
+    uint64_t w;
+    __builtin_memcpy(&w, s + i, 8);
+    fxt_ring_put_word(res->base, (res->pos + i) & res->mask, w);
+  }
+  res->pos += len;
+  return 0;
+}
+
+FXT_API inline int fxt_ring_res_commit(struct fxt_ring_res *res)
+{
+  if (FXT_UNLIKELY(res->partial_len != 0 || res->pos != res->end))
+    fxt_ring_res_finish_slow(res);
+  /* Release pairs with the acquire loads of head in every reader (ring.c, (1)). */
+  atomic_store_explicit(&res->ring->head, res->end, memory_order_release);
+  return 0;
+}
+#endif /* !__cplusplus */
 
 #endif /* FXTRACE_RING_H */

@@ -64,9 +64,15 @@ FXT_API int fxt_writer_init_flags(struct fxt_writer *w, void *storage, uint32_t 
  * [4..15], or [4..35] for a large record) and writes the header word. When a run of drops is
  * pending, reserves 56 bytes more and writes the drop_stats record first. Returns 0;
  * FXT_EINVAL for a header of 0 words (or over 2^32 - 1 bytes); FXT_ENOSPC when it does not fit,
- * in which case the record's own size (never the drop_stats record's) is counted as dropped. */
-FXT_API int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
+ * in which case the record's own size (never the drop_stats record's) is counted as dropped.
+ * Inline in C (below); the rare cases are out of line. */
+FXT_API FXT_INLINE int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
                                struct fxt_reservation *res);
+/* The rare cases of fxt_writer_reserve (not for direct use): any header with a run of drops
+ * pending or a bad size, and counting a record that did not fit. */
+FXT_API int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header,
+                                    struct fxt_reservation *res);
+FXT_API int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size);
 
 /* Writes one 64-bit word (native byte order) into the reservation. */
 static inline void fxt_res_write_word(struct fxt_reservation *res, uint64_t word)
@@ -103,5 +109,19 @@ FXT_API int64_t fxt_writer_read(struct fxt_writer *w, fxt_copy_fn copy_fn, void 
 FXT_API int fxt_writer_drain(struct fxt_writer *w);
 
 FXT_EXTERN_C_END
+
+#ifndef __cplusplus
+FXT_API inline int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
+                                      struct fxt_reservation *res)
+{
+  uint32_t size = fxt_ring_record_bytes(header);
+  if (FXT_UNLIKELY(size == 0 || (w->drop_records | w->drop_bytes) != 0))
+    return fxt_writer_reserve_slow(w, header, res);
+  if (FXT_UNLIKELY(fxt_ring_reserve(&w->ring, size, &res->res) != 0))
+    return fxt_writer_drop_slow(w, size);
+  (void)fxt_ring_res_write(&res->res, &header, 8);
+  return 0;
+}
+#endif
 
 #endif /* FXTRACE_WRITER_H */

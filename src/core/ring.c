@@ -32,11 +32,9 @@
 
 #include "mem.h"
 
+typedef fxt_ring_unit unit_t;
 #if UINTPTR_MAX > 0xffffffffu
-typedef uint64_t unit_t;
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
-#else
-typedef uint32_t unit_t;
 #endif
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 _Static_assert(sizeof(_Atomic unit_t) == sizeof(unit_t), "atomic unit has the plain size");
@@ -45,19 +43,16 @@ _Static_assert(FXT_RING_STAGE_SIZE % 8 == 0, "stage is whole words");
 
 #define UNITS_PER_WORD (8 / sizeof(unit_t))
 
+/* External definitions of the inline fast paths in fxtrace/ring.h. */
+extern inline void fxt_ring_put_word(unsigned char *base, uint32_t off, uint64_t w);
+extern inline uint32_t fxt_ring_record_bytes(uint64_t header);
+extern inline int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res);
+extern inline int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len);
+extern inline int fxt_ring_res_commit(struct fxt_ring_res *res);
+
 static inline _Atomic unit_t *slot(unsigned char *base, uint32_t off)
 {
   return (_Atomic unit_t *)(void *)(base + off);
-}
-
-/* Stores the 8 bytes of w (in memory order) at byte offset off (word aligned). */
-static inline void put_word(unsigned char *base, uint32_t off, uint64_t w)
-{
-  _Atomic unit_t *p = slot(base, off);
-  unit_t u[UNITS_PER_WORD];
-  memcpy(u, &w, sizeof(u));
-  for (unsigned i = 0; i < UNITS_PER_WORD; i++)
-    atomic_store_explicit(&p[i], u[i], memory_order_relaxed);
 }
 
 static inline uint64_t get_word(unsigned char *base, uint32_t off)
@@ -85,14 +80,6 @@ static void load_words(const struct fxt_ring *r, uint32_t pos, void *dst, uint32
     uint64_t w = get_word(base, (pos + i) & mask);
     memcpy(d + i, &w, 8);
   }
-}
-
-uint32_t fxt_ring_record_bytes(uint64_t header)
-{
-  uint64_t words = (header & 0xf) == 15 ? (header >> 4) & 0xffffffffu : (header >> 4) & 0xfffu;
-  if (words == 0 || words > 0xffffffffu / 8)
-    return 0;
-  return (uint32_t)words * 8;
 }
 
 int fxt_ring_init(struct fxt_ring *r, void *storage_, uint32_t size, uint32_t flags)
@@ -155,7 +142,7 @@ static int make_room(struct fxt_ring *r, uint32_t head, uint32_t nbytes, uint32_
   return 0;
 }
 
-int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res)
+int fxt_ring_reserve_slow(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res)
 {
   if (nbytes == 0 || (nbytes & 7) != 0)
     return FXT_EINVAL;
@@ -190,7 +177,7 @@ int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *r
   return 0;
 }
 
-int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len)
+int fxt_ring_res_write_slow(struct fxt_ring_res *res, const void *src, uint32_t len)
 {
   const unsigned char *s = src;
   if (len > res->end - res->pos - res->partial_len)
@@ -205,7 +192,7 @@ int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len)
     len -= take;
     if (res->partial_len < 8)
       return 0;
-    put_word(res->base, res->pos & res->mask, res->partial);
+    fxt_ring_put_word(res->base, res->pos & res->mask, res->partial);
     res->pos += 8;
     res->partial_len = 0;
     res->partial = 0;
@@ -213,7 +200,7 @@ int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len)
   for (; len >= 8; len -= 8, s += 8, res->pos += 8) {
     uint64_t w;
     memcpy(&w, s, 8);
-    put_word(res->base, res->pos & res->mask, w);
+    fxt_ring_put_word(res->base, res->pos & res->mask, w);
   }
   if (len != 0) {
     memcpy(&res->partial, s, len);
@@ -222,18 +209,15 @@ int fxt_ring_res_write(struct fxt_ring_res *res, const void *src, uint32_t len)
   return 0;
 }
 
-int fxt_ring_res_commit(struct fxt_ring_res *res)
+void fxt_ring_res_finish_slow(struct fxt_ring_res *res)
 {
   if (res->partial_len != 0) {
-    put_word(res->base, res->pos & res->mask, res->partial);
+    fxt_ring_put_word(res->base, res->pos & res->mask, res->partial);
     res->pos += 8;
     res->partial_len = 0;
   }
   for (; res->pos != res->end; res->pos += 8)
-    put_word(res->base, res->pos & res->mask, 0);
-  /* Release pairs with the acquire loads of head in every reader (1). */
-  atomic_store_explicit(&res->ring->head, res->end, memory_order_release);
-  return 0;
+    fxt_ring_put_word(res->base, res->pos & res->mask, 0);
 }
 
 /* ---- consumer, discard mode ------------------------------------------------------------ */

@@ -5,6 +5,10 @@
 
 #include "mem.h"
 
+/* External definition of the inline fast path in fxtrace/writer.h. */
+extern inline int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
+                                     struct fxt_reservation *res);
+
 /* drop_stats record layout (FXT event record, spec fxt.md §8 and §9.5). */
 #define DROP_STATS_WORDS (FXT_DROP_STATS_BYTES / 8)
 #define EVENT_RECORD_TYPE 4u
@@ -81,7 +85,14 @@ int fxt_writer_init(struct fxt_writer *w, void *storage, uint32_t size, uint64_t
   return fxt_writer_init_flags(w, storage, size, FXT_RING_DISCARD, process_koid, thread_koid);
 }
 
-int fxt_writer_reserve(struct fxt_writer *w, uint64_t header, struct fxt_reservation *res)
+int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size)
+{
+  /* Count the record's own size only, never the drop_stats record's. */
+  track_drop(w, size);
+  return FXT_ENOSPC;
+}
+
+int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header, struct fxt_reservation *res)
 {
   uint32_t size = fxt_ring_record_bytes(header);
   if (size == 0)
@@ -93,11 +104,8 @@ int fxt_writer_reserve(struct fxt_writer *w, uint64_t header, struct fxt_reserva
   if (pending)
     total = size > UINT32_MAX - FXT_DROP_STATS_BYTES ? UINT32_MAX & ~7u
                                                       : size + FXT_DROP_STATS_BYTES;
-  if (fxt_ring_reserve(&w->ring, total, &res->res) != 0) {
-    /* Count the record's own size only, never the drop_stats record's. */
-    track_drop(w, size);
-    return FXT_ENOSPC;
-  }
+  if (fxt_ring_reserve(&w->ring, total, &res->res) != 0)
+    return fxt_writer_drop_slow(w, size);
   if (pending)
     write_drop_stats(w, &res->res);
   (void)fxt_ring_res_write(&res->res, &header, 8);
