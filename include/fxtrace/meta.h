@@ -16,7 +16,18 @@
   X(KERNEL_META, 1, "kernel:meta")                                                        \
   X(DROP_STATS, 2, "drop_stats")                                                          \
   X(NUM_RECORDS, 3, "num_records")                                                        \
-  X(NUM_BYTES, 4, "num_bytes")
+  X(NUM_BYTES, 4, "num_bytes")                                                            \
+  X(CPU, 5, "cpu")                                                                        \
+  X(OVERRUN, 6, "overrun")                                                                \
+  X(LOST, 7, "lost")                                                                      \
+  X(CLOCK_SYNC, 8, "clock_sync")                                                          \
+  X(TICKS, 9, "ticks")                                                                    \
+  X(MONOTONIC_NS, 10, "monotonic_ns")                                                     \
+  X(REALTIME_NS, 11, "realtime_ns")                                                       \
+  X(TRACEPOINT, 12, "fxtrace:tracepoint")                                                 \
+  X(PROCESS, 13, "process")                                                               \
+  X(DROPPED, 14, "dropped")                                                               \
+  X(RECORDS, 15, "records")
 
 enum fxt_meta_string {
 #define FXT_META_STRING_ENUM(name, index, text) FXT_STR_##name = (index),

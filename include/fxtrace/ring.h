@@ -28,6 +28,7 @@
  *   fxt_ring_reserve         P   C's read / drain / iterator / stats
  *   fxt_ring_res_write       P   same
  *   fxt_ring_res_commit      P   same
+ *   fxt_ring_producer_used   P   same
  *   fxt_ring_read            C   P's operations
  *   fxt_ring_drain           C   P's operations
  *   fxt_ring_iter_*          any reader, with P and C (never consumes; see fxt_ring_iter_next)
@@ -105,7 +106,9 @@ struct fxt_ring_iter {
 struct fxt_ring_stats {
   uint32_t size;            /* storage bytes */
   uint32_t used;            /* committed, unread bytes */
-  uint32_t overrun_records; /* overwritten by the producer before being read (overwrite mode) */
+  uint32_t overrun_records; /* overwritten by the producer before being read (overwrite mode);
+                             * bookkeeping records (kernel:meta events) are not counted here,
+                             * only in overrun_bytes */
   uint32_t overrun_bytes;
   uint32_t lost_records;    /* claimed by the consumer but not delivered (overwrite mode) */
   uint32_t lost_bytes;
@@ -151,6 +154,10 @@ FXT_API void fxt_ring_iter_begin(const struct fxt_ring *r, struct fxt_ring_iter 
  * the oldest record still in the ring: every record returned is whole and untorn. */
 FXT_API int fxt_ring_iter_next(struct fxt_ring_iter *it, void *buf, uint32_t buf_size,
                                uint32_t *len);
+
+/* Producer: refreshes the producer's view of the consumer's position and returns the bytes
+ * committed and not yet consumed (for watermarks). */
+FXT_API uint32_t fxt_ring_producer_used(struct fxt_ring *r);
 
 /* Fills *st with the ring's counters (any thread). */
 FXT_API void fxt_ring_stats(const struct fxt_ring *r, struct fxt_ring_stats *st);

@@ -74,6 +74,14 @@ FXT_API int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header,
                                     struct fxt_reservation *res);
 FXT_API int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size);
 
+/* Like fxt_writer_reserve, with prefix_bytes (a multiple of 8) of bookkeeping records of the
+ * caller's reserved in front of the record, in the same reservation: the bookkeeping goes in
+ * with the record or not at all, and a failure counts the record's own size only. Writes the
+ * pending drop_stats record (if any) but not the header: the caller writes the prefix, then
+ * the header word, then the rest. Same return values as fxt_writer_reserve. */
+FXT_API int fxt_writer_reserve_prefixed(struct fxt_writer *w, uint64_t header,
+                                        uint32_t prefix_bytes, struct fxt_reservation *res);
+
 /* Writes one 64-bit word (native byte order) into the reservation. */
 static inline void fxt_res_write_word(struct fxt_reservation *res, uint64_t word)
 {

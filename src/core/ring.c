@@ -25,6 +25,7 @@
  * C11 sense; on x86-64 and AArch64 relaxed word stores and loads are plain moves. The unit is
  * the widest lock-free word: 8 bytes on 64-bit targets, 4 bytes elsewhere.
  */
+#include <fxtrace/meta.h>
 #include <fxtrace/ring.h>
 
 #include <stdatomic.h>
@@ -64,6 +65,13 @@ static inline uint64_t get_word(unsigned char *base, uint32_t off)
     u[i] = atomic_load_explicit(&p[i], memory_order_relaxed);
   memcpy(&w, u, sizeof(w));
   return w;
+}
+
+/* Bookkeeping records (FXT events of category kernel:meta, DESIGN.md) are overwritten like any
+ * other but not counted in overrun_records: that counter is about events. */
+static inline bool is_bookkeeping(uint64_t header)
+{
+  return (header & 0xf) == 4 && (header >> 32 & 0xffff) == FXT_STR_KERNEL_META;
 }
 
 static inline unsigned char *storage(const struct fxt_ring *r)
@@ -116,11 +124,12 @@ static int make_room(struct fxt_ring *r, uint32_t head, uint32_t nbytes, uint32_
     uint32_t t = tail, records = 0;
     while (nbytes > r->size - (head - t)) {
       /* Records between tail and head are ours and committed: plain reading is safe. */
-      uint32_t n = fxt_ring_record_bytes(get_word(base, t & mask));
+      uint64_t h = get_word(base, t & mask);
+      uint32_t n = fxt_ring_record_bytes(h);
       if (n == 0 || n > head - t)
         return FXT_EBADMSG;
       t += n;
-      records++;
+      records += !is_bookkeeping(h);
     }
     /* Acquire on both outcomes: on success for (2) against an earlier consumer claim, on
      * failure because the consumer's newer tail is what we continue from. */
@@ -436,6 +445,17 @@ int fxt_ring_iter_next(struct fxt_ring_iter *it, void *buf, uint32_t buf_size, u
     return 1;
   }
   return 0;
+}
+
+uint32_t fxt_ring_producer_used(struct fxt_ring *r)
+{
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  /* Acquire pairs with the consumer's release of tail (2); the release fence keeps the
+   * protocol of (3): stores into space this view gained come after it. */
+  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+  atomic_thread_fence(memory_order_release);
+  r->tail_cache = tail;
+  return head - tail;
 }
 
 void fxt_ring_stats(const struct fxt_ring *r, struct fxt_ring_stats *st)

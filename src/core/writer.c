@@ -92,24 +92,39 @@ int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size)
   return FXT_ENOSPC;
 }
 
+/* Reserves prefix + the record (+ the drop_stats record in front when a run is pending). */
+static int reserve(struct fxt_writer *w, uint32_t size, uint32_t prefix,
+                   struct fxt_reservation *res)
+{
+  /* With a run of drops pending, reserve room for the drop_stats record in front of this
+   * record, in the same reservation (the seed's anti-thrash rule). */
+  bool pending = drop_pending(w);
+  uint64_t total = (uint64_t)size + prefix + (pending ? FXT_DROP_STATS_BYTES : 0);
+  if (total > FXT_RING_MAX_SIZE || fxt_ring_reserve(&w->ring, (uint32_t)total, &res->res) != 0)
+    return fxt_writer_drop_slow(w, size);
+  if (pending)
+    write_drop_stats(w, &res->res);
+  return 0;
+}
+
 int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header, struct fxt_reservation *res)
 {
   uint32_t size = fxt_ring_record_bytes(header);
   if (size == 0)
     return FXT_EINVAL;
-  /* With a run of drops pending, reserve room for the drop_stats record in front of this
-   * record, in the same reservation (the seed's anti-thrash rule). */
-  bool pending = drop_pending(w);
-  uint32_t total = size;
-  if (pending)
-    total = size > UINT32_MAX - FXT_DROP_STATS_BYTES ? UINT32_MAX & ~7u
-                                                      : size + FXT_DROP_STATS_BYTES;
-  if (fxt_ring_reserve(&w->ring, total, &res->res) != 0)
-    return fxt_writer_drop_slow(w, size);
-  if (pending)
-    write_drop_stats(w, &res->res);
-  (void)fxt_ring_res_write(&res->res, &header, 8);
-  return 0;
+  int rc = reserve(w, size, 0, res);
+  if (rc == 0)
+    (void)fxt_ring_res_write(&res->res, &header, 8);
+  return rc;
+}
+
+int fxt_writer_reserve_prefixed(struct fxt_writer *w, uint64_t header, uint32_t prefix_bytes,
+                                struct fxt_reservation *res)
+{
+  uint32_t size = fxt_ring_record_bytes(header);
+  if (size == 0 || (prefix_bytes & 7) != 0)
+    return FXT_EINVAL;
+  return reserve(w, size, prefix_bytes, res);
 }
 
 int fxt_writer_emit_drop_stats(struct fxt_writer *w)

@@ -114,6 +114,7 @@ static inline int decode_all_ok(const struct tbuf *t, struct fxt_decoder *d,
   static struct fxt_record rec;
   char err[128];
   int n = 0, rc;
+  memset(last, 0, sizeof *last);
   assert_int_equal(fxt_decoder_init(d, t->b, t->len, g_table), 0);
   while ((rc = fxt_decoder_next(d, &rec, err, sizeof err)) == 1) {
     *last = rec;

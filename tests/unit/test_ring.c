@@ -15,10 +15,11 @@
 static _Alignas(64) unsigned char storage[4096];
 static struct fxt_ring ring;
 
-/* A test record of k words: header (FXT event, k words) + words tagged with id. */
+/* A test record of k words: header (FXT event, k words, name bits = id, category 0) + words
+ * tagged with id. */
 static void make_record(uint64_t *rec, uint32_t k, uint32_t id)
 {
-  rec[0] = 4u | (uint64_t)k << 4 | (uint64_t)id << 32;
+  rec[0] = 4u | (uint64_t)k << 4 | (uint64_t)(id & 0xffff) << 48;
   for (uint32_t i = 1; i < k; i++)
     rec[i] = (uint64_t)id << 32 | i;
 }
@@ -246,6 +247,26 @@ static void overwrite_counts_overruns_exactly(void **state)
   make_record(want, 8, 9);
   assert_memory_equal(s.buf, want, 64);
   assert_int_equal(put(9, 10), -28); /* can never fit */
+}
+
+/* Bookkeeping records (kernel:meta events) are overwritten like others, but overrun_records
+ * counts events only; overrun_bytes counts everything. */
+static void overwrite_does_not_count_bookkeeping_records(void **state)
+{
+  (void)state;
+  struct fxt_ring_res res;
+  assert_int_equal(fxt_ring_init(&ring, storage, 64, FXT_RING_OVERWRITE), 0);
+  uint64_t meta[2] = {4u | 2u << 4 | (uint64_t)1 << 32 /* category 1: kernel:meta */, 7};
+  assert_int_equal(fxt_ring_reserve(&ring, 16, &res), 0);
+  assert_int_equal(fxt_ring_res_write(&res, meta, 16), 0);
+  assert_int_equal(fxt_ring_res_commit(&res), 0);
+  for (uint32_t i = 0; i < 6; i++)
+    assert_int_equal(put(1, i), 0);
+  assert_int_equal(put(3, 6), 0); /* overwrites the meta record and record 0 */
+  struct fxt_ring_stats st;
+  fxt_ring_stats(&ring, &st);
+  assert_int_equal(st.overrun_records, 1);
+  assert_int_equal(st.overrun_bytes, 24);
 }
 
 static void overwrite_large_record_and_refused_batch_are_lost(void **state)
@@ -530,6 +551,7 @@ int main(void)
       cmocka_unit_test(copy_failure_consumes_only_whole_records),
       cmocka_unit_test(commit_pads_and_zero_fills),
       cmocka_unit_test(overwrite_counts_overruns_exactly),
+      cmocka_unit_test(overwrite_does_not_count_bookkeeping_records),
       cmocka_unit_test(overwrite_large_record_and_refused_batch_are_lost),
       cmocka_unit_test(iterator_skips_overwritten_records),
       cmocka_unit_test(iterator_enobufs),

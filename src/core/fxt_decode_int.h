@@ -1,0 +1,68 @@
+/* src/core/fxt_decode_int.h - internals shared by fxt_decode.c (records, public API) and
+ * fxt_decode_fields.c (cursor, errors, refs, streams, arguments).
+ */
+#ifndef FXTRACE_CORE_FXT_DECODE_INT_H
+#define FXTRACE_CORE_FXT_DECODE_INT_H
+
+#include <fxtrace/fxt.h>
+
+/* Words are read by copying into a uint64_t: native order must be the file's (§1). */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the FXT decoder reads words in native order: little-endian targets only"
+#endif
+#endif
+
+/* A window of whole words inside the record being decoded: the record itself, or one of its
+ * arguments. Every read is checked against end, and end was checked against the input
+ * length before the window was made, so no read can leave the input. Positions are word
+ * indices from the start of the record, kept in 64 bits (a large record has up to 2^32 - 1
+ * words). */
+struct fxt_cur {
+  struct fxt_decoder *d;
+  struct fxt_record *rec;
+  const unsigned char *base; /* first byte of the record */
+  uint64_t off;              /* input offset of the record */
+  uint64_t pos;              /* next word to read */
+  uint64_t end;              /* first word past the window */
+  uint64_t start;            /* word holding the size field that set end (record or arg header) */
+  const char *scope;         /* "record" or "argument", for messages */
+};
+
+/* Input offset of word index w of the record. */
+static inline uint64_t fxt_cur_at(const struct fxt_cur *c, uint64_t w) {
+  return c->off + (w << 3);
+}
+
+/* Fails the decoder: formats "offset AT: " + spec (with %s from s0, s1 and %u/%x from n0..n2)
+ * into the decoder's message, makes the error sticky and returns code. */
+int fxt_dec_fail(struct fxt_decoder *d, int code, uint64_t at, const char *spec, const char *s0,
+                 const char *s1, uint64_t n0, uint64_t n1, uint64_t n2);
+
+/* Reads one word; what names it in the overrun message. */
+int fxt_dec_word(struct fxt_cur *c, const char *what, uint64_t *w);
+
+/* Reads a stream of len bytes (zero-padded to words; padding checked). *data is "" when len
+ * is 0. */
+int fxt_dec_stream(struct fxt_cur *c, uint64_t len, const char *what, const char **data);
+
+/* Fails with "reserved bits ... set in <what>" when word has bits outside used. at is the
+ * word's input offset. */
+int fxt_dec_reserved(struct fxt_cur *c, uint64_t word, uint64_t used, uint64_t at,
+                     const char *what);
+
+/* A string ref field (16 bits) read from the word at input offset at: resolves a table index
+ * now (error if undefined), records the length of an inline ref (its text is read later by
+ * fxt_dec_ref_stream, in the order the layout gives). */
+int fxt_dec_ref(struct fxt_cur *c, uint64_t field, uint64_t at, struct fxt_str_ref *r);
+int fxt_dec_ref_stream(struct fxt_cur *c, struct fxt_str_ref *r, const char *what);
+
+/* A thread ref field from the word at offset at: resolves a table index now; index 0 leaves
+ * the koids to fxt_dec_thread_koids. */
+int fxt_dec_thread_ref(struct fxt_cur *c, uint64_t field, uint64_t at, struct fxt_thread_ref *t);
+int fxt_dec_thread_koids(struct fxt_cur *c, struct fxt_thread_ref *t);
+
+/* n arguments starting at the cursor (§6). */
+int fxt_dec_args(struct fxt_cur *c, uint32_t n, struct fxt_arg *args);
+
+#endif /* FXTRACE_CORE_FXT_DECODE_INT_H */
