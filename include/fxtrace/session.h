@@ -1,0 +1,87 @@
+/* fxtrace/session.h - a tracing session of this process: which events are on, the per-thread
+ * buffers, the consumer thread and the output file.
+ *
+ * Start one in code with fxt_session_start(), or with no code change through the FXTRACE
+ * environment variable, read when the library loads and stopped (flushed) at exit:
+ *
+ *   FXTRACE='events=demo:*,net:*;buffer_kb=512;mode=overwrite;output=run-%p.fxt'
+ *
+ * Keys (all optional; separated by ';', whitespace around keys and values ignored):
+ *   events=GLOB[,GLOB...]   tracepoints to enable, globs on "system:event" ('*', '?', '[...]';
+ *                           a bare "demo" means "demo:*"); default "*:*" (everything)
+ *   buffer_kb=N             bytes per thread buffer, in KiB, N >= 1; rounded up to a power of
+ *                           two (the real size is what fxtrace reports); default 256
+ *   total_kb=N              cap on all buffers together, in KiB; default 65536
+ *   mode=discard|overwrite|block[:MS]   what a full buffer does: drop and count (default),
+ *                           overwrite the oldest records (flight recorder), or wait up to MS
+ *                           milliseconds (default 10) for the consumer, then drop and count
+ *   output=PATH             file to write; "%p" becomes the pid, "%%" a '%'; "-" is stdout;
+ *                           default "fxtrace-%p.fxt"; "" writes no file
+ *   max_file_kb=N           stop writing events to the file past N KiB (counted as dropped);
+ *                           default 0 = no limit
+ *   clock=auto|tsc|monotonic   trace clock; auto = TSC where the kernel's clocksource is the
+ *                           TSC, else CLOCK_MONOTONIC
+ */
+#ifndef FXTRACE_SESSION_H
+#define FXTRACE_SESSION_H
+
+#include "common.h"
+#include "errors.h"
+
+enum fxt_session_mode {
+  FXT_MODE_DISCARD = 0,
+  FXT_MODE_OVERWRITE = 1,
+  FXT_MODE_BLOCK = 2,
+};
+
+enum fxt_clock {
+  FXT_CLOCK_AUTO = 0,
+  FXT_CLOCK_TSC = 1,
+  FXT_CLOCK_MONOTONIC = 2,
+};
+
+/* Session configuration. Zero-initialize, set struct_size = sizeof(struct
+ * fxt_session_config), then set what you need: zero fields take the defaults above. The
+ * struct only ever grows at the end. Strings are copied by fxt_session_start. */
+struct fxt_session_config {
+  uint32_t struct_size;
+  uint32_t mode;             /* enum fxt_session_mode */
+  uint32_t block_timeout_ms; /* FXT_MODE_BLOCK: 0 = default (10) */
+  uint32_t clock;            /* enum fxt_clock */
+  uint32_t buffer_kb;        /* 0 = default */
+  uint32_t total_kb;         /* 0 = default */
+  uint64_t max_file_kb;      /* 0 = no limit */
+  const char *events;        /* NULL = default "*:*" */
+  const char *output;        /* NULL = default "fxtrace-%p.fxt"; "" = no file */
+};
+
+FXT_EXTERN_C_BEGIN
+
+/* Starts the process's session (cfg NULL = all defaults). Returns 0; FXT_EBUSY when one runs;
+ * FXT_EINVAL for a bad configuration or an output file that cannot be created (the reason is
+ * printed on stderr); FXT_ENOMEM. Enabled patterns apply to every tracepoint, including those
+ * of libraries loaded later. */
+FXT_API int fxt_session_start(const struct fxt_session_config *cfg);
+
+/* Stops the session: disables every tracepoint, waits until no thread is inside an emission
+ * (a handshake), writes pending drop statistics, drains every buffer and closes the file.
+ * Returns 0, or FXT_ENOENT when no session runs. */
+FXT_API int fxt_session_stop(void);
+
+/* 1 while a session runs. */
+FXT_API int fxt_session_running(void);
+
+/* The running (or last) session's output path, %p expanded ("" for none, "-" for stdout). */
+FXT_API const char *fxt_session_output(void);
+
+/* Parses an FXTRACE string into *cfg (which it first resets to all defaults, struct_size set).
+ * The events and output strings are copied into strbuf (strbuf_size bytes; cfg points into
+ * it). Returns 0, FXT_EINVAL with a message in err ("FXTRACE: at 17: unknown key 'bufer_kb'
+ * (keys: events, buffer_kb, ...)") for malformed input, or FXT_ENOBUFS when strbuf is too
+ * small. err may be NULL. */
+FXT_API int fxt_config_parse(const char *text, struct fxt_session_config *cfg, char *strbuf,
+                             size_t strbuf_size, char *err, size_t err_size);
+
+FXT_EXTERN_C_END
+
+#endif /* FXTRACE_SESSION_H */
