@@ -1,17 +1,13 @@
-/* platform_ticks.c - the host's fxt_platform_ticks(): CLOCK_MONOTONIC in nanoseconds.
+/* platform_ticks.c - the host's fxt_platform_ticks(): the session's trace clock (TSC or
+ * CLOCK_MONOTONIC ns, see clock.c), so drop times are on the same clock as events.
  *
  * Alone in its object file on purpose: a program or test that defines fxt_platform_ticks()
  * itself replaces this one (static link: this member is never pulled in; shared library: the
  * symbol is exported with default visibility and can be interposed).
  */
-#define _POSIX_C_SOURCE 200809L
-#include <fxtrace/writer.h>
-
-#include <time.h>
+#include <fxtrace/emit.h>
 
 uint64_t fxt_platform_ticks(void)
 {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  return fxt_ticks();
 }

@@ -1,0 +1,331 @@
+/* fxtrace/fxtrace.h - instrumentation: typed tracepoints, ad-hoc events, printk.
+ *
+ * Typed tracepoints (ftrace style): declare once, fire with the field values.
+ *
+ *   FXT_TRACEPOINT(demo, work_done, "seq=%llu worker=%u name=%s",
+ *                  (u64, seq), (u32, worker), (str, name, 32));
+ *   ...
+ *   FXT_TRACE(demo, work_done, seq, worker, name);
+ *   if (FXT_TRACE_ENABLED(demo, work_done)) { expensive(); FXT_TRACE(...); }
+ *
+ *   Field types: u8 u16 u32 u64 s8 s16 s32 s64 bool f64 (double) ptr, (str, name, BOUND) — a
+ *   NUL-terminated string copied inline, at most BOUND (<= 256) bytes — and (bytes, name, N) —
+ *   a fixed array of N bytes. 1..15 fields. The print format is printf-like and optional
+ *   (NULL makes "f1=%... f2=%..." from the fields); it is never evaluated when tracing, only
+ *   by readers. A declaration may sit in a header: each translation unit then has its own copy
+ *   of the tracepoint, and all copies are one event (one id, enabled together).
+ *
+ * Ad-hoc events (Fuchsia / Perfetto style), anywhere:
+ *
+ *   FXT_INSTANT("demo", "tick", FXT_U64("n", n), FXT_STR("who", name));
+ *   FXT_BEGIN("demo", "load");  ...  FXT_END("demo", "load");
+ *   { FXT_SCOPE("demo", "parse"); ... }          one complete event when the block exits
+ *   FXT_COMPLETE("demo", "io", start_ticks);     start from fxt_now()
+ *   FXT_COUNTER("demo", "queue", 0, FXT_U64("depth", d));
+ *   FXT_ASYNC_BEGIN("demo", "req", id); FXT_ASYNC_INSTANT(...); FXT_ASYNC_END(...);
+ *   FXT_FLOW_BEGIN("demo", "msg", id); FXT_FLOW_STEP(...); FXT_FLOW_END(...);
+ *   FXT_PRINTK("got %d bytes from %s", n, host);  format interned, values stored raw
+ *
+ *   Arguments: FXT_I32, FXT_U32, FXT_I64, FXT_U64, FXT_F64, FXT_BOOL, FXT_PTR, FXT_STR (name,
+ *   value), or FXT_ARG(name, value) which picks the type from the value. Names and the system
+ *   and event strings must be string literals. 0..15 arguments.
+ *
+ * Every event is off until a session enables it (fxtrace/session.h). Off, a fire site costs
+ * one relaxed load and one predictable branch. Build with -DFXT_DISABLE to compile every macro
+ * of this header away (arguments are then not evaluated).
+ */
+#ifndef FXTRACE_FXTRACE_H
+#define FXTRACE_FXTRACE_H
+
+#include "common.h"
+#include "tracepoint.h"
+
+#if !defined(FXT_DISABLE) && !defined(__cplusplus)
+#include "emit.h"
+#include "pp.h"
+
+/* ---- registration: one linker section of tracepoint pointers per object ---------------- */
+
+#define FXT_TP_SECTION __attribute__((used, section("fxt_tp"), aligned(sizeof(void *))))
+
+extern struct fxt_tracepoint *const __start_fxt_tp[] __attribute__((weak, visibility("hidden")));
+extern struct fxt_tracepoint *const __stop_fxt_tp[] __attribute__((weak, visibility("hidden")));
+
+/* Every translation unit that includes this header registers its object's section when the
+ * object loads and unregisters it when it unloads (the registry counts the units). */
+__attribute__((constructor)) static void fxt_register_this_object(void)
+{
+  fxt_register_section(__start_fxt_tp, __stop_fxt_tp);
+}
+__attribute__((destructor)) static void fxt_unregister_this_object(void)
+{
+  fxt_unregister_section(__start_fxt_tp, __stop_fxt_tp);
+}
+
+/* True when the tracepoint is enabled (one relaxed load). */
+#define fxt_enabled(tp) atomic_load_explicit(&(tp)->enabled, memory_order_relaxed)
+
+/* ---- typed tracepoints ----------------------------------------------------------------- */
+
+/* Field types: FXT_FT_<type>(K, i, name[, bound]) calls K(i, type code, C parameter type,
+ * name, bound, member of union fxt_value). */
+#define FXT_FT_u8(K, idx, n) K(idx, FXT_TYPE_U8, uint8_t, n, 0, u)
+#define FXT_FT_u16(K, idx, n) K(idx, FXT_TYPE_U16, uint16_t, n, 0, u)
+#define FXT_FT_u32(K, idx, n) K(idx, FXT_TYPE_U32, uint32_t, n, 0, u)
+#define FXT_FT_u64(K, idx, n) K(idx, FXT_TYPE_U64, uint64_t, n, 0, u)
+#define FXT_FT_s8(K, idx, n) K(idx, FXT_TYPE_S8, int8_t, n, 0, i)
+#define FXT_FT_s16(K, idx, n) K(idx, FXT_TYPE_S16, int16_t, n, 0, i)
+#define FXT_FT_s32(K, idx, n) K(idx, FXT_TYPE_S32, int32_t, n, 0, i)
+#define FXT_FT_s64(K, idx, n) K(idx, FXT_TYPE_S64, int64_t, n, 0, i)
+#define FXT_FT_bool(K, idx, n) K(idx, FXT_TYPE_BOOL, bool, n, 0, u)
+#define FXT_FT__Bool(K, idx, n) FXT_FT_bool(K, idx, n) /* <stdbool.h> turns bool into _Bool */
+#define FXT_FT_f64(K, idx, n) K(idx, FXT_TYPE_DOUBLE, double, n, 0, d)
+#define FXT_FT_ptr(K, idx, n) K(idx, FXT_TYPE_PTR, const void *, n, 0, p)
+#define FXT_FT_str(K, idx, n, bound) K(idx, FXT_TYPE_STR, const char *, n, bound, s)
+#define FXT_FT_bytes(K, idx, n, size) K(idx, FXT_TYPE_BYTES, const void *, n, size, p)
+
+/* Applies K to field f = (type, name[, bound]) at index i. */
+#define FXT_FIELD_(K, i, f) FXT_FIELD_ARGS_(K, i, FXT_PP_EXPAND f)
+#define FXT_FIELD_ARGS_(...) FXT_FIELD_TYPE_(__VA_ARGS__)
+#define FXT_FIELD_TYPE_(K, i, t, ...) FXT_FT_##t(K, i, __VA_ARGS__)
+
+#define FXT_DESC_(i, f) FXT_FIELD_(FXT_DESC_X, i, f),
+#define FXT_DESC_X(i, code, ctype, n, bound, m) {#n, code, bound}
+#define FXT_PARAM_(i, f) FXT_FIELD_(FXT_PARAM_X, i, f)
+#define FXT_PARAM_X(i, code, ctype, n, bound, m) , ctype n
+#define FXT_LEN_(i, f) FXT_FIELD_(FXT_LEN_X, i, f)
+#define FXT_LEN_X(i, code, ctype, n, bound, m)                                               \
+  const uint32_t fxt_len##i = fxt_field_len(code, bound, (union fxt_value){.m = n});
+#define FXT_WORDS_(i, f) FXT_FIELD_(FXT_WORDS_X, i, f)
+#define FXT_WORDS_X(i, code, ctype, n, bound, m) +fxt_field_words(code, fxt_len##i)
+#define FXT_PUT_(i, f) FXT_FIELD_(FXT_PUT_X, i, f)
+#define FXT_PUT_X(i, code, ctype, n, bound, m)                                               \
+  fxt_put_field(&fxt_c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i);
+
+#define FXT_TRACEPOINT(sys, ev, fmt, ...)                                                    \
+  static const struct fxt_field fxt_fields_##sys##_##ev[] = {                                \
+      FXT_PP_MAP(FXT_DESC_, __VA_ARGS__)};                                                   \
+  static struct fxt_tracepoint fxt_tp_##sys##_##ev = {                                      \
+      .kind = FXT_TP_TYPED,                                                                \
+      .nfields = sizeof(fxt_fields_##sys##_##ev) / sizeof(struct fxt_field),                 \
+      .system = #sys,                                                                        \
+      .name = #ev,                                                                           \
+      .print_fmt = fmt,                                                                      \
+      .fields = fxt_fields_##sys##_##ev,                                                     \
+      .file = __FILE__,                                                                      \
+      .line = __LINE__};                                                                     \
+  static struct fxt_tracepoint *const fxt_tp_ptr_##sys##_##ev FXT_TP_SECTION =             \
+      &fxt_tp_##sys##_##ev;                                                                  \
+  __attribute__((unused)) static void fxt_fire_##sys##_##ev(                                 \
+      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
+  {                                                                                          \
+    struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
+    struct fxt_tslot *fxt_t = fxt_emit_enter();                                              \
+    (void)fxt_unused_;                                                                       \
+    if (!fxt_t)                                                                              \
+      return;                                                                                \
+    uint32_t fxt_cpu;                                                                        \
+    uint64_t fxt_ts = fxt_emit_time(&fxt_cpu);                                               \
+    FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \
+    const uint32_t fxt_words =                                                               \
+        2 + fxt_emit_thread_words(fxt_t) FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);               \
+    struct fxt_reservation fxt_res;                                                          \
+    if (fxt_emit_reserve(fxt_t, fxt_cpu, fxt_ts,                                            \
+                         fxt_tp->header | fxt_t->thread_bits |                              \
+                             (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 |                    \
+                             (uint64_t)fxt_words << 4 | 4u /* event, instant */,            \
+                         &fxt_res) == 0) {                                                   \
+      struct fxt_cursor fxt_c = fxt_cursor_of(&fxt_res);                                     \
+      fxt_put_event_head(&fxt_c, fxt_t, fxt_ts);                                             \
+      FXT_PP_MAP(FXT_PUT_, __VA_ARGS__)                                                      \
+      fxt_commit(fxt_t, &fxt_res, &fxt_c);                                                          \
+    }                                                                                        \
+    fxt_emit_leave(fxt_t);                                                                   \
+  }                                                                                          \
+  struct fxt_swallow_semicolon_
+
+#define FXT_TRACE(sys, ev, ...)                                                              \
+  do {                                                                                       \
+    if (FXT_UNLIKELY(fxt_enabled(&fxt_tp_##sys##_##ev)))                                     \
+      fxt_fire_##sys##_##ev(0, __VA_ARGS__);                                                 \
+  } while (0)
+
+#define FXT_TRACE_ENABLED(sys, ev) FXT_UNLIKELY(fxt_enabled(&fxt_tp_##sys##_##ev))
+
+/* ---- ad-hoc events ---------------------------------------------------------------------- */
+
+/* An argument value as the macros pass it. */
+struct fxt_argv {
+  const char *name; /* string literal; NULL ends the list */
+  uint32_t type;    /* enum fxt_type */
+  union fxt_value v;
+};
+
+#define FXT_I32(n, x) {"" n, FXT_TYPE_S32, {.i = (int32_t)(x)}}
+#define FXT_U32(n, x) {"" n, FXT_TYPE_U32, {.u = (uint32_t)(x)}}
+#define FXT_I64(n, x) {"" n, FXT_TYPE_S64, {.i = (int64_t)(x)}}
+#define FXT_U64(n, x) {"" n, FXT_TYPE_U64, {.u = (uint64_t)(x)}}
+#define FXT_F64(n, x) {"" n, FXT_TYPE_DOUBLE, {.d = (double)(x)}}
+#define FXT_BOOL(n, x) {"" n, FXT_TYPE_BOOL, {.u = (x) ? 1u : 0u}}
+#define FXT_PTR(n, x) {"" n, FXT_TYPE_PTR, {.p = (const void *)(x)}}
+#define FXT_STR(n, x) {"" n, FXT_TYPE_STR, {.s = (x)}}
+
+/* FXT_ARG picks one of these by the value's type; only the chosen one sees the value. */
+static inline struct fxt_argv fxt_argv_i64(const char *n, int64_t x)
+{
+  struct fxt_argv a = {n, x >= INT32_MIN && x <= INT32_MAX ? FXT_TYPE_S32 : FXT_TYPE_S64, {.i = x}};
+  return a;
+}
+static inline struct fxt_argv fxt_argv_u64(const char *n, uint64_t x)
+{
+  struct fxt_argv a = {n, x <= UINT32_MAX ? FXT_TYPE_U32 : FXT_TYPE_U64, {.u = x}};
+  return a;
+}
+static inline struct fxt_argv fxt_argv_f64(const char *n, double x)
+{
+  struct fxt_argv a = {n, FXT_TYPE_DOUBLE, {.d = x}};
+  return a;
+}
+static inline struct fxt_argv fxt_argv_bool(const char *n, bool x)
+{
+  struct fxt_argv a = {n, FXT_TYPE_BOOL, {.u = x}};
+  return a;
+}
+static inline struct fxt_argv fxt_argv_str(const char *n, const char *x)
+{
+  struct fxt_argv a = {n, FXT_TYPE_STR, {.s = x}};
+  return a;
+}
+static inline struct fxt_argv fxt_argv_ptr(const char *n, const void *x)
+{
+  struct fxt_argv a = {n, FXT_TYPE_PTR, {.p = x}};
+  return a;
+}
+#define FXT_ARG(n, x)                                                                        \
+  _Generic((x), _Bool: fxt_argv_bool, float: fxt_argv_f64, double: fxt_argv_f64,            \
+           char *: fxt_argv_str, const char *: fxt_argv_str, signed char: fxt_argv_i64,      \
+           short: fxt_argv_i64, int: fxt_argv_i64, long: fxt_argv_i64,                       \
+           long long: fxt_argv_i64, unsigned char: fxt_argv_u64, unsigned short: fxt_argv_u64, \
+           unsigned: fxt_argv_u64, unsigned long: fxt_argv_u64,                              \
+           unsigned long long: fxt_argv_u64, default: fxt_argv_ptr)("" n, (x))
+
+FXT_EXTERN_C_BEGIN
+/* Emits an ad-hoc event of FXT event type etype (with the trailer word where the type has
+ * one) for the call site tp, with the arguments av[0..n). */
+FXT_API void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
+                            const struct fxt_argv *av, uint32_t n);
+/* Emits a printk event: the format is the event name; values become args a0, a1, .... */
+FXT_API void fxt_emit_printk(struct fxt_tracepoint *tp, const struct fxt_argv *av, uint32_t n);
+/* The current trace clock (for FXT_COMPLETE's start). */
+FXT_API uint64_t fxt_now(void);
+FXT_EXTERN_C_END
+
+#define FXT_SITE_(kind_, cat, nm)                                                            \
+  static struct fxt_tracepoint fxt_site_ = {                                                 \
+      .kind = kind_, .system = "" cat, .name = "" nm, .file = __FILE__, .line = __LINE__};   \
+  static struct fxt_tracepoint *const fxt_site_ptr_ FXT_TP_SECTION = &fxt_site_
+
+#define FXT_ADHOC_(kind_, etype, trailer, cat, nm, ...)                                      \
+  do {                                                                                       \
+    FXT_SITE_(kind_, cat, nm);                                                               \
+    if (FXT_UNLIKELY(fxt_enabled(&fxt_site_))) {                                             \
+      const struct fxt_argv fxt_av_[] = {__VA_ARGS__};                                       \
+      fxt_emit_adhoc(&fxt_site_, etype, (trailer), fxt_av_,                                  \
+                     sizeof(fxt_av_) / sizeof(fxt_av_[0]) - 1);                              \
+    }                                                                                        \
+  } while (0)
+
+#define FXT_ARGS_END_ {NULL, 0, {0}}
+#define FXT_INSTANT(...) FXT_ADHOC_(FXT_TP_INSTANT, 0, 0, __VA_ARGS__, FXT_ARGS_END_)
+#define FXT_BEGIN(...) FXT_ADHOC_(FXT_TP_DURATION, 2, 0, __VA_ARGS__, FXT_ARGS_END_)
+#define FXT_END(...) FXT_ADHOC_(FXT_TP_DURATION, 3, 0, __VA_ARGS__, FXT_ARGS_END_)
+#define FXT_COMPLETE(cat, nm, ...) FXT_COMPLETE_(cat, nm, __VA_ARGS__, FXT_ARGS_END_)
+#define FXT_COMPLETE_(cat, nm, start, ...)                                                   \
+  FXT_ADHOC_(FXT_TP_DURATION, 4, (start), cat, nm, __VA_ARGS__)
+#define FXT_COUNTER(cat, nm, ...) FXT_WITH_ID_(FXT_TP_COUNTER, 1, cat, nm, __VA_ARGS__)
+#define FXT_ASYNC_BEGIN(cat, nm, ...) FXT_WITH_ID_(FXT_TP_ASYNC, 5, cat, nm, __VA_ARGS__)
+#define FXT_ASYNC_INSTANT(cat, nm, ...) FXT_WITH_ID_(FXT_TP_ASYNC, 6, cat, nm, __VA_ARGS__)
+#define FXT_ASYNC_END(cat, nm, ...) FXT_WITH_ID_(FXT_TP_ASYNC, 7, cat, nm, __VA_ARGS__)
+#define FXT_FLOW_BEGIN(cat, nm, ...) FXT_WITH_ID_(FXT_TP_FLOW, 8, cat, nm, __VA_ARGS__)
+#define FXT_FLOW_STEP(cat, nm, ...) FXT_WITH_ID_(FXT_TP_FLOW, 9, cat, nm, __VA_ARGS__)
+#define FXT_FLOW_END(cat, nm, ...) FXT_WITH_ID_(FXT_TP_FLOW, 10, cat, nm, __VA_ARGS__)
+#define FXT_WITH_ID_(kind_, etype, cat, nm, ...)                                             \
+  FXT_WITH_ID_2(kind_, etype, cat, nm, __VA_ARGS__, FXT_ARGS_END_)
+#define FXT_WITH_ID_2(kind_, etype, cat, nm, id, ...)                                        \
+  FXT_ADHOC_(kind_, etype, (uint64_t)(id), cat, nm, __VA_ARGS__)
+
+/* Scoped duration: one duration-complete event when the enclosing block exits. */
+struct fxt_scope {
+  struct fxt_tracepoint *tp; /* NULL when the event was off at entry */
+  uint64_t start;
+};
+FXT_API void fxt_scope_end(struct fxt_scope *s);
+static inline struct fxt_scope fxt_scope_begin(struct fxt_tracepoint *tp)
+{
+  struct fxt_scope s = {NULL, 0};
+  if (FXT_UNLIKELY(fxt_enabled(tp))) {
+    s.tp = tp;
+    s.start = fxt_ticks();
+  }
+  return s;
+}
+static inline void fxt_scope_cleanup_(struct fxt_scope *s)
+{
+  if (FXT_UNLIKELY(s->tp != NULL))
+    fxt_scope_end(s);
+}
+#define FXT_SCOPE(cat, nm) FXT_SCOPE_(cat, nm, FXT_PP_CAT(fxt_scope_, __LINE__))
+#define FXT_SCOPE_(cat, nm, var)                                                             \
+  FXT_SITE_(FXT_TP_DURATION, cat, nm);                                                     \
+  __attribute__((cleanup(fxt_scope_cleanup_), unused)) struct fxt_scope var =                 \
+      fxt_scope_begin(&fxt_site_)
+
+/* printk: FXT_PRINTK(fmt, values...); the values become arguments a0, a1, ... */
+#define FXT_PK_(i, x) FXT_PK_##i(x)
+#define FXT_PK_0(x)
+#define FXT_PK_1(x) FXT_ARG("a0", x),
+#define FXT_PK_2(x) FXT_ARG("a1", x),
+#define FXT_PK_3(x) FXT_ARG("a2", x),
+#define FXT_PK_4(x) FXT_ARG("a3", x),
+#define FXT_PK_5(x) FXT_ARG("a4", x),
+#define FXT_PK_6(x) FXT_ARG("a5", x),
+#define FXT_PK_7(x) FXT_ARG("a6", x),
+#define FXT_PK_8(x) FXT_ARG("a7", x),
+#define FXT_PK_9(x) FXT_ARG("a8", x),
+#define FXT_PK_10(x) FXT_ARG("a9", x),
+#define FXT_PK_11(x) FXT_ARG("a10", x),
+#define FXT_PK_12(x) FXT_ARG("a11", x),
+#define FXT_PK_13(x) FXT_ARG("a12", x),
+#define FXT_PK_14(x) FXT_ARG("a13", x),
+#define FXT_PK_15(x) FXT_ARG("a14", x),
+#define FXT_PRINTK(...)                                                                      \
+  do {                                                                                       \
+    FXT_SITE_(FXT_TP_PRINTK, "printk", FXT_PP_FIRST(__VA_ARGS__));                         \
+    if (FXT_UNLIKELY(fxt_enabled(&fxt_site_))) {                                             \
+      const struct fxt_argv fxt_av_[] = {FXT_PP_MAP(FXT_PK_, __VA_ARGS__) FXT_ARGS_END_};    \
+      fxt_emit_printk(&fxt_site_, fxt_av_, sizeof(fxt_av_) / sizeof(fxt_av_[0]) - 1);        \
+    }                                                                                        \
+  } while (0)
+
+#else /* FXT_DISABLE (or C++, for which only the data model is available) */
+
+#define FXT_TRACEPOINT(sys, ev, fmt, ...) struct fxt_swallow_semicolon_
+#define FXT_TRACE(sys, ev, ...) ((void)0)
+#define FXT_TRACE_ENABLED(sys, ev) 0
+#define FXT_INSTANT(...) ((void)0)
+#define FXT_BEGIN(...) ((void)0)
+#define FXT_END(...) ((void)0)
+#define FXT_SCOPE(cat, nm) struct fxt_swallow_semicolon_
+#define FXT_COMPLETE(...) ((void)0)
+#define FXT_COUNTER(...) ((void)0)
+#define FXT_ASYNC_BEGIN(...) ((void)0)
+#define FXT_ASYNC_INSTANT(...) ((void)0)
+#define FXT_ASYNC_END(...) ((void)0)
+#define FXT_FLOW_BEGIN(...) ((void)0)
+#define FXT_FLOW_STEP(...) ((void)0)
+#define FXT_FLOW_END(...) ((void)0)
+#define FXT_PRINTK(...) ((void)0)
+
+#endif /* FXT_DISABLE */
+
+#endif /* FXTRACE_FXTRACE_H */

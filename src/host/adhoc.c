@@ -1,0 +1,101 @@
+/* adhoc.c - emission of ad-hoc events (FXT_INSTANT, FXT_COUNTER, ...), printk and scopes.
+ *
+ * Out of line: the arguments are a runtime list. A call site's argument names are interned on
+ * its first emission (lock-free, see intern.c) and cached in the tracepoint.
+ */
+#include <fxtrace/fxt.h>
+#include <fxtrace/fxtrace.h>
+
+#include "intern.h"
+
+static uint32_t arg_type_of(uint32_t type)
+{
+  switch (type) {
+  case FXT_TYPE_U8:
+  case FXT_TYPE_U16:
+  case FXT_TYPE_U32:
+    return FXT_ARG_UINT32;
+  case FXT_TYPE_S8:
+  case FXT_TYPE_S16:
+  case FXT_TYPE_S32:
+    return FXT_ARG_INT32;
+  case FXT_TYPE_U64:
+    return FXT_ARG_UINT64;
+  case FXT_TYPE_S64:
+    return FXT_ARG_INT64;
+  case FXT_TYPE_BOOL:
+    return FXT_ARG_BOOL;
+  case FXT_TYPE_DOUBLE:
+    return FXT_ARG_DOUBLE;
+  case FXT_TYPE_PTR:
+    return FXT_ARG_POINTER;
+  default:
+    return FXT_ARG_STRING;
+  }
+}
+
+/* Name ref of argument i of a call site (0 if the string table is full). */
+static uint64_t arg_name(struct fxt_tracepoint *tp, uint32_t i, const char *name)
+{
+  uint32_t ref = atomic_load_explicit(&tp->arg_ref[i], memory_order_relaxed);
+  if (FXT_LIKELY(ref != 0))
+    return ref;
+  int r = fxt_intern_cstr(name);
+  if (r <= 0)
+    return 0;
+  atomic_store_explicit(&tp->arg_ref[i], (uint32_t)r, memory_order_relaxed);
+  return (uint32_t)r;
+}
+
+static bool has_trailer(uint32_t etype)
+{
+  return etype == FXT_EVENT_COUNTER || etype >= FXT_EVENT_DURATION_COMPLETE;
+}
+
+void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
+                    const struct fxt_argv *av, uint32_t n)
+{
+  struct fxt_tslot *t = fxt_emit_enter();
+  if (!t)
+    return;
+  uint32_t cpu;
+  uint64_t ts = fxt_emit_time(&cpu);
+  if (etype == FXT_EVENT_DURATION_COMPLETE) { /* trailer was the start: it becomes the end */
+    uint64_t start = trailer;
+    trailer = ts;
+    ts = start;
+  }
+  if (n > FXT_MAX_FIELDS)
+    n = FXT_MAX_FIELDS;
+  uint64_t ah[FXT_MAX_FIELDS];
+  uint32_t len[FXT_MAX_FIELDS];
+  uint32_t words = 2 + fxt_emit_thread_words(t) + has_trailer(etype);
+  for (uint32_t i = 0; i < n; i++) {
+    ah[i] = arg_type_of(av[i].type) | arg_name(tp, i, av[i].name) << 16;
+    len[i] = fxt_field_len(av[i].type, FXT_STR_MAX_BOUND, av[i].v);
+    words += fxt_field_words(av[i].type, len[i]);
+  }
+  struct fxt_reservation res;
+  uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)etype << 16 |
+                 (uint64_t)n << 20 | t->thread_bits | tp->header;
+  if (fxt_emit_reserve(t, cpu, ts, hdr, &res) == 0) {
+    struct fxt_cursor c = fxt_cursor_of(&res);
+    fxt_put_event_head(&c, t, ts);
+    for (uint32_t i = 0; i < n; i++)
+      fxt_put_field(&c, ah[i], av[i].type, av[i].v, len[i]);
+    if (has_trailer(etype))
+      fxt_put(&c, trailer);
+    fxt_commit(t, &res, &c);
+  }
+  fxt_emit_leave(t);
+}
+
+void fxt_emit_printk(struct fxt_tracepoint *tp, const struct fxt_argv *av, uint32_t n)
+{
+  fxt_emit_adhoc(tp, FXT_EVENT_INSTANT, 0, av, n);
+}
+
+void fxt_scope_end(struct fxt_scope *s)
+{
+  fxt_emit_adhoc(s->tp, FXT_EVENT_DURATION_COMPLETE, s->start, NULL, 0);
+}

@@ -1,0 +1,599 @@
+/* consumer.c - the session's consumer thread: the one reader of every ring, and the FXT file
+ * writer (docs/fxt-conventions.md gives the file order).
+ *
+ * Each pass takes every non-free slot in turn: it announces a new owner thread (thread and
+ * kernel-object records), reads the ring into a staging buffer, writes whatever strings and
+ * tracepoint descriptions appeared meanwhile (after the read, so every string a staged record
+ * refers to was interned before the read and is covered), writes loss records for the gap in
+ * front of the staged records, then the staged records themselves. A slot whose thread exited
+ * is drained to the end, its pending drop statistics written (the thread is gone, so the
+ * consumer may act as its producer), and freed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <fxtrace/fxt.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "intern.h"
+#include "registry.h"
+#include "session_int.h"
+
+#define STAGE_BYTES (1u << 20)
+#define OUT_BYTES (1u << 20)
+#define POLL_NS 10000000 /* 10 ms between passes when nobody wakes the consumer */
+#define PROVIDER_NAME "fxtrace/1"
+
+struct out {
+  int fd;
+  unsigned char *buf;
+  size_t len;
+  uint64_t written;  /* bytes handed to the file so far (incl. buffered) */
+  uint64_t limit;    /* event bytes allowed (max_file_kb), 0 = none */
+  int error;         /* first write error (errno), reported at stop */
+};
+
+static struct {
+  struct out out;
+  unsigned char *stage;
+  uint32_t strings_end; /* next string index to write */
+  uint32_t registry_gen;
+  uint8_t described[65536 / 8]; /* tracepoint ids with a description in the file */
+  uint64_t last_comm_check;
+  uint64_t capped_records; /* records not written because of max_file_kb */
+} C;
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+static void out_flush(struct out *o)
+{
+  size_t off = 0;
+  while (off < o->len && o->fd >= 0) {
+    ssize_t n = write(o->fd, o->buf + off, o->len - off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (!o->error)
+        o->error = n < 0 ? errno : EIO;
+      break;
+    }
+    off += (size_t)n;
+  }
+  o->len = 0;
+}
+
+static void out_write(struct out *o, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  o->written += n;
+  if (o->fd < 0)
+    return;
+  while (n) {
+    size_t room = OUT_BYTES - o->len, k = n < room ? n : room;
+    memcpy(o->buf + o->len, b, k);
+    o->len += k;
+    b += k;
+    n -= k;
+    if (o->len == OUT_BYTES)
+      out_flush(o);
+  }
+}
+
+/* Encodes one record with an fxt_encode_* call into a word buffer and writes it. */
+#define EMIT(fn, rec)                                                                        \
+  do {                                                                                       \
+    uint64_t buf_[512];                                                                      \
+    int64_t n_ = fn(buf_, sizeof(buf_), rec);                                                \
+    if (n_ > 0)                                                                              \
+      out_write(&C.out, buf_, (size_t)n_);                                                   \
+  } while (0)
+
+static int64_t fxt_encode_magic_(void *out, size_t size, const void *unused)
+{
+  (void)unused;
+  return fxt_encode_magic(out, size);
+}
+
+static struct fxt_str_ref ref_index(uint16_t index)
+{
+  struct fxt_str_ref r = {NULL, 0, index};
+  return r;
+}
+
+static struct fxt_str_ref ref_inline(const char *s)
+{
+  struct fxt_str_ref r = {s, (uint16_t)strlen(s), FXT_STR_REF_INLINE};
+  if (r.len == 0)
+    r.index = 0;
+  return r;
+}
+
+/* ---- metadata ---------------------------------------------------------------------------- */
+
+static void write_strings(void)
+{
+  uint32_t end = fxt_intern_end();
+  for (; C.strings_end < end; C.strings_end++) {
+    const char *text;
+    uint32_t len;
+    if (C.strings_end <= FXT_META_STRING_LAST &&
+        !fxt_intern_lookup(C.strings_end, &text, &len))
+      continue; /* an unused reserved index */
+    if (!fxt_intern_lookup(C.strings_end, &text, &len))
+      break; /* still being interned: next pass */
+    if (len == 0)
+      continue;
+    struct fxt_string rec = {(uint16_t)C.strings_end, (uint16_t)len, text};
+    EMIT(fxt_encode_string, &rec);
+  }
+}
+
+static const char *default_conv(uint16_t type)
+{
+  switch (type) {
+  case FXT_TYPE_U64:
+    return "%llu";
+  case FXT_TYPE_S64:
+    return "%lld";
+  case FXT_TYPE_S8:
+  case FXT_TYPE_S16:
+  case FXT_TYPE_S32:
+  case FXT_TYPE_BOOL:
+    return "%d";
+  case FXT_TYPE_DOUBLE:
+    return "%g";
+  case FXT_TYPE_PTR:
+    return "%p";
+  case FXT_TYPE_STR:
+  case FXT_TYPE_BYTES:
+    return "%s";
+  default:
+    return "%u";
+  }
+}
+
+/* Blob "fxtrace:tracepoint" describing tp (docs/fxt-conventions.md). */
+static int describe(void *ctx, struct fxt_tracepoint *tp)
+{
+  (void)ctx;
+  if (tp->id == 0 || (C.described[tp->id / 8] & (1u << (tp->id % 8))))
+    return 0;
+  unsigned char p[8192];
+  char fmt[2048];
+  const char *f = tp->print_fmt;
+  if (!f) { /* "f1=%u f2=%s" from the fields */
+    size_t n = 0;
+    fmt[0] = 0;
+    for (uint32_t i = 0; i < tp->nfields && n < sizeof(fmt) - 64; i++)
+      n += (size_t)snprintf(fmt + n, sizeof(fmt) - n, "%s%s=%s", i ? " " : "",
+                            tp->fields[i].name, default_conv(tp->fields[i].type));
+    f = fmt;
+  }
+  size_t flen = strlen(f);
+  if (flen > 4096)
+    flen = 4096;
+  uint16_t nf = tp->kind == FXT_TP_TYPED ? tp->nfields : 0;
+  uint32_t id = tp->id;
+  uint16_t sys = (uint16_t)(tp->header >> 32), name = (uint16_t)(tp->header >> 48);
+  uint16_t kind = tp->kind, fl = (uint16_t)flen, zero = 0;
+  size_t n = 0;
+  memcpy(p + n, &id, 4), n += 4;
+  memcpy(p + n, &sys, 2), n += 2;
+  memcpy(p + n, &name, 2), n += 2;
+  memcpy(p + n, &kind, 2), n += 2;
+  memcpy(p + n, &nf, 2), n += 2;
+  memcpy(p + n, &fl, 2), n += 2;
+  memcpy(p + n, &zero, 2), n += 2;
+  memcpy(p + n, f, flen), n += flen;
+  for (uint32_t i = 0; i < nf; i++) {
+    uint16_t ref = (uint16_t)(tp->arg_header[i] >> 16);
+    uint8_t type = (uint8_t)tp->fields[i].type, rsv = 0;
+    uint32_t bound = tp->fields[i].bound;
+    memcpy(p + n, &ref, 2), n += 2;
+    p[n++] = type;
+    p[n++] = rsv;
+    memcpy(p + n, &bound, 4), n += 4;
+  }
+  struct fxt_blob rec = {ref_index(FXT_STR_TRACEPOINT), FXT_BLOB_DATA, (uint16_t)n, p};
+  EMIT(fxt_encode_blob, &rec);
+  C.described[tp->id / 8] |= (uint8_t)(1u << (tp->id % 8));
+  return 0;
+}
+
+static void write_metadata(void)
+{
+  write_strings();
+  uint32_t gen = fxt_registry_generation();
+  if (gen != C.registry_gen) {
+    C.registry_gen = gen;
+    fxt_tracepoint_foreach(describe, NULL);
+    write_strings(); /* registration may have interned more */
+  }
+}
+
+static void write_kobj_thread(struct session *s, const struct slot_info *info)
+{
+  struct fxt_kernel_object k = {0};
+  k.koid = (uint64_t)info->tid;
+  k.obj_type = FXT_KOBJ_THREAD;
+  k.name = ref_inline(info->comm);
+  k.num_args = 1;
+  k.args[0].type = FXT_ARG_KOID;
+  k.args[0].name = ref_index(FXT_STR_PROCESS);
+  k.args[0].value.koid = (uint64_t)s->pid;
+  EMIT(fxt_encode_kernel_object, &k);
+}
+
+static void announce(struct session *s, uint32_t i)
+{
+  struct slot_info *info = &s->info[i];
+  struct fxt_tslot *t = session_slot(s, i);
+  if (info->announced_gen == info->owner_gen)
+    return;
+  write_metadata();
+  if (t->thread_bits) {
+    struct fxt_thread th = {(uint8_t)(t->thread_bits >> 24), (uint64_t)s->pid,
+                            (uint64_t)info->tid};
+    EMIT(fxt_encode_thread, &th);
+  }
+  write_kobj_thread(s, info);
+  info->announced_gen = info->owner_gen;
+}
+
+/* Thread renames: the consumer looks at each live thread's comm about once a second. */
+static void refresh_names(struct session *s)
+{
+  uint64_t now = fxt_ticks_slow();
+  if (now - C.last_comm_check < 1000000000u)
+    return;
+  C.last_comm_check = now;
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    struct slot_info *info = &s->info[i];
+    if (atomic_load_explicit(&info->state, memory_order_acquire) != SLOT_LIVE ||
+        info->announced_gen != info->owner_gen)
+      continue;
+    char path[64], comm[17] = {0};
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)info->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    ssize_t n = read(fd, comm, 16);
+    close(fd);
+    if (n <= 0)
+      continue;
+    comm[n] = 0;
+    char *nl = strchr(comm, '\n');
+    if (nl)
+      *nl = 0;
+    if (strncmp(comm, info->comm, sizeof(info->comm)) != 0) {
+      memcpy(info->comm, comm, sizeof(info->comm) - 1);
+      info->comm[sizeof(info->comm) - 1] = 0;
+      write_kobj_thread(s, info);
+    }
+  }
+}
+
+/* A kernel:meta instant (overrun, lost) in a slot's thread stream. */
+static void write_loss(struct session *s, uint32_t i, uint16_t name, uint64_t records,
+                       uint64_t bytes, uint64_t ts)
+{
+  struct fxt_tslot *t = session_slot(s, i);
+  while (records || bytes) {
+    uint32_t r = records > UINT32_MAX ? UINT32_MAX : (uint32_t)records;
+    uint32_t b = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+    struct fxt_event e = {0};
+    e.type = FXT_EVENT_INSTANT;
+    e.timestamp = ts;
+    e.thread.index = (uint8_t)(t->thread_bits >> 24);
+    e.thread.process_koid = (uint64_t)s->pid;
+    e.thread.thread_koid = (uint64_t)s->info[i].tid;
+    e.category = ref_index(FXT_STR_KERNEL_META);
+    e.name = ref_index(name);
+    e.num_args = 2;
+    e.args[0].type = FXT_ARG_UINT32;
+    e.args[0].name = ref_index(FXT_STR_NUM_RECORDS);
+    e.args[0].value.u32 = r;
+    e.args[1].type = FXT_ARG_UINT32;
+    e.args[1].name = ref_index(FXT_STR_NUM_BYTES);
+    e.args[1].value.u32 = b;
+    EMIT(fxt_encode_event, &e);
+    records -= r;
+    bytes -= b;
+  }
+}
+
+/* Events of threads that could get no buffer (total_kb reached): a `lost` record of the
+ * process (thread koid 0), since no thread stream holds them. */
+static void write_process_loss(struct session *s, uint64_t records)
+{
+  while (records) {
+    uint32_t r = records > UINT32_MAX ? UINT32_MAX : (uint32_t)records;
+    struct fxt_event e = {0};
+    e.type = FXT_EVENT_INSTANT;
+    e.timestamp = fxt_ticks();
+    e.thread.process_koid = (uint64_t)s->pid;
+    e.category = ref_index(FXT_STR_KERNEL_META);
+    e.name = ref_index(FXT_STR_LOST);
+    e.num_args = 2;
+    e.args[0].type = FXT_ARG_UINT32;
+    e.args[0].name = ref_index(FXT_STR_NUM_RECORDS);
+    e.args[0].value.u32 = r;
+    e.args[1].type = FXT_ARG_UINT32;
+    e.args[1].name = ref_index(FXT_STR_NUM_BYTES);
+    e.args[1].value.u32 = 0;
+    EMIT(fxt_encode_event, &e);
+    records -= r;
+  }
+}
+
+static void write_clock_sync(struct session *s)
+{
+  uint64_t ticks, mono, real;
+  fxt_clock_sync(&ticks, &mono, &real);
+  struct fxt_event e = {0};
+  e.type = FXT_EVENT_INSTANT;
+  e.timestamp = ticks;
+  e.thread.process_koid = (uint64_t)s->pid;
+  e.category = ref_index(FXT_STR_KERNEL_META);
+  e.name = ref_index(FXT_STR_CLOCK_SYNC);
+  e.num_args = 3;
+  uint16_t names[3] = {FXT_STR_TICKS, FXT_STR_MONOTONIC_NS, FXT_STR_REALTIME_NS};
+  uint64_t values[3] = {ticks, mono, real};
+  for (int k = 0; k < 3; k++) {
+    e.args[k].type = FXT_ARG_UINT64;
+    e.args[k].name = ref_index(names[k]);
+    e.args[k].value.u64 = values[k];
+  }
+  EMIT(fxt_encode_event, &e);
+}
+
+static void write_header(struct session *s)
+{
+  EMIT(fxt_encode_magic_, NULL);
+  struct fxt_provider_info pi = {(uint32_t)s->pid, (uint8_t)strlen(PROVIDER_NAME), PROVIDER_NAME};
+  EMIT(fxt_encode_provider_info, &pi);
+  struct fxt_init init = {s->ticks_per_second};
+  EMIT(fxt_encode_init, &init);
+  C.strings_end = 1;
+  write_strings();
+  char comm[64] = {0};
+  int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, comm, sizeof(comm) - 1);
+    close(fd);
+    if (n > 0 && comm[n - 1] == '\n')
+      comm[n - 1] = 0;
+  }
+  struct fxt_kernel_object k = {0};
+  k.koid = (uint64_t)s->pid;
+  k.obj_type = FXT_KOBJ_PROCESS;
+  k.name = ref_inline(comm);
+  EMIT(fxt_encode_kernel_object, &k);
+  write_clock_sync(s);
+  C.registry_gen = fxt_registry_generation() - 1; /* force the descriptions */
+  write_metadata();
+}
+
+/* ---- draining ---------------------------------------------------------------------------- */
+
+struct stage {
+  unsigned char *buf;
+  uint32_t len;
+};
+
+static int stage_copy(void *ctx, uint32_t off, const void *src, uint32_t len)
+{
+  struct stage *st = ctx;
+  memcpy(st->buf + off, src, len);
+  st->len = off + len;
+  return 0;
+}
+
+/* Timestamp of the first record of a chunk when it is an event, else the clock now. */
+static uint64_t first_ts(const unsigned char *p, uint32_t len)
+{
+  uint64_t h, ts;
+  if (len >= 16) {
+    memcpy(&h, p, 8);
+    if ((h & 0xf) == FXT_RECORD_EVENT) {
+      memcpy(&ts, p + 8, 8);
+      return ts;
+    }
+  }
+  return fxt_ticks();
+}
+
+static uint64_t count_records(const unsigned char *p, uint32_t len)
+{
+  uint64_t n = 0;
+  for (uint32_t off = 0; off + 8 <= len; n++) {
+    uint64_t h;
+    memcpy(&h, p + off, 8);
+    uint32_t b = fxt_ring_record_bytes(h);
+    if (b == 0)
+      break;
+    off += b;
+  }
+  return n;
+}
+
+/* Drains slot i completely; returns the bytes read. */
+static uint64_t drain_slot(struct session *s, uint32_t i)
+{
+  struct fxt_tslot *t = session_slot(s, i);
+  struct slot_info *info = &s->info[i];
+  uint64_t total = 0;
+  announce(s, i);
+  for (;;) {
+    struct stage st = {C.stage, 0};
+    int64_t n = fxt_writer_read(&t->w, stage_copy, &st, STAGE_BYTES);
+    struct fxt_ring_stats rs;
+    fxt_ring_stats(&t->w.ring, &rs);
+    uint64_t nested = atomic_load_explicit(&t->lost, memory_order_relaxed);
+    if (n < 0) {
+      /* A corrupt ring (a producer wrote a bad header): drop its contents, count them. */
+      uint32_t lost = fxt_ring_drain(&t->w.ring);
+      write_loss(s, i, FXT_STR_LOST, 1, lost, fxt_ticks());
+      continue;
+    }
+    write_metadata();
+    uint64_t ts = first_ts(st.buf, st.len);
+    uint32_t orec = rs.overrun_records - info->seen_overrun_records;
+    uint32_t obytes = rs.overrun_bytes - info->seen_overrun_bytes;
+    if (orec || obytes) {
+      write_loss(s, i, FXT_STR_OVERRUN, orec, obytes, ts);
+      info->seen_overrun_records = rs.overrun_records;
+      info->seen_overrun_bytes = rs.overrun_bytes;
+    }
+    uint32_t lrec = rs.lost_records - info->seen_lost_records;
+    uint32_t lbytes = rs.lost_bytes - info->seen_lost_bytes;
+    if (lrec || lbytes) { /* claimed by the consumer but not delivered (overwrite mode) */
+      write_loss(s, i, FXT_STR_LOST, lrec, lbytes, ts);
+      info->seen_lost_records = rs.lost_records;
+      info->seen_lost_bytes = rs.lost_bytes;
+    }
+    if (nested != info->seen_lost) {
+      write_loss(s, i, FXT_STR_LOST, nested - info->seen_lost, 0, ts);
+      info->seen_lost = nested;
+    }
+    if (n == 0)
+      break;
+    if (C.out.limit && C.out.written + st.len > C.out.limit)
+      C.capped_records += count_records(st.buf, st.len);
+    else
+      out_write(&C.out, st.buf, st.len);
+    total += (uint64_t)n;
+  }
+  info->delivered_bytes += total;
+  atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed); /* drained: wake me again */
+  return total;
+}
+
+/* A slot whose thread is gone (or, at stop, every slot: the handshake has run): write the
+ * pending drop statistics as its producer, drain, and for an exited thread free the slot. */
+static void finish_slot(struct session *s, uint32_t i, bool free_it)
+{
+  struct fxt_tslot *t = session_slot(s, i);
+  drain_slot(s, i);
+  while (fxt_writer_emit_drop_stats(&t->w) != 0)
+    drain_slot(s, i);
+  drain_slot(s, i);
+  if (free_it)
+    fxt_slot_free(s, i);
+}
+
+static void pass(struct session *s)
+{
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
+    if (state == SLOT_LIVE)
+      drain_slot(s, i);
+    else if (state == SLOT_EXITED)
+      finish_slot(s, i, true);
+  }
+  refresh_names(s);
+  write_metadata();
+}
+
+static void *consumer_main(void *arg)
+{
+  struct session *s = arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL); /* signal handlers run on the traced threads */
+  prctl(PR_SET_NAME, "fxtrace-consumer");
+  for (;;) {
+    uint32_t w = atomic_load_explicit(&s->wake, memory_order_acquire);
+    /* Acquire pairs with fxt_consumer_stop's release: the stop handshake is complete. */
+    bool stopping = atomic_load_explicit(&s->stop, memory_order_acquire);
+    if (stopping)
+      break;
+    pass(s);
+    struct timespec to = {0, POLL_NS};
+    syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &to, NULL, 0);
+  }
+  /* Last pass: no thread emits any more; the consumer is every writer's producer now. */
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
+    if (state != SLOT_FREE)
+      finish_slot(s, i, state == SLOT_EXITED);
+  }
+  uint64_t no_slot = atomic_exchange_explicit(&s->no_slot_drops, 0, memory_order_relaxed);
+  if (no_slot)
+    write_process_loss(s, no_slot);
+  write_metadata();
+  write_clock_sync(s);
+  out_flush(&C.out);
+  if (C.capped_records)
+    fprintf(stderr, "fxtrace: %s: %llu records not written (max_file_kb=%llu)\n", s->output,
+            (unsigned long long)C.capped_records, (unsigned long long)s->cfg.max_file_kb);
+  if (C.out.error)
+    fprintf(stderr, "fxtrace: %s: write failed: %s\n", s->output, strerror(C.out.error));
+  if (C.out.fd > 1)
+    close(C.out.fd);
+  C.out.fd = -1;
+  return NULL;
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+int fxt_consumer_start(struct session *s)
+{
+  memset(&C.described, 0, sizeof(C.described));
+  C.capped_records = 0;
+  C.last_comm_check = 0;
+  if (!C.stage)
+    C.stage = malloc(STAGE_BYTES);
+  if (!C.out.buf)
+    C.out.buf = malloc(OUT_BYTES);
+  if (!C.stage || !C.out.buf)
+    return FXT_ENOMEM;
+  C.out.len = 0;
+  C.out.written = 0;
+  C.out.error = 0;
+  C.out.limit = s->cfg.max_file_kb * 1024;
+  if (s->output[0] == 0)
+    C.out.fd = -1;
+  else if (strcmp(s->output, "-") == 0)
+    C.out.fd = dup(1);
+  else
+    C.out.fd = open(s->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (s->output[0] && C.out.fd < 0) {
+    fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(errno));
+    return FXT_EINVAL;
+  }
+  write_header(s);
+  atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
+  if (pthread_create(&s->consumer, NULL, consumer_main, s) != 0) {
+    if (C.out.fd > 1)
+      close(C.out.fd);
+    return FXT_ENOMEM;
+  }
+  s->consumer_running = true;
+  return 0;
+}
+
+void fxt_consumer_wake(struct session *s)
+{
+  atomic_fetch_add_explicit(&s->wake, 1, memory_order_release);
+  syscall(SYS_futex, &s->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void fxt_consumer_stop(struct session *s)
+{
+  if (!s->consumer_running)
+    return;
+  /* Release pairs with the consumer's acquire load of stop. */
+  atomic_store_explicit(&s->stop, 1, memory_order_release);
+  fxt_consumer_wake(s);
+  pthread_join(s->consumer, NULL);
+  s->consumer_running = false;
+}

@@ -1,0 +1,309 @@
+/* registry.c - every tracepoint of the process, by id and by name (fxtrace/tracepoint.h).
+ *
+ * All state here is guarded by `lock`; nothing here runs on the emit path. A tracepoint's
+ * registry-owned fields are written before its `enabled` flag can become non-zero, and that
+ * flag is set with a release store (fire sites pair it with an acquire fence in emission).
+ *
+ * Ids are per "system:event", stable for the life of the process: a library that is unloaded
+ * and loaded again gets its old ids back, and several call sites of one ad-hoc event share
+ * one id (they are one event to the ftrace surface, as in the kernel).
+ */
+#define _GNU_SOURCE
+#include "registry.h"
+
+#include <fnmatch.h>
+#include <fxtrace/fxt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intern.h"
+
+#define FIRST_ID 32    /* ftrace's built-in events own the small ids */
+#define MAX_IDS 65535
+#define MAX_SECTIONS 1024
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fxt_tracepoint *head, **tail = &head; /* registration order */
+struct section {
+  struct fxt_tracepoint *const *begin, *const *end;
+  uint32_t refs; /* constructors that registered it (one per translation unit) */
+};
+static struct section sections[MAX_SECTIONS];
+static uint32_t nsections;
+/* id -> (system ref, name ref); index id - FIRST_ID. Grows, never shrinks. */
+static struct idname {
+  uint16_t system_ref, name_ref;
+} *ids;
+static uint32_t nids, ids_cap;
+static char *patterns; /* the session's enabled patterns, normalized; NULL = none */
+static _Atomic uint32_t generation; /* bumped on every change of the tracepoint set */
+
+static const uint8_t arg_type_of[] = {
+    [FXT_TYPE_U8] = FXT_ARG_UINT32,  [FXT_TYPE_U16] = FXT_ARG_UINT32,
+    [FXT_TYPE_U32] = FXT_ARG_UINT32, [FXT_TYPE_U64] = FXT_ARG_UINT64,
+    [FXT_TYPE_S8] = FXT_ARG_INT32,   [FXT_TYPE_S16] = FXT_ARG_INT32,
+    [FXT_TYPE_S32] = FXT_ARG_INT32,  [FXT_TYPE_S64] = FXT_ARG_INT64,
+    [FXT_TYPE_BOOL] = FXT_ARG_BOOL,  [FXT_TYPE_DOUBLE] = FXT_ARG_DOUBLE,
+    [FXT_TYPE_PTR] = FXT_ARG_POINTER, [FXT_TYPE_STR] = FXT_ARG_STRING,
+    [FXT_TYPE_BYTES] = FXT_ARG_STRING,
+};
+
+/* fork: the registry lock must not be held by another thread (the consumer walks the
+ * registry) when the process forks, or the child's consumer would wait on it forever. */
+void fxt_registry_lock(void)
+{
+  pthread_mutex_lock(&lock);
+}
+
+void fxt_registry_unlock(void)
+{
+  pthread_mutex_unlock(&lock);
+}
+
+uint32_t fxt_registry_generation(void)
+{
+  return atomic_load_explicit(&generation, memory_order_acquire);
+}
+
+/* Id of system:name, assigning the next free one. Returns 0 when the id space is full. */
+static uint32_t id_for(uint16_t system_ref, uint16_t name_ref)
+{
+  for (uint32_t i = 0; i < nids; i++)
+    if (ids[i].system_ref == system_ref && ids[i].name_ref == name_ref)
+      return FIRST_ID + i;
+  if (FIRST_ID + nids > MAX_IDS)
+    return 0;
+  if (nids == ids_cap) {
+    uint32_t cap = ids_cap ? ids_cap * 2 : 256;
+    struct idname *n = realloc(ids, cap * sizeof(*n));
+    if (!n)
+      return 0;
+    ids = n;
+    ids_cap = cap;
+  }
+  ids[nids] = (struct idname){system_ref, name_ref};
+  return FIRST_ID + nids++;
+}
+
+/* "system:event" of tp into buf. */
+static void full_name(const struct fxt_tracepoint *tp, char *buf, size_t size)
+{
+  size_t s = strlen(tp->system), n = strlen(tp->name);
+  if (s + 1 + n + 1 > size) {
+    buf[0] = 0;
+    return;
+  }
+  memcpy(buf, tp->system, s);
+  buf[s] = ':';
+  memcpy(buf + s + 1, tp->name, n + 1);
+}
+
+static bool matches_patterns(const struct fxt_tracepoint *tp)
+{
+  if (!patterns)
+    return false;
+  char name[512];
+  full_name(tp, name, sizeof(name));
+  for (const char *p = patterns; *p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char glob[512];
+    if (len < sizeof(glob)) {
+      memcpy(glob, p, len);
+      glob[len] = 0;
+      if (fnmatch(glob, name, 0) == 0)
+        return true;
+    }
+    p += len + (comma != NULL);
+  }
+  return false;
+}
+
+static void set_enabled_locked(struct fxt_tracepoint *tp, bool on)
+{
+  /* Release pairs with the acquire fence emission issues after the fire-site load. */
+  atomic_store_explicit(&tp->enabled, on && tp->id != 0, memory_order_release);
+}
+
+/* Fills the registry-owned fields; tp->id stays 0 (never enabled) when a string cannot be
+ * interned or the id space is full. */
+static void prepare(struct fxt_tracepoint *tp)
+{
+  int sys = fxt_intern_cstr(tp->system), name = fxt_intern_cstr(tp->name);
+  tp->id = 0;
+  if (sys <= 0 || name <= 0)
+    return;
+  tp->header = (uint64_t)sys << 32 | (uint64_t)name << 48;
+  for (uint32_t i = 0; i < tp->nfields && i < FXT_MAX_FIELDS; i++) {
+    const struct fxt_field *f = &tp->fields[i];
+    int ref = fxt_intern_cstr(f->name);
+    if (ref <= 0 || f->type == 0 || f->type > FXT_TYPE_BYTES)
+      return;
+    tp->arg_header[i] = arg_type_of[f->type] | (uint64_t)ref << 16;
+  }
+  for (uint32_t i = 0; i < FXT_MAX_FIELDS; i++)
+    atomic_store_explicit(&tp->arg_ref[i], 0, memory_order_relaxed);
+  tp->id = id_for((uint16_t)sys, (uint16_t)name);
+}
+
+void fxt_register_section(struct fxt_tracepoint *const *begin, struct fxt_tracepoint *const *end)
+{
+  if (!begin || begin == end)
+    return;
+  pthread_mutex_lock(&lock);
+  for (uint32_t i = 0; i < nsections; i++)
+    if (sections[i].begin == begin) {
+      sections[i].refs++;
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+  if (nsections < MAX_SECTIONS) {
+    sections[nsections++] = (struct section){begin, end, 1};
+    for (struct fxt_tracepoint *const *p = begin; p < end; p++) {
+      struct fxt_tracepoint *tp = *p;
+      if (!tp)
+        continue;
+      prepare(tp);
+      tp->next = NULL;
+      *tail = tp;
+      tail = &tp->next;
+      set_enabled_locked(tp, matches_patterns(tp));
+    }
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+void fxt_unregister_section(struct fxt_tracepoint *const *begin, struct fxt_tracepoint *const *end)
+{
+  if (!begin || begin == end)
+    return;
+  pthread_mutex_lock(&lock);
+  for (uint32_t i = 0; i < nsections; i++) {
+    if (sections[i].begin != begin || --sections[i].refs > 0)
+      continue;
+    /* Last reference: unlink every tracepoint of the section. */
+    for (struct fxt_tracepoint **pp = &head; *pp;) {
+      struct fxt_tracepoint *tp = *pp;
+      bool inside = false;
+      for (struct fxt_tracepoint *const *p = begin; p < end && !inside; p++)
+        inside = *p == tp;
+      if (inside) {
+        atomic_store_explicit(&tp->enabled, 0, memory_order_relaxed);
+        *pp = tp->next;
+        continue;
+      }
+      pp = &tp->next;
+    }
+    tail = &head;
+    while (*tail)
+      tail = &(*tail)->next;
+    sections[i] = sections[--nsections];
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+    break;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+struct fxt_tracepoint *fxt_tracepoint_by_id(uint32_t id)
+{
+  struct fxt_tracepoint *found = NULL;
+  pthread_mutex_lock(&lock);
+  for (struct fxt_tracepoint *tp = head; tp && !found; tp = tp->next)
+    if (tp->id == id)
+      found = tp;
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+struct fxt_tracepoint *fxt_tracepoint_by_name(const char *system, const char *name)
+{
+  struct fxt_tracepoint *found = NULL;
+  pthread_mutex_lock(&lock);
+  for (struct fxt_tracepoint *tp = head; tp && !found; tp = tp->next)
+    if (strcmp(tp->system, system) == 0 && strcmp(tp->name, name) == 0)
+      found = tp;
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+int fxt_tracepoint_foreach(fxt_tracepoint_fn fn, void *ctx)
+{
+  int rc = 0;
+  pthread_mutex_lock(&lock);
+  for (struct fxt_tracepoint *tp = head; tp && rc == 0; tp = tp->next)
+    rc = fn(ctx, tp);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+void fxt_tracepoint_set_enabled(struct fxt_tracepoint *tp, int on)
+{
+  pthread_mutex_lock(&lock);
+  set_enabled_locked(tp, on != 0);
+  pthread_mutex_unlock(&lock);
+}
+
+/* Normalizes a pattern list: trims blanks, appends ":*" to globs without ':', drops empties.
+ * Returns a malloc'd string ("" for none) or NULL on a malformed list. */
+static char *normalize(const char *in)
+{
+  size_t n = strlen(in);
+  char *out = malloc(2 * n + 3), *o = out;
+  if (!out)
+    return NULL;
+  for (const char *p = in; *p;) {
+    while (*p == ' ' || *p == '\t' || *p == ',')
+      p++;
+    const char *start = p;
+    while (*p && *p != ',')
+      p++;
+    const char *e = p;
+    while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
+      e--;
+    if (e == start)
+      continue;
+    if (memchr(start, ' ', (size_t)(e - start))) {
+      free(out);
+      return NULL;
+    }
+    if (o != out)
+      *o++ = ',';
+    memcpy(o, start, (size_t)(e - start));
+    o += e - start;
+    if (!memchr(start, ':', (size_t)(e - start))) {
+      memcpy(o, ":*", 2);
+      o += 2;
+    }
+  }
+  *o = 0;
+  return out;
+}
+
+int fxt_tracepoint_enable_patterns(const char *list)
+{
+  char *norm = normalize(list ? list : "");
+  if (!norm)
+    return FXT_EINVAL;
+  int enabled = 0;
+  pthread_mutex_lock(&lock);
+  free(patterns);
+  patterns = norm[0] ? norm : NULL;
+  if (!patterns)
+    free(norm);
+  for (struct fxt_tracepoint *tp = head; tp; tp = tp->next) {
+    bool on = matches_patterns(tp);
+    set_enabled_locked(tp, on);
+    enabled += on && tp->id != 0;
+  }
+  pthread_mutex_unlock(&lock);
+  return enabled;
+}
+
+int fxt_glob_match(const char *glob, const char *text)
+{
+  return fnmatch(glob, text, 0) == 0;
+}

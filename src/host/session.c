@@ -1,0 +1,224 @@
+/* session.c - session lifecycle: start, stop, FXTRACE at load time, exit, fork.
+ *
+ * One session per process at a time. `lifecycle` serializes start, stop and fork; the emit
+ * path never takes it. A forked child keeps tracing into a file of its own (its pid in the
+ * name) with a consumer of its own; the parent's unread records stay the parent's.
+ */
+#define _GNU_SOURCE
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "registry.h"
+#include "session_int.h"
+
+struct session fxt_session;
+static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
+static bool running;
+static uint32_t last_gen;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Expands %p (pid) and %% in pattern. A child of fork whose pattern has no %p would write over
+ * its parent's file, so then (force_pid) ".<pid>" is appended. */
+static int expand_output(const char *pattern, pid_t pid, bool force_pid, char *out, size_t size)
+{
+  size_t n = 0;
+  bool had_pid = false;
+  for (const char *p = pattern; *p; p++) {
+    char piece[24] = {*p, 0};
+    if (p[0] == '%' && p[1] == 'p') {
+      snprintf(piece, sizeof(piece), "%d", (int)pid);
+      had_pid = true;
+      p++;
+    } else if (p[0] == '%' && p[1] == '%') {
+      p++;
+    }
+    size_t k = strlen(piece);
+    if (n + k + 1 > size)
+      return FXT_E2BIG;
+    memcpy(out + n, piece, k + 1);
+    n += k;
+  }
+  out[n] = 0;
+  if (force_pid && !had_pid && n && strcmp(out, "-") != 0) {
+    int k = snprintf(out + n, size - n, ".%d", (int)pid);
+    if (k < 0 || (size_t)k >= size - n)
+      return FXT_E2BIG;
+  }
+  return 0;
+}
+
+static uint32_t round_pow2(uint64_t bytes)
+{
+  uint64_t p = FXT_RING_MIN_SIZE;
+  while (p < bytes && p < FXT_RING_MAX_SIZE)
+    p <<= 1;
+  return (uint32_t)p;
+}
+
+/* fork: no lock of ours may be held by another thread at the moment of the fork. */
+static void atfork_prepare(void)
+{
+  pthread_mutex_lock(&lifecycle);
+  if (running)
+    pthread_mutex_lock(&fxt_session.pool_lock);
+  fxt_registry_lock();
+}
+
+static void atfork_parent(void)
+{
+  fxt_registry_unlock();
+  if (running)
+    pthread_mutex_unlock(&fxt_session.pool_lock);
+  pthread_mutex_unlock(&lifecycle);
+}
+
+static void atfork_child(void)
+{
+  struct session *s = &fxt_session;
+  fxt_registry_unlock();
+  if (running) {
+    pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+    s->pid = pid;
+    fxt_slots_reset_after_fork(s, fxt_tls_slot, pid, tid);
+    s->consumer_running = false; /* the parent's consumer thread does not exist here */
+    atomic_store_explicit(&s->wake, 0, memory_order_relaxed);
+    if (expand_output(s->cfg.output, pid, true, s->output, sizeof(s->output)) != 0 ||
+        fxt_consumer_start(s) != 0) {
+      atomic_store_explicit(&fxt_session_active, 0, memory_order_release);
+      running = false;
+    }
+  }
+  pthread_mutex_init(&lifecycle, NULL);
+}
+
+static void register_atfork(void)
+{
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+int fxt_session_start(const struct fxt_session_config *user)
+{
+  struct session *s = &fxt_session;
+  struct fxt_session_config cfg = {
+      .struct_size = sizeof(cfg),
+      .mode = FXT_MODE_DISCARD,
+      .block_timeout_ms = 10,
+      .clock = FXT_CLOCK_AUTO,
+      .buffer_kb = 256,
+      .total_kb = 65536,
+      .events = "*:*",
+      .output = "fxtrace-%p.fxt",
+  };
+  if (user) {
+    size_t n = user->struct_size < sizeof(cfg) ? user->struct_size : sizeof(cfg);
+    uint32_t own = cfg.struct_size;
+    struct fxt_session_config defaults = cfg;
+    memcpy(&cfg, user, n);
+    cfg.struct_size = own;
+    /* Zero means "default". */
+    if (!cfg.buffer_kb)
+      cfg.buffer_kb = defaults.buffer_kb;
+    if (!cfg.total_kb)
+      cfg.total_kb = defaults.total_kb;
+    if (!cfg.block_timeout_ms)
+      cfg.block_timeout_ms = defaults.block_timeout_ms;
+    if (!cfg.events)
+      cfg.events = defaults.events;
+    if (!cfg.output)
+      cfg.output = defaults.output;
+  }
+  if (cfg.mode > FXT_MODE_BLOCK || cfg.clock > FXT_CLOCK_MONOTONIC ||
+      cfg.buffer_kb > FXT_RING_MAX_SIZE / 1024 || strlen(cfg.events) >= sizeof(s->events) ||
+      strlen(cfg.output) >= sizeof(s->output))
+    return FXT_EINVAL;
+
+  pthread_once(&atfork_once, register_atfork);
+  pthread_mutex_lock(&lifecycle);
+  if (running) {
+    pthread_mutex_unlock(&lifecycle);
+    return FXT_EBUSY;
+  }
+  s->cfg = cfg;
+  strcpy(s->events, cfg.events);
+  s->cfg.events = s->events;
+  strcpy(s->output_pattern, cfg.output);
+  s->cfg.output = s->output_pattern;
+  s->pid = getpid();
+  int rc = expand_output(s->output_pattern, s->pid, false, s->output, sizeof(s->output));
+  s->buffer_bytes = round_pow2((uint64_t)cfg.buffer_kb * 1024);
+  s->gen = ++last_gen;
+  atomic_store_explicit(&s->no_slot_drops, 0, memory_order_relaxed);
+  if (rc == 0)
+    rc = fxt_clock_setup(cfg.clock, &s->ticks_per_second);
+  if (rc == 0)
+    rc = fxt_slots_setup(s);
+  if (rc == 0)
+    rc = fxt_consumer_start(s);
+  if (rc == 0) {
+    /* Release pairs with the acquire in fxt_emit_enter_slow: the session is set up. */
+    atomic_store_explicit(&fxt_session_active, s->gen, memory_order_release);
+    running = true;
+    rc = fxt_tracepoint_enable_patterns(s->events);
+    rc = rc < 0 ? rc : 0;
+  }
+  pthread_mutex_unlock(&lifecycle);
+  return rc;
+}
+
+int fxt_session_stop(void)
+{
+  struct session *s = &fxt_session;
+  pthread_mutex_lock(&lifecycle);
+  if (!running) {
+    pthread_mutex_unlock(&lifecycle);
+    return FXT_ENOENT;
+  }
+  fxt_tracepoint_enable_patterns(""); /* fire sites back to one load and a branch */
+  atomic_store_explicit(&fxt_session_active, 0, memory_order_release);
+  fxt_slots_quiesce(s); /* no thread is inside emit, nor will enter it */
+  fxt_consumer_stop(s); /* last pass as every writer's producer, then the file is closed */
+  running = false;
+  pthread_mutex_unlock(&lifecycle);
+  return 0;
+}
+
+int fxt_session_running(void)
+{
+  return atomic_load_explicit(&fxt_session_active, memory_order_relaxed) != 0;
+}
+
+const char *fxt_session_output(void)
+{
+  return fxt_session.output;
+}
+
+/* FXTRACE: a session with no code change, started when the library loads, stopped at exit. */
+static void stop_at_exit(void)
+{
+  fxt_session_stop();
+}
+
+__attribute__((constructor)) static void start_from_environment(void)
+{
+  const char *text = getenv("FXTRACE");
+  if (!text)
+    return;
+  static char strings[8192];
+  char err[256];
+  struct fxt_session_config cfg;
+  if (fxt_config_parse(text, &cfg, strings, sizeof(strings), err, sizeof(err)) != 0) {
+    fprintf(stderr, "%s; tracing is off\n", err); /* err starts with "FXTRACE: " */
+    return;
+  }
+  int rc = fxt_session_start(&cfg);
+  if (rc != 0) {
+    fprintf(stderr, "fxtrace: cannot start the session from FXTRACE: %s\n", fxt_strerror(rc));
+    return;
+  }
+  atexit(stop_at_exit);
+}

@@ -1,0 +1,91 @@
+/* session_int.h - the session's state, shared by session.c, slots.c, consumer.c, clock.c.
+ *
+ * Threads and their buffers: the session owns a pool of slots, each a struct fxt_tslot (the
+ * thread's writer and emit state) followed by its ring storage. A thread takes a free slot on
+ * its first event (slots.c) and gives it back when it exits; the consumer then drains what is
+ * left and frees the slot. Slot states and who moves them:
+ *
+ *   FREE -> LIVE      the attaching thread, under pool_lock (release store: the slot is set up)
+ *   LIVE -> EXITED    the thread's exit destructor (release store: its last commit is visible)
+ *   EXITED -> FREE    the consumer, after draining it (under pool_lock)
+ *
+ * The consumer reads state with acquire loads. Pools are never unmapped (threads keep a TLS
+ * pointer into them); a new session reuses the pool when its geometry matches.
+ */
+#ifndef FXT_HOST_SESSION_INT_H
+#define FXT_HOST_SESSION_INT_H
+
+#include <fxtrace/emit.h>
+#include <fxtrace/session.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+enum slot_state { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
+
+/* Per-slot bookkeeping that is not on the emit path. */
+struct slot_info {
+  _Atomic uint32_t state; /* enum slot_state; see above */
+  uint32_t owner_gen;     /* bumped each time a new thread takes the slot (under pool_lock) */
+  pid_t tid;
+  char comm[16];          /* thread name when attached (the consumer refreshes it) */
+  /* Consumer-only. */
+  uint32_t announced_gen; /* owner_gen whose thread/kobj records are in the file */
+  uint32_t seen_overrun_records, seen_overrun_bytes;
+  uint32_t seen_lost_records, seen_lost_bytes;
+  uint64_t seen_lost;
+  uint64_t delivered_bytes;
+};
+
+struct session {
+  struct fxt_session_config cfg;
+  char events[4096];
+  char output_pattern[4096]; /* as configured (%p unexpanded): children of fork expand it */
+  char output[4096];         /* expanded path ("" = no file, "-" = stdout) */
+  uint32_t gen;      /* this session's generation (fxt_session_active while running) */
+
+  /* Pool geometry and memory. */
+  uint32_t buffer_bytes; /* ring storage per slot, a power of two */
+  uint32_t nslots;
+  size_t stride;         /* bytes per slot: fxt_tslot header page(s) + storage */
+  unsigned char *pool;
+  struct slot_info *info;
+  pthread_mutex_t pool_lock;
+  _Atomic uint32_t slot_freed_gen; /* bumped when a slot is freed (threads without a slot retry) */
+  _Atomic uint64_t no_slot_drops;  /* events of threads that could get no buffer */
+
+  /* Clock. */
+  uint64_t ticks_per_second;
+
+  /* Consumer. */
+  pthread_t consumer;
+  bool consumer_running;
+  _Atomic uint32_t wake;  /* futex word: bumped to wake the consumer */
+  _Atomic uint32_t stop;  /* 1: the consumer makes its last pass and exits */
+  pid_t pid;
+};
+
+extern struct session fxt_session; /* the one session of the process (guarded by its lifecycle) */
+
+static inline struct fxt_tslot *session_slot(const struct session *s, uint32_t i)
+{
+  return (struct fxt_tslot *)(void *)(s->pool + (size_t)i * s->stride);
+}
+
+/* slots.c */
+int fxt_slots_setup(struct session *s);
+void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid);
+void fxt_slot_free(struct session *s, uint32_t i);
+bool fxt_slots_quiesce(struct session *s); /* stop handshake; see session.c */
+
+/* clock.c */
+int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);
+void fxt_clock_sync(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
+
+/* consumer.c */
+int fxt_consumer_start(struct session *s);
+void fxt_consumer_stop(struct session *s);
+void fxt_consumer_wake(struct session *s);
+
+#endif

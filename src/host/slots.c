@@ -1,0 +1,284 @@
+/* slots.c - per-thread buffers: attach on a thread's first event, release at its exit, the
+ * handshake that lets fxt_session_stop take over every writer, and the rare emit paths.
+ * State transitions and their ordering are described in session_int.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fxtrace/emit.h>
+#include <fxtrace/fxt.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "session_int.h"
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+/* Set while this thread is inside fxt_emit_enter_slow: a signal handler that fires an event
+ * then must not try to attach again (it would take pool_lock twice). */
+static _Thread_local uint32_t attaching __attribute__((tls_model("initial-exec")));
+/* A thread that found no free slot retries only after a slot was freed. */
+static _Thread_local uint32_t no_slot_seen __attribute__((tls_model("initial-exec")));
+/* Events this thread lost for want of a buffer; moved into its slot's `lost` count when it
+ * gets one, so they are reported in its own stream. Until then they are in the session's
+ * no_slot_drops (the process-wide count for threads that never get a buffer). */
+static _Thread_local uint64_t unattached_drops __attribute__((tls_model("initial-exec")));
+
+/* The thread's exit: its slot goes to the consumer to drain and free. */
+static void on_thread_exit(void *p)
+{
+  struct fxt_tslot *t = p;
+  struct session *s = &fxt_session;
+  if (fxt_tls_slot == t)
+    fxt_tls_slot = NULL;
+  if (t->gen != s->gen || !s->pool)
+    return; /* a slot of an earlier session: that session already took it over */
+  uint32_t i = (uint32_t)(((unsigned char *)t - s->pool) / s->stride);
+  /* Release: every commit of this thread happens before the consumer sees EXITED. */
+  atomic_store_explicit(&s->info[i].state, SLOT_EXITED, memory_order_release);
+  fxt_consumer_wake(s);
+}
+
+static void make_exit_key(void)
+{
+  (void)pthread_key_create(&exit_key, on_thread_exit);
+}
+
+int fxt_slots_setup(struct session *s)
+{
+  pthread_once(&exit_key_once, make_exit_key);
+  size_t header = (sizeof(struct fxt_tslot) + 4095) & ~(size_t)4095;
+  size_t stride = header + s->buffer_bytes;
+  uint64_t total = (uint64_t)s->cfg.total_kb * 1024;
+  uint32_t nslots = (uint32_t)(total / stride);
+  if (nslots == 0)
+    nslots = 1; /* one buffer even when the cap is smaller than it */
+  if (s->pool && (s->stride != stride || s->nslots < nslots)) {
+    /* Geometry changed: the old pool stays mapped (threads may still point into it). */
+    s->pool = NULL;
+    s->info = NULL;
+  }
+  if (!s->pool) {
+    void *pool = mmap(NULL, stride * nslots, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (pool == MAP_FAILED)
+      return FXT_ENOMEM;
+    void *info = mmap(NULL, sizeof(struct slot_info) * nslots, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (info == MAP_FAILED) {
+      munmap(pool, stride * nslots);
+      return FXT_ENOMEM;
+    }
+    s->pool = pool;
+    s->info = info;
+  }
+  s->stride = stride;
+  s->nslots = nslots;
+  for (uint32_t i = 0; i < nslots; i++) {
+    atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
+    s->info[i].announced_gen = s->info[i].owner_gen;
+  }
+  pthread_mutex_init(&s->pool_lock, NULL);
+  /* The stop handshake uses membarrier; register once (harmless if it fails: see quiesce). */
+  syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+  return 0;
+}
+
+/* Sets up slot i for the calling thread. Under pool_lock. */
+static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
+{
+  struct fxt_tslot *t = session_slot(s, i);
+  struct slot_info *info = &s->info[i];
+  unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  uint32_t flags = s->cfg.mode == FXT_MODE_OVERWRITE ? FXT_RING_OVERWRITE : FXT_RING_DISCARD;
+  if (fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)s->pid,
+                            (uint64_t)tid) != 0)
+    return NULL;
+  atomic_store_explicit(&t->depth, 0, memory_order_relaxed);
+  atomic_store_explicit(&t->lost, 0, memory_order_relaxed);
+  t->gen = s->gen;
+  t->cpu = UINT32_MAX; /* forces a `cpu` record before the first event */
+  t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
+  t->wake_mark = s->buffer_bytes / 2;
+  atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
+  info->tid = tid;
+  memset(info->comm, 0, sizeof(info->comm));
+  prctl(PR_GET_NAME, info->comm);
+  info->seen_overrun_records = info->seen_overrun_bytes = 0;
+  info->seen_lost_records = info->seen_lost_bytes = 0;
+  info->seen_lost = 0;
+  info->owner_gen++;
+  /* Release: the consumer that sees LIVE sees the slot set up. */
+  atomic_store_explicit(&info->state, SLOT_LIVE, memory_order_release);
+  return t;
+}
+
+struct fxt_tslot *fxt_emit_enter_slow(void)
+{
+  struct session *s = &fxt_session;
+  uint32_t gen = atomic_load_explicit(&fxt_session_active, memory_order_acquire);
+  if (gen == 0 || attaching)
+    return NULL;
+  if (no_slot_seen == gen + atomic_load_explicit(&s->slot_freed_gen, memory_order_relaxed)) {
+    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+    unattached_drops++;
+    return NULL;
+  }
+  attaching = 1;
+  struct fxt_tslot *t = NULL;
+  pthread_mutex_lock(&s->pool_lock);
+  if (gen == s->gen) {
+    for (uint32_t i = 0; i < s->nslots && !t; i++)
+      if (atomic_load_explicit(&s->info[i].state, memory_order_relaxed) == SLOT_FREE)
+        t = take_slot(s, i);
+  }
+  pthread_mutex_unlock(&s->pool_lock);
+  if (!t) {
+    no_slot_seen = gen + atomic_load_explicit(&s->slot_freed_gen, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+    unattached_drops++;
+    attaching = 0;
+    return NULL;
+  }
+  if (unattached_drops) {
+    atomic_fetch_add_explicit(&t->lost, unattached_drops, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->no_slot_drops, unattached_drops, memory_order_relaxed);
+    unattached_drops = 0;
+  }
+  pthread_setspecific(exit_key, t);
+  fxt_tls_slot = t;
+  attaching = 0;
+  return fxt_emit_enter();
+}
+
+struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth)
+{
+  uint32_t active = atomic_load_explicit(&fxt_session_active, memory_order_relaxed);
+  atomic_store_explicit(&t->depth, depth, memory_order_relaxed); /* undo our raise */
+  if (depth != 0) {
+    /* Nested: a signal handler interrupted this thread inside emit. Counted, never written
+     * (the buffer is mid-reservation). */
+    if (active != 0)
+      atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
+    return NULL;
+  }
+  if (active == 0)
+    return NULL;
+  /* The slot belongs to an earlier session: attach to the running one. */
+  fxt_tls_slot = NULL;
+  return fxt_emit_enter_slow();
+}
+
+void fxt_slot_free(struct session *s, uint32_t i)
+{
+  pthread_mutex_lock(&s->pool_lock);
+  atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->slot_freed_gen, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&s->pool_lock);
+}
+
+/* The stop handshake. The caller has set fxt_session_active to 0. membarrier() is a full
+ * fence on every thread of the process, so for each thread either its raise of depth is
+ * visible here, or its next load of fxt_session_active sees 0 and it refuses to emit. After
+ * every LIVE slot's depth is seen at 0, no thread is inside emit nor will enter it again, and
+ * the caller may act as producer of every writer. Returns false only if membarrier is not
+ * available, after falling back on a 20 ms grace period. */
+bool fxt_slots_quiesce(struct session *s)
+{
+  bool fenced = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ||
+                syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+  if (!fenced) {
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+  }
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) == SLOT_FREE)
+      continue;
+    struct fxt_tslot *t = session_slot(s, i);
+    while (atomic_load_explicit(&t->depth, memory_order_acquire) != 0)
+      sched_yield();
+  }
+  atomic_thread_fence(memory_order_acquire);
+  return fenced;
+}
+
+/* In a forked child: only the forking thread exists. Its slot is kept (emptied: the parent's
+ * unread records stay the parent's) and renamed to the child's ids; every other slot is free. */
+void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid)
+{
+  pthread_mutex_init(&s->pool_lock, NULL);
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    struct fxt_tslot *t = session_slot(s, i);
+    if (t == keep && atomic_load_explicit(&s->info[i].state, memory_order_relaxed) == SLOT_LIVE) {
+      uint32_t flags = s->cfg.mode == FXT_MODE_OVERWRITE ? FXT_RING_OVERWRITE : FXT_RING_DISCARD;
+      unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
+      fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)pid, (uint64_t)tid);
+      atomic_store_explicit(&t->lost, 0, memory_order_relaxed);
+      t->gen = s->gen;
+      t->cpu = UINT32_MAX;
+      s->info[i].tid = tid;
+      s->info[i].seen_overrun_records = s->info[i].seen_overrun_bytes = 0;
+      s->info[i].seen_lost_records = s->info[i].seen_lost_bytes = 0;
+      s->info[i].seen_lost = 0;
+      s->info[i].owner_gen++;
+      continue;
+    }
+    atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
+  }
+}
+
+/* ---- rare emit paths --------------------------------------------------------------------- */
+
+void fxt_emit_wake(struct fxt_tslot *t)
+{
+  if (fxt_ring_producer_used(&t->w.ring) <= t->wake_mark ||
+      atomic_load_explicit(&t->wake_sent, memory_order_relaxed))
+    return;
+  atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
+  fxt_consumer_wake(&fxt_session);
+}
+
+int fxt_emit_reserve_cpu(struct fxt_tslot *t, uint32_t cpu, uint64_t ts, uint64_t header,
+                         struct fxt_reservation *res)
+{
+  /* kernel:meta counter "cpu" (docs/fxt-conventions.md): hdr, ts, [koids], arg, counter id */
+  uint32_t words = 4 + fxt_emit_thread_words(t);
+  uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)FXT_EVENT_COUNTER << 16 |
+                 (uint64_t)1 << 20 | t->thread_bits | (uint64_t)FXT_STR_KERNEL_META << 32 |
+                 (uint64_t)FXT_STR_CPU << 48;
+  int rc = fxt_writer_reserve_prefixed(&t->w, header, words * 8, res);
+  if (rc != 0)
+    return rc; /* the event is counted as dropped; the cpu record is tried again next time */
+  struct fxt_cursor c = fxt_cursor_of(res);
+  fxt_put(&c, hdr);
+  fxt_put_event_head(&c, t, ts);
+  fxt_put(&c, FXT_ARG_UINT32 | 1u << 4 | (uint64_t)FXT_STR_CPU << 16 | (uint64_t)cpu << 32);
+  fxt_put(&c, 0); /* counter id */
+  fxt_put(&c, header);
+  res->res.pos = c.pos;
+  t->cpu = cpu;
+  return 0;
+}
+
+void fxt_put_hex(struct fxt_cursor *c, const void *bytes, uint32_t n)
+{
+  static const char digits[] = "0123456789abcdef";
+  const unsigned char *b = bytes;
+  char word[8];
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    word[k++] = digits[b[i] >> 4];
+    word[k++] = digits[b[i] & 15];
+    if (k == 8) {
+      fxt_put_bytes(c, word, 8);
+      k = 0;
+    }
+  }
+  if (k)
+    fxt_put_bytes(c, word, k);
+}

@@ -1,0 +1,36 @@
+/* Built with -DFXT_DISABLE: every macro of fxtrace/fxtrace.h compiles away. The program must
+ * reference no fxtrace symbol (tests/check/disabled.sh) and evaluate no argument (it exits 0
+ * only if none was). */
+#include <fxtrace/fxtrace.h>
+
+FXT_TRACEPOINT(off, ev, "x=%u", (u32, x));
+
+int fxt_disabled_check(int v);
+int fxt_disabled_check(int v)
+{
+  int evaluated = 0;
+  FXT_TRACE(off, ev, (unsigned)(evaluated++));
+  if (FXT_TRACE_ENABLED(off, ev))
+    evaluated++;
+  FXT_INSTANT("off", "i", FXT_U32("x", evaluated++));
+  FXT_BEGIN("off", "d");
+  FXT_END("off", "d");
+  {
+    FXT_SCOPE("off", "s");
+  }
+  FXT_COMPLETE("off", "c", 0);
+  FXT_COUNTER("off", "n", 1, FXT_U32("x", evaluated++));
+  FXT_ASYNC_BEGIN("off", "a", 1);
+  FXT_ASYNC_INSTANT("off", "a", 1);
+  FXT_ASYNC_END("off", "a", 1);
+  FXT_FLOW_BEGIN("off", "f", 1);
+  FXT_FLOW_STEP("off", "f", 1);
+  FXT_FLOW_END("off", "f", 1);
+  FXT_PRINTK("%d", evaluated++);
+  return v + evaluated; /* == v: nothing was evaluated */
+}
+
+int main(void)
+{
+  return fxt_disabled_check(0);
+}

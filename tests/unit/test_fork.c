@@ -1,0 +1,126 @@
+/* test_fork - fork() while another thread emits at full rate, and the child emits too: both
+ * finish (no deadlock), both files are valid, the child's file has only the child's records
+ * and the parent's only the parent's. Not run under TSan, which cannot start threads (the
+ * child's consumer) in the child of a multi-threaded fork. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../fxtcount.h"
+
+FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
+
+static char path[256];
+
+static void start(const char *events, uint32_t buffer_kb, uint32_t total_kb, uint32_t mode)
+{
+  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-session-%d.fxt", (int)getpid());
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
+                                   .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
+                                   .output = path};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+}
+
+static struct fxtcount counts;
+
+static void stop_and_count(const char *seq_event)
+{
+  assert_int_equal(fxt_session_stop(), 0);
+  if (fxtcount_file(path, seq_event, &counts) != 0)
+    fail_msg("decoding %s: %s", path, counts.err);
+  unlink(path);
+}
+
+static struct fxtcount_thread *find(uint64_t tid)
+{
+  for (int i = 0; i < counts.nthreads; i++)
+    if (counts.t[i].tid == tid)
+      return &counts.t[i];
+  return NULL;
+}
+
+/* ---- fork during full-rate emission ------------------------------------------------------ */
+
+static atomic_bool spinning;
+static _Atomic uint64_t spinner_tid, spinner_count;
+
+static void *spin_emit(void *arg)
+{
+  (void)arg;
+  atomic_store(&spinner_tid, (uint64_t)gettid());
+  uint64_t i = 0;
+  while (atomic_load_explicit(&spinning, memory_order_relaxed))
+    FXT_TRACE(t, seq, i++);
+  atomic_store(&spinner_count, i);
+  return NULL;
+}
+
+static void fork_during_emission(void **state)
+{
+  (void)state;
+  start("t:seq", 64, 0, FXT_MODE_DISCARD);
+  atomic_store(&spinning, true);
+  pthread_t th;
+  pthread_create(&th, NULL, spin_emit, NULL);
+  while (atomic_load(&spinner_tid) == 0)
+    sched_yield();
+  usleep(10000);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    /* The child: only this thread exists; it keeps tracing into its own file. */
+    for (uint64_t i = 0; i < 5000; i++)
+      FXT_TRACE(t, seq, i);
+    _exit(fxt_session_stop() == 0 ? 0 : 3);
+  }
+  int status = 0;
+  alarm(60); /* a deadlock fails the test instead of hanging it */
+  assert_int_equal(waitpid(child, &status, 0), child);
+  alarm(0);
+  atomic_store(&spinning, false);
+  pthread_join(th, NULL);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+
+  char child_path[300];
+  snprintf(child_path, sizeof(child_path), "%s.%d", path, (int)child);
+  stop_and_count("seq");
+  /* Parent: the spinner's events, all accounted for; nothing of the child's. */
+  struct fxtcount_thread *sp = find(atomic_load(&spinner_tid));
+  assert_non_null(sp);
+  assert_int_equal(sp->events + sp->dropped, atomic_load(&spinner_count));
+  assert_null(find((uint64_t)child));
+  /* Child: its 5000 events, exactly; nothing of the parent's (no record in both files). */
+  static struct fxtcount cc;
+  if (fxtcount_file(child_path, "seq", &cc) != 0)
+    fail_msg("decoding %s: %s", child_path, cc.err);
+  unlink(child_path);
+  assert_true(cc.process_named);
+  assert_int_equal(cc.nthreads, 1);
+  assert_int_equal(cc.t[0].tid, (uint64_t)child);
+  assert_int_equal(cc.t[0].pid, (uint64_t)child);
+  assert_int_equal(cc.t[0].events + cc.t[0].dropped, 5000);
+  assert_false(cc.t[0].backwards);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(fork_during_emission),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

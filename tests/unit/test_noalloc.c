@@ -1,0 +1,145 @@
+/* test_noalloc - no heap allocation on the emit path after a thread's first event, including
+ * the drop path, string and byte fields, flows, async, scopes, printk and disabled tracepoints:
+ * malloc/calloc/realloc/free are interposed and counted while the emitting thread audits (the
+ * Starry seed's audit allocator). Not run under ASan/TSan, which bring their own allocator. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fxtcount.h"
+
+FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
+FXT_TRACEPOINT(t, rich, "seq=%llu name=%s ok=%d ratio=%g p=%p d=%s", (u64, seq), (str, name, 24),
+               (bool, ok), (f64, ratio), (ptr, p), (bytes, digest, 4));
+FXT_TRACEPOINT(t, off, "never enabled %u", (u32, x));
+
+/* ---- malloc interposition: counts allocations made by a thread while it audits --------- */
+
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void __libc_free(void *);
+static _Thread_local int auditing;
+static atomic_ulong audited_calls;
+
+void *malloc(size_t n)
+{
+  if (auditing)
+    atomic_fetch_add(&audited_calls, 1);
+  return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+  if (auditing)
+    atomic_fetch_add(&audited_calls, 1);
+  return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+  if (auditing)
+    atomic_fetch_add(&audited_calls, 1);
+  return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+  if (auditing && p)
+    atomic_fetch_add(&audited_calls, 1);
+  __libc_free(p);
+}
+
+static char path[256];
+
+static void start(const char *events, uint32_t buffer_kb, uint32_t total_kb, uint32_t mode)
+{
+  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-session-%d.fxt", (int)getpid());
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
+                                   .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
+                                   .output = path};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+}
+
+static struct fxtcount counts;
+
+static void stop_and_count(const char *seq_event)
+{
+  assert_int_equal(fxt_session_stop(), 0);
+  if (fxtcount_file(path, seq_event, &counts) != 0)
+    fail_msg("decoding %s: %s", path, counts.err);
+  unlink(path);
+}
+
+
+/* ---- no heap allocation on the emit path ------------------------------------------------ */
+
+static void *emit_audited(void *arg)
+{
+  (void)arg;
+  unsigned char digest[4] = {0xde, 0xad, 0xbe, 0xef};
+  FXT_TRACE(t, seq, 0); /* the thread's first event may attach (and allocate) */
+  auditing = 1;
+  for (uint64_t i = 1; i < 20000; i++) {
+    FXT_TRACE(t, seq, i);
+    FXT_TRACE(t, rich, i, "a string of some length", i & 1, 0.5, &i, digest);
+    FXT_TRACE(t, off, 1); /* disabled */
+    FXT_INSTANT("t", "inst", FXT_U64("i", i), FXT_STR("s", "text"), FXT_ARG("d", 1.5));
+    FXT_COUNTER("t", "ctr", 3, FXT_U64("v", i));
+    FXT_FLOW_BEGIN("t", "flow", i);
+    FXT_FLOW_STEP("t", "flow", i);
+    FXT_FLOW_END("t", "flow", i);
+    FXT_ASYNC_BEGIN("t", "async", i, FXT_I32("x", -1));
+    FXT_ASYNC_END("t", "async", i);
+    {
+      FXT_SCOPE("t", "scope");
+    }
+    FXT_BEGIN("t", "dur");
+    FXT_END("t", "dur");
+    FXT_COMPLETE("t", "complete", fxt_now());
+    FXT_PRINTK("printk %d %s", (int)i, "x");
+  }
+  auditing = 0;
+  return NULL;
+}
+
+static void no_allocation_on_emit_path(void **state)
+{
+  (void)state;
+  /* A 4 KiB buffer overflows at once: the drop path is audited too. */
+  start("t:seq,t:rich,t:inst,t:ctr,t:flow,t:async,t:scope,t:dur,t:complete,printk:*", 4, 0,
+        FXT_MODE_DISCARD);
+  atomic_store(&audited_calls, 0);
+  pthread_t th;
+  pthread_create(&th, NULL, emit_audited, NULL);
+  pthread_join(th, NULL);
+  stop_and_count(NULL);
+  assert_int_equal(atomic_load(&audited_calls), 0);
+  /* It did emit, and it did drop. */
+  uint64_t events = 0, dropped = 0;
+  for (int i = 0; i < counts.nthreads; i++) {
+    events += counts.t[i].events;
+    dropped += counts.t[i].dropped;
+  }
+  assert_true(events > 0);
+  assert_true(dropped > 0);
+  /* Every event accounted for: 14 enabled events per iteration, plus the first. */
+  assert_int_equal(events + dropped, 19999 * 14 + 1);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(no_allocation_on_emit_path),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
