@@ -48,6 +48,8 @@ struct fxt_tslot {
   uint32_t cpu;          /* CPU named by the last `cpu` record in the buffer; owner only */
   uint64_t thread_bits;  /* thread ref << 24 for event headers; 0 = inline koids */
   uint32_t wake_mark;    /* bytes in the buffer at which the consumer is woken */
+  uint32_t block_ms;     /* block mode: how long a full buffer waits for the consumer; 0 =
+                            drop at once (discard and overwrite modes) */
   FXT_ATOMIC(uint32_t) wake_sent; /* 1 after a wake, until the consumer drained the buffer:
                                      set by the owner, cleared by the consumer (relaxed: a
                                      lost race costs one extra wake or one poll period) */
@@ -73,8 +75,8 @@ FXT_API struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth);
 FXT_API uint64_t fxt_ticks_slow(void);
 FXT_API void fxt_emit_wake(struct fxt_tslot *t);
 FXT_API uint32_t fxt_cpu_slow(void);
-FXT_API int fxt_emit_reserve_cpu(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
-                                 uint64_t header, struct fxt_reservation *res);
+FXT_API int fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
+                                  uint64_t header, struct fxt_reservation *res);
 FXT_EXTERN_C_END
 
 /* Enters emission on the calling thread and returns its slot, or NULL (no session, no buffer,
@@ -133,13 +135,14 @@ static inline uint64_t fxt_emit_time(uint32_t *cpu)
 }
 
 /* Reserves the event (header written). When the thread moved to another CPU, a `cpu` record
- * goes in the same reservation in front of it: bookkeeping never counts as a dropped event. */
+ * goes in the same reservation in front of it: bookkeeping never counts as a dropped event.
+ * In block mode a full buffer waits for the consumer (slow path). */
 static inline int fxt_emit_reserve(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
                                    uint64_t header, struct fxt_reservation *res)
 {
-  if (FXT_LIKELY(cpu == t->cpu))
+  if (FXT_LIKELY(cpu == t->cpu && t->block_ms == 0))
     return fxt_writer_reserve(&t->w, header, res);
-  return fxt_emit_reserve_cpu(t, cpu, ts, header, res);
+  return fxt_emit_reserve_slow(t, cpu, ts, header, res);
 }
 
 /* Words of the thread part of an event (the inline koids when there is no thread ref). */

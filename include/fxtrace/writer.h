@@ -82,6 +82,11 @@ FXT_API int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size);
 FXT_API int fxt_writer_reserve_prefixed(struct fxt_writer *w, uint64_t header,
                                         uint32_t prefix_bytes, struct fxt_reservation *res);
 
+/* fxt_writer_reserve_prefixed for callers that wait and retry (block mode): a record that does
+ * not fit returns FXT_ENOSPC without being counted as dropped. */
+FXT_API int fxt_writer_try_reserve(struct fxt_writer *w, uint64_t header, uint32_t prefix_bytes,
+                                   struct fxt_reservation *res);
+
 /* Writes one 64-bit word (native byte order) into the reservation. */
 static inline void fxt_res_write_word(struct fxt_reservation *res, uint64_t word)
 {

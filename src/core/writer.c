@@ -92,8 +92,9 @@ int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size)
   return FXT_ENOSPC;
 }
 
-/* Reserves prefix + the record (+ the drop_stats record in front when a run is pending). */
-static int reserve(struct fxt_writer *w, uint32_t size, uint32_t prefix,
+/* Reserves prefix + the record (+ the drop_stats record in front when a run is pending); a
+ * failure is counted as a drop of the record when `count`. */
+static int reserve(struct fxt_writer *w, uint32_t size, uint32_t prefix, bool count,
                    struct fxt_reservation *res)
 {
   /* With a run of drops pending, reserve room for the drop_stats record in front of this
@@ -101,7 +102,7 @@ static int reserve(struct fxt_writer *w, uint32_t size, uint32_t prefix,
   bool pending = drop_pending(w);
   uint64_t total = (uint64_t)size + prefix + (pending ? FXT_DROP_STATS_BYTES : 0);
   if (total > FXT_RING_MAX_SIZE || fxt_ring_reserve(&w->ring, (uint32_t)total, &res->res) != 0)
-    return fxt_writer_drop_slow(w, size);
+    return count ? fxt_writer_drop_slow(w, size) : FXT_ENOSPC;
   if (pending)
     write_drop_stats(w, &res->res);
   return 0;
@@ -112,7 +113,7 @@ int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header, struct fxt_re
   uint32_t size = fxt_ring_record_bytes(header);
   if (size == 0)
     return FXT_EINVAL;
-  int rc = reserve(w, size, 0, res);
+  int rc = reserve(w, size, 0, true, res);
   if (rc == 0)
     (void)fxt_ring_res_write(&res->res, &header, 8);
   return rc;
@@ -124,7 +125,16 @@ int fxt_writer_reserve_prefixed(struct fxt_writer *w, uint64_t header, uint32_t 
   uint32_t size = fxt_ring_record_bytes(header);
   if (size == 0 || (prefix_bytes & 7) != 0)
     return FXT_EINVAL;
-  return reserve(w, size, prefix_bytes, res);
+  return reserve(w, size, prefix_bytes, true, res);
+}
+
+int fxt_writer_try_reserve(struct fxt_writer *w, uint64_t header, uint32_t prefix_bytes,
+                           struct fxt_reservation *res)
+{
+  uint32_t size = fxt_ring_record_bytes(header);
+  if (size == 0 || (prefix_bytes & 7) != 0)
+    return FXT_EINVAL;
+  return reserve(w, size, prefix_bytes, false, res);
 }
 
 int fxt_writer_emit_drop_stats(struct fxt_writer *w)

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "session_int.h"
@@ -105,6 +106,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   t->cpu = UINT32_MAX; /* forces a `cpu` record before the first event */
   t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
   t->wake_mark = s->buffer_bytes / 2;
+  t->block_ms = s->cfg.mode == FXT_MODE_BLOCK ? s->cfg.block_timeout_ms : 0;
   atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
   info->tid = tid;
   memset(info->comm, 0, sizeof(info->comm));
@@ -243,25 +245,57 @@ void fxt_emit_wake(struct fxt_tslot *t)
   fxt_consumer_wake(&fxt_session);
 }
 
-int fxt_emit_reserve_cpu(struct fxt_tslot *t, uint32_t cpu, uint64_t ts, uint64_t header,
-                         struct fxt_reservation *res)
+/* Block mode: waits (yielding) until the consumer made room, the timeout passed, or the
+ * session stopped; only then is the record counted as dropped. */
+static int reserve_blocking(struct fxt_tslot *t, uint64_t header, uint32_t prefix,
+                            struct fxt_reservation *res)
+{
+  int rc = fxt_writer_try_reserve(&t->w, header, prefix, res);
+  if (rc != FXT_ENOSPC)
+    return rc;
+  struct timespec now, end;
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  end.tv_sec += t->block_ms / 1000;
+  end.tv_nsec += (long)(t->block_ms % 1000) * 1000000;
+  if (end.tv_nsec >= 1000000000) {
+    end.tv_sec++;
+    end.tv_nsec -= 1000000000;
+  }
+  atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
+  fxt_consumer_wake(&fxt_session);
+  for (;;) {
+    sched_yield();
+    rc = fxt_writer_try_reserve(&t->w, header, prefix, res);
+    if (rc != FXT_ENOSPC)
+      return rc;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (atomic_load_explicit(&fxt_session_active, memory_order_relaxed) != t->gen ||
+        now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+      return fxt_writer_reserve_prefixed(&t->w, header, prefix, res); /* counts the drop */
+  }
+}
+
+int fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts, uint64_t header,
+                          struct fxt_reservation *res)
 {
   /* kernel:meta counter "cpu" (docs/fxt-conventions.md): hdr, ts, [koids], arg, counter id */
-  uint32_t words = 4 + fxt_emit_thread_words(t);
-  uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)FXT_EVENT_COUNTER << 16 |
-                 (uint64_t)1 << 20 | t->thread_bits | (uint64_t)FXT_STR_KERNEL_META << 32 |
-                 (uint64_t)FXT_STR_CPU << 48;
-  int rc = fxt_writer_reserve_prefixed(&t->w, header, words * 8, res);
+  uint32_t words = cpu != t->cpu ? 4 + fxt_emit_thread_words(t) : 0;
+  int rc = t->block_ms ? reserve_blocking(t, header, words * 8, res)
+                       : fxt_writer_reserve_prefixed(&t->w, header, words * 8, res);
   if (rc != 0)
     return rc; /* the event is counted as dropped; the cpu record is tried again next time */
   struct fxt_cursor c = fxt_cursor_of(res);
-  fxt_put(&c, hdr);
-  fxt_put_event_head(&c, t, ts);
-  fxt_put(&c, FXT_ARG_UINT32 | 1u << 4 | (uint64_t)FXT_STR_CPU << 16 | (uint64_t)cpu << 32);
-  fxt_put(&c, 0); /* counter id */
+  if (words) {
+    fxt_put(&c, FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)FXT_EVENT_COUNTER << 16 |
+                    (uint64_t)1 << 20 | t->thread_bits | (uint64_t)FXT_STR_KERNEL_META << 32 |
+                    (uint64_t)FXT_STR_CPU << 48);
+    fxt_put_event_head(&c, t, ts);
+    fxt_put(&c, FXT_ARG_UINT32 | 1u << 4 | (uint64_t)FXT_STR_CPU << 16 | (uint64_t)cpu << 32);
+    fxt_put(&c, 0); /* counter id */
+    t->cpu = cpu;
+  }
   fxt_put(&c, header);
   res->res.pos = c.pos;
-  t->cpu = cpu;
   return 0;
 }
 

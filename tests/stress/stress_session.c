@@ -1,12 +1,14 @@
 /* stress_session - exact accounting through the whole host path: tracepoints, per-thread
  * buffers, the consumer, the FXT file.
  *
- *   stress_session --mode discard|overwrite --threads T --records N --buffer-kb KB --out FILE
+ *   stress_session --mode discard|overwrite|block --threads T --records N --buffer-kb KB
+ *                  --out FILE
  *
  * T threads each fire N sequence-numbered events as fast as they can into KB-sized buffers;
  * the session writes FILE; the file is read back with the strict decoder. For every thread:
  * events in the file + records counted lost (drop_stats in discard mode, overrun in overwrite
- * mode, nested/other losses) == N, exactly; the gaps in its sequence numbers add up to those
+ * mode, nested/other losses) == N, exactly (block mode, with a 10 s timeout: nothing is lost at
+ * all); the gaps in its sequence numbers add up to those
  * losses; sequence numbers only increase; the thread and the process are named. FILE is
  * removed on success.
  */
@@ -51,7 +53,9 @@ int main(int argc, char **argv)
   cfg.buffer_kb = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--mode"))
-      cfg.mode = !strcmp(argv[i + 1], "overwrite") ? FXT_MODE_OVERWRITE : FXT_MODE_DISCARD;
+      cfg.mode = !strcmp(argv[i + 1], "overwrite") ? FXT_MODE_OVERWRITE
+                 : !strcmp(argv[i + 1], "block")   ? FXT_MODE_BLOCK
+                                                   : FXT_MODE_DISCARD;
     else if (!strcmp(argv[i], "--threads"))
       threads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--records"))
@@ -67,6 +71,7 @@ int main(int argc, char **argv)
     return 2;
   }
   cfg.output = out;
+  cfg.block_timeout_ms = 10000;
   if (fxt_session_start(&cfg) != 0)
     return fail("session start");
   pthread_t t[32];
@@ -99,6 +104,8 @@ int main(int argc, char **argv)
       return fail("events + dropped + overrun + lost != emitted");
     if (th->gaps + (records - th->next_seq) != lost)
       return fail("sequence gaps do not add up to the losses");
+    if (cfg.mode == FXT_MODE_BLOCK && lost != 0)
+      return fail("block mode lost events");
     if (th->backwards)
       return fail("a sequence number went backwards or repeated");
     if (!th->named)
