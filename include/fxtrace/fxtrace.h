@@ -116,7 +116,7 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
       .line = __LINE__};                                                                     \
   static struct fxt_tracepoint *const fxt_tp_ptr_##sys##_##ev FXT_TP_SECTION =             \
       &fxt_tp_##sys##_##ev;                                                                  \
-  __attribute__((unused)) static void fxt_fire_##sys##_##ev(                                 \
+  __attribute__((unused, noinline)) static void fxt_fire_##sys##_##ev(                       \
       int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
   {                                                                                          \
     struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
@@ -203,7 +203,8 @@ static inline struct fxt_argv fxt_argv_ptr(const char *n, const void *x)
 }
 #define FXT_ARG(n, x)                                                                        \
   _Generic((x), _Bool: fxt_argv_bool, float: fxt_argv_f64, double: fxt_argv_f64,            \
-           char *: fxt_argv_str, const char *: fxt_argv_str, signed char: fxt_argv_i64,      \
+           char *: fxt_argv_str, const char *: fxt_argv_str, char: fxt_argv_i64,             \
+           signed char: fxt_argv_i64,                                                        \
            short: fxt_argv_i64, int: fxt_argv_i64, long: fxt_argv_i64,                       \
            long long: fxt_argv_i64, unsigned char: fxt_argv_u64, unsigned short: fxt_argv_u64, \
            unsigned: fxt_argv_u64, unsigned long: fxt_argv_u64,                              \
@@ -274,11 +275,19 @@ static inline void fxt_scope_cleanup_(struct fxt_scope *s)
   if (FXT_UNLIKELY(s->tp != NULL))
     fxt_scope_end(s);
 }
-#define FXT_SCOPE(cat, nm) FXT_SCOPE_(cat, nm, FXT_PP_CAT(fxt_scope_, __LINE__))
-#define FXT_SCOPE_(cat, nm, var)                                                             \
-  FXT_SITE_(FXT_TP_DURATION, cat, nm);                                                     \
+/* Names carry the line, so several scopes may share a block. */
+#define FXT_SCOPE(cat, nm)                                                                   \
+  FXT_SCOPE_(cat, nm, FXT_PP_CAT(fxt_scope_, __LINE__), FXT_PP_CAT(fxt_scope_site_, __LINE__), \
+             FXT_PP_CAT(fxt_scope_ptr_, __LINE__))
+#define FXT_SCOPE_(cat, nm, var, site, ptr)                                                  \
+  static struct fxt_tracepoint site = {.kind = FXT_TP_DURATION,                              \
+                                       .system = "" cat,                                     \
+                                       .name = "" nm,                                        \
+                                       .file = __FILE__,                                     \
+                                       .line = __LINE__};                                    \
+  static struct fxt_tracepoint *const ptr FXT_TP_SECTION = &site;                            \
   __attribute__((cleanup(fxt_scope_cleanup_), unused)) struct fxt_scope var =                 \
-      fxt_scope_begin(&fxt_site_)
+      fxt_scope_begin(&site)
 
 /* printk: FXT_PRINTK(fmt, values...); the values become arguments a0, a1, ... */
 #define FXT_PK_(i, x) FXT_PK_##i(x)
@@ -309,22 +318,44 @@ static inline void fxt_scope_cleanup_(struct fxt_scope *s)
 
 #else /* FXT_DISABLE (or C++, for which only the data model is available) */
 
+/* Disabled: nothing is evaluated or referenced, but every argument is still type-checked and
+ * counts as used (inside sizeof), so code that computes values only for tracing builds
+ * warning-free either way. */
+static inline int fxt_disabled_(int unused, ...)
+{
+  (void)unused;
+  return 0;
+}
+static inline uint64_t fxt_now(void)
+{
+  return 0;
+}
+#define FXT_DISABLED_(...) ((void)sizeof(fxt_disabled_(0, __VA_ARGS__)))
+#define FXT_I32(n, x) (x)
+#define FXT_U32(n, x) (x)
+#define FXT_I64(n, x) (x)
+#define FXT_U64(n, x) (x)
+#define FXT_F64(n, x) (x)
+#define FXT_BOOL(n, x) (x)
+#define FXT_PTR(n, x) (x)
+#define FXT_STR(n, x) (x)
+#define FXT_ARG(n, x) (x)
 #define FXT_TRACEPOINT(sys, ev, fmt, ...) struct fxt_swallow_semicolon_
-#define FXT_TRACE(sys, ev, ...) ((void)0)
+#define FXT_TRACE(sys, ev, ...) FXT_DISABLED_(__VA_ARGS__)
 #define FXT_TRACE_ENABLED(sys, ev) 0
-#define FXT_INSTANT(...) ((void)0)
-#define FXT_BEGIN(...) ((void)0)
-#define FXT_END(...) ((void)0)
+#define FXT_INSTANT(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_BEGIN(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_END(...) FXT_DISABLED_(__VA_ARGS__)
 #define FXT_SCOPE(cat, nm) struct fxt_swallow_semicolon_
-#define FXT_COMPLETE(...) ((void)0)
-#define FXT_COUNTER(...) ((void)0)
-#define FXT_ASYNC_BEGIN(...) ((void)0)
-#define FXT_ASYNC_INSTANT(...) ((void)0)
-#define FXT_ASYNC_END(...) ((void)0)
-#define FXT_FLOW_BEGIN(...) ((void)0)
-#define FXT_FLOW_STEP(...) ((void)0)
-#define FXT_FLOW_END(...) ((void)0)
-#define FXT_PRINTK(...) ((void)0)
+#define FXT_COMPLETE(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_COUNTER(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_ASYNC_BEGIN(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_ASYNC_INSTANT(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_ASYNC_END(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_FLOW_BEGIN(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_FLOW_STEP(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_FLOW_END(...) FXT_DISABLED_(__VA_ARGS__)
+#define FXT_PRINTK(...) FXT_DISABLED_(__VA_ARGS__)
 
 #endif /* FXT_DISABLE */
 

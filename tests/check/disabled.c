@@ -17,8 +17,10 @@ int fxt_disabled_check(int v)
   FXT_END("off", "d");
   {
     FXT_SCOPE("off", "s");
+    FXT_SCOPE("off", "s2"); /* two scopes in one block */
   }
-  FXT_COMPLETE("off", "c", 0);
+  uint64_t only_for_tracing = fxt_now(); /* must not warn as unused when disabled */
+  FXT_COMPLETE("off", "c", only_for_tracing);
   FXT_COUNTER("off", "n", 1, FXT_U32("x", evaluated++));
   FXT_ASYNC_BEGIN("off", "a", 1);
   FXT_ASYNC_INSTANT("off", "a", 1);
