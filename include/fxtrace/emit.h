@@ -27,15 +27,6 @@
 #include <x86intrin.h>
 #endif
 
-/* A field or argument value. */
-union fxt_value {
-  uint64_t u;
-  int64_t i;
-  double d;
-  const void *p;
-  const char *s;
-};
-
 /* A thread's buffer and emit state. The slot's owner thread is the writer's producer. */
 struct fxt_tslot {
   struct fxt_writer w;

@@ -47,6 +47,15 @@ enum fxt_tp_kind {
 #define FXT_MAX_FIELDS 15    /* FXT's argument limit */
 #define FXT_STR_MAX_BOUND 256 /* longest string a field may copy inline */
 
+/* A field or argument value (which member: by the field's type). */
+union fxt_value {
+  uint64_t u;
+  int64_t i;
+  double d;
+  const void *p;
+  const char *s;
+};
+
 struct fxt_field {
   const char *name;
   uint16_t type;  /* enum fxt_type */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +86,36 @@ static void out_write(struct out *o, const void *p, size_t n)
     if (o->len == OUT_BYTES)
       out_flush(o);
   }
+}
+
+/* Writes a large chunk without copying it into the buffer: what is buffered, then the chunk,
+ * in one writev. */
+static void out_write_bulk(struct out *o, const void *p, size_t n)
+{
+  if (n < OUT_BYTES / 4 || o->fd < 0) {
+    out_write(o, p, n);
+    return;
+  }
+  o->written += n;
+  struct iovec iov[2] = {{o->buf, o->len}, {(void *)p, n}};
+  int first = o->len ? 0 : 1;
+  while (first < 2) {
+    ssize_t k = writev(o->fd, iov + first, 2 - first);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      if (!o->error)
+        o->error = k < 0 ? errno : EIO;
+      break;
+    }
+    for (; first < 2 && (size_t)k >= iov[first].iov_len; first++)
+      k -= (ssize_t)iov[first].iov_len;
+    if (first < 2) {
+      iov[first].iov_base = (char *)iov[first].iov_base + k;
+      iov[first].iov_len -= (size_t)k;
+    }
+  }
+  o->len = 0;
 }
 
 /* Encodes one record with an fxt_encode_* call into a word buffer and writes it. */
@@ -469,7 +500,7 @@ static uint64_t drain_slot(struct session *s, uint32_t i)
     if (C.out.limit && C.out.written + st.len > C.out.limit)
       C.capped_records += count_records(st.buf, st.len);
     else
-      out_write(&C.out, st.buf, st.len);
+      out_write_bulk(&C.out, st.buf, st.len);
     total += (uint64_t)n;
   }
   info->delivered_bytes += total;
