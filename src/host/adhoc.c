@@ -59,11 +59,10 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
   if (!t)
     return;
   uint32_t cpu;
-  uint64_t ts = fxt_emit_time(&cpu);
+  uint64_t now = fxt_emit_time(&cpu), ts = now;
   if (etype == FXT_EVENT_DURATION_COMPLETE) { /* trailer was the start: it becomes the end */
-    uint64_t start = trailer;
-    trailer = ts;
-    ts = start;
+    ts = trailer;
+    trailer = now;
   }
   if (n > FXT_MAX_FIELDS)
     n = FXT_MAX_FIELDS;
@@ -78,7 +77,7 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
   struct fxt_reservation res;
   uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)etype << 16 |
                  (uint64_t)n << 20 | t->thread_bits | tp->header;
-  if (fxt_emit_reserve(t, cpu, ts, hdr, &res) == 0) {
+  if (fxt_emit_reserve(t, cpu, now, hdr, &res) == 0) { /* a cpu record is stamped now */
     struct fxt_cursor c = fxt_cursor_of(&res);
     fxt_put_event_head(&c, t, ts);
     for (uint32_t i = 0; i < n; i++)

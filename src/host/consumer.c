@@ -532,15 +532,15 @@ static void pass(struct session *s)
   }
   refresh_names(s);
   write_metadata();
+  /* Hand each pass to the kernel: a process killed without running its exit handlers still
+   * leaves a readable file with everything drained so far. */
+  out_flush(&C.out);
 }
 
 static void *consumer_main(void *arg)
 {
   struct session *s = arg;
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, NULL); /* signal handlers run on the traced threads */
-  prctl(PR_SET_NAME, "fxtrace-consumer");
+  prctl(PR_SET_NAME, "fxtrace-consumer"); /* signals: blocked from birth (fxt_consumer_start) */
   for (;;) {
     uint32_t w = atomic_load_explicit(&s->wake, memory_order_acquire);
     /* Acquire pairs with fxt_consumer_stop's release: the stop handshake is complete. */
@@ -602,8 +602,16 @@ int fxt_consumer_start(struct session *s)
     return FXT_EINVAL;
   }
   write_header(s);
+  out_flush(&C.out);
   atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
-  if (pthread_create(&s->consumer, NULL, consumer_main, s) != 0) {
+  /* The consumer is born with every signal blocked (a thread inherits its creator's mask):
+   * process-directed signals must go to the program's threads, never run a handler here. */
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  int created = pthread_create(&s->consumer, NULL, consumer_main, s);
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  if (created != 0) {
     if (C.out.fd > 1)
       close(C.out.fd);
     return FXT_ENOMEM;

@@ -124,8 +124,14 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
 {
   struct session *s = &fxt_session;
   uint32_t gen = atomic_load_explicit(&fxt_session_active, memory_order_acquire);
-  if (gen == 0 || attaching)
+  if (gen == 0)
     return NULL;
+  if (attaching) {
+    /* A signal handler interrupted this thread's own attach: count, never recurse. */
+    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+    unattached_drops++;
+    return NULL;
+  }
   if (no_slot_seen == gen + atomic_load_explicit(&s->slot_freed_gen, memory_order_relaxed)) {
     atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
     unattached_drops++;
@@ -155,14 +161,17 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
 #endif
     for (uint32_t off = 0; off < s->buffer_bytes; off += 4096)
       ((volatile unsigned char *)storage)[off] = 0;
-  if (unattached_drops) {
-    atomic_fetch_add_explicit(&t->lost, unattached_drops, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&s->no_slot_drops, unattached_drops, memory_order_relaxed);
-    unattached_drops = 0;
-  }
   pthread_setspecific(exit_key, t);
   fxt_tls_slot = t;
   attaching = 0;
+  /* From here a signal handler finds the slot and emits normally, so nothing adds to
+   * unattached_drops any more: move what it holds into the thread's own stream. */
+  uint64_t pending = unattached_drops;
+  if (pending) {
+    unattached_drops = 0;
+    atomic_fetch_add_explicit(&t->lost, pending, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->no_slot_drops, pending, memory_order_relaxed);
+  }
   return fxt_emit_enter();
 }
 

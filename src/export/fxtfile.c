@@ -1,0 +1,619 @@
+/* src/export/fxtfile.c - loading an fxtrace FXT file: one pass of the strict decoder over the
+ * whole file (it starts fresh string and thread tables at every provider info record, as each
+ * process of a multi-process file has its own), building the index of fxtfile_int.h.
+ */
+#define _GNU_SOURCE
+#include "fxtfile_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fxtrace/meta.h>
+
+/* State of the loading pass only. */
+struct loader {
+  struct fxtf_file *f;
+  struct fxt_decoder dec;
+  struct fxt_record rec;
+  char *err;
+  size_t err_size;
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int fail_at(char *err, size_t err_size, int code, uint64_t off, const char *fmt, ...) {
+  if (err == NULL || err_size == 0)
+    return code;
+  int n = snprintf(err, err_size, "offset %llu: ", (unsigned long long)off);
+  if (n >= 0 && (size_t)n < err_size) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+static void set_err(char *err, size_t err_size, const char *msg) {
+  if (err != NULL && err_size > 0)
+    snprintf(err, err_size, "%s", msg);
+}
+
+/* ---- small text helpers ------------------------------------------------------------------ */
+
+bool fxtf_text_is(struct fxtf_text t, const char *s) {
+  size_t n = strlen(s);
+  return t.len == n && (n == 0 || memcmp(t.data, s, n) == 0);
+}
+
+static struct fxtf_text text_of(const struct fxt_str_ref *r) {
+  struct fxtf_text t = {r->data ? r->data : "", r->len};
+  return t;
+}
+
+bool fxtf_str_is(const struct fxt_str_ref *r, const char *s) {
+  return fxtf_text_is(text_of(r), s);
+}
+
+/* ---- bookkeeping records ----------------------------------------------------------------- */
+
+/* The unsigned integer argument called name, or false. */
+static bool arg_uint(const struct fxt_event *ev, const char *name, uint64_t *v) {
+  for (uint32_t i = 0; i < ev->num_args; i++) {
+    const struct fxt_arg *a = &ev->args[i];
+    if (!fxtf_str_is(&a->name, name))
+      continue;
+    if (a->type == FXT_ARG_UINT32)
+      *v = a->value.u32;
+    else if (a->type == FXT_ARG_UINT64)
+      *v = a->value.u64;
+    else
+      return false;
+    return true;
+  }
+  return false;
+}
+
+struct meta_name {
+  const char *name;
+  enum fxtf_meta_kind kind;
+  int want_type; /* FXT event type the conventions give it */
+};
+
+static const struct meta_name k_meta[] = {
+    {"drop_stats", FXTF_META_DROP_STATS, FXT_EVENT_DURATION_COMPLETE},
+    {"overrun", FXTF_META_OVERRUN, FXT_EVENT_INSTANT},
+    {"lost", FXTF_META_LOST, FXT_EVENT_INSTANT},
+    {"cpu", FXTF_META_CPU, FXT_EVENT_COUNTER},
+    {"clock_sync", FXTF_META_CLOCK_SYNC, FXT_EVENT_INSTANT},
+    {"dropped", FXTF_META_DROPPED, FXT_EVENT_COUNTER},
+};
+
+static int missing_arg(const struct fxt_record *rec, const char *what, char *err, size_t n) {
+  return fail_at(err, n, FXT_EBADMSG, rec->offset,
+                 "kernel:meta %.*s record without an unsigned integer argument '%s'",
+                 (int)rec->u.event.name.len, text_of(&rec->u.event.name).data, what);
+}
+
+int fxtf_parse_meta(const struct fxt_record *rec, struct fxtf_meta *out, char *err,
+                    size_t err_size) {
+  memset(out, 0, sizeof *out);
+  out->want_type = -1;
+  if (rec->kind != FXT_KIND_EVENT || !fxtf_str_is(&rec->u.event.category, "kernel:meta"))
+    return 0;
+  const struct fxt_event *ev = &rec->u.event;
+  out->kind = FXTF_META_OTHER;
+  for (size_t i = 0; i < sizeof k_meta / sizeof k_meta[0]; i++)
+    if (fxtf_str_is(&ev->name, k_meta[i].name)) {
+      out->kind = k_meta[i].kind;
+      out->want_type = k_meta[i].want_type;
+    }
+  uint64_t v = 0;
+  switch (out->kind) {
+  case FXTF_META_DROP_STATS:
+  case FXTF_META_OVERRUN:
+  case FXTF_META_LOST:
+    if (!arg_uint(ev, "num_records", &out->records))
+      return missing_arg(rec, "num_records", err, err_size);
+    return 0;
+  case FXTF_META_CPU:
+    if (!arg_uint(ev, "cpu", &v))
+      return missing_arg(rec, "cpu", err, err_size);
+    out->cpu = v > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)v;
+    return 0;
+  case FXTF_META_CLOCK_SYNC:
+    out->sync.offset = rec->offset;
+    if (!arg_uint(ev, "ticks", &out->sync.ticks))
+      return missing_arg(rec, "ticks", err, err_size);
+    if (!arg_uint(ev, "monotonic_ns", &out->sync.monotonic_ns))
+      return missing_arg(rec, "monotonic_ns", err, err_size);
+    if (!arg_uint(ev, "realtime_ns", &out->sync.realtime_ns))
+      return missing_arg(rec, "realtime_ns", err, err_size);
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+/* ---- tracepoint descriptions ------------------------------------------------------------- */
+
+#define DESC_HEAD 16u  /* u32 id, u16 system, name, kind, nfields, fmt_len, reserved */
+#define DESC_FIELD 8u  /* u16 name_ref, u8 type, u8 reserved, u32 bound */
+
+bool fxtf_is_desc(const struct fxt_record *rec) {
+  return rec->kind == FXT_KIND_BLOB && rec->u.blob.blob_type == FXT_BLOB_DATA &&
+         fxtf_str_is(&rec->u.blob.name, "fxtrace:tracepoint");
+}
+
+static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A string ref of the payload, resolved in the decoder's current table. */
+static int desc_ref(const struct fxt_decoder *d, uint16_t ref, uint64_t at, const char *what,
+                    struct fxtf_text *t, char *err, size_t err_size) {
+  const char *data;
+  size_t len;
+  if (ref > FXT_MAX_STRING_INDEX || fxt_decoder_string(d, ref, &data, &len) != 0)
+    return fail_at(err, err_size, FXT_EBADMSG, at,
+                   "tracepoint description: %s refers to undefined string %u", what, ref);
+  t->data = data;
+  t->len = (uint32_t)len;
+  return 0;
+}
+
+static int desc_fields(const struct fxt_decoder *d, const unsigned char *p, uint64_t at,
+                       struct fxtf_desc *out, char *err, size_t err_size) {
+  for (uint32_t i = 0; i < out->nfields; i++, p += DESC_FIELD, at += DESC_FIELD) {
+    struct fxtf_field *fl = &out->fields[i];
+    int rc = desc_ref(d, get16(p), at, "a field name", &fl->name, err, err_size);
+    if (rc)
+      return rc;
+    fl->type = p[2];
+    fl->bound = get32(p + 4);
+    if (fl->type < FXT_TYPE_U8 || fl->type > FXT_TYPE_BYTES)
+      return fail_at(err, err_size, FXT_EBADMSG, at + 2,
+                     "tracepoint description: field %u has unknown type %u", i, fl->type);
+    if (p[3] != 0)
+      return fail_at(err, err_size, FXT_EBADMSG, at + 3,
+                     "tracepoint description: field %u reserved byte is %u", i, p[3]);
+  }
+  return 0;
+}
+
+int fxtf_parse_desc(const struct fxt_decoder *d, const struct fxt_record *rec,
+                    struct fxtf_desc *out, char *err, size_t err_size) {
+  const struct fxt_blob *b = &rec->u.blob;
+  const unsigned char *p = b->data;
+  uint64_t at = rec->offset + FXT_WORD_BYTES; /* the payload follows the header word */
+  memset(out, 0, sizeof *out);
+  out->offset = rec->offset;
+  if (b->size < DESC_HEAD)
+    return fail_at(err, err_size, FXT_EBADMSG, at,
+                   "tracepoint description of %u bytes (the fixed part is %u)", b->size,
+                   DESC_HEAD);
+  out->id = get32(p);
+  out->system_ref = get16(p + 4);
+  out->name_ref = get16(p + 6);
+  out->kind = get16(p + 8);
+  out->nfields = get16(p + 10);
+  uint16_t fmt_len = get16(p + 12);
+  if (out->kind > FXT_TP_PRINTK)
+    return fail_at(err, err_size, FXT_EBADMSG, at + 8, "tracepoint description: unknown kind %u",
+                   out->kind);
+  if (out->nfields > FXT_MAX_FIELDS)
+    return fail_at(err, err_size, FXT_EBADMSG, at + 10,
+                   "tracepoint description: %u fields (at most %u)", out->nfields, FXT_MAX_FIELDS);
+  if (get16(p + 14) != 0)
+    return fail_at(err, err_size, FXT_EBADMSG, at + 14,
+                   "tracepoint description: reserved field is %u", get16(p + 14));
+  uint32_t want = DESC_HEAD + fmt_len + out->nfields * DESC_FIELD;
+  if (b->size != want)
+    return fail_at(err, err_size, FXT_EBADMSG, at,
+                   "tracepoint description of %u bytes, its fields say %u", b->size, want);
+  int rc = desc_ref(d, out->system_ref, at + 4, "the system", &out->system, err, err_size);
+  if (rc == 0)
+    rc = desc_ref(d, out->name_ref, at + 6, "the event name", &out->name, err, err_size);
+  if (rc)
+    return rc;
+  out->fmt.data = (const char *)p + DESC_HEAD;
+  out->fmt.len = fmt_len;
+  return desc_fields(d, p + DESC_HEAD + fmt_len, at + DESC_HEAD + fmt_len, out, err, err_size);
+}
+
+/* ---- providers --------------------------------------------------------------------------- */
+
+/* Ends the current provider at offset end: its clock mapping is known now, so its entries'
+ * ticks become ns. */
+static void end_provider(struct fxtf_file *f, uint64_t end) {
+  if (f->nprovs == 0)
+    return;
+  struct fxtf_prov *p = &f->provs[f->nprovs - 1];
+  p->pub.end = end;
+  p->map = fxtf_clockmap_of(&p->pub);
+  for (size_t i = p->first_entry; i < f->nentries; i++)
+    f->entries[i].ns = fxtf_clockmap_apply(&p->map, f->entries[i].ns);
+}
+
+static int begin_provider(struct fxtf_file *f, uint32_t id, const char *name, uint32_t name_len,
+                          uint64_t offset) {
+  end_provider(f, offset);
+  if (fxtf_grow((void **)&f->provs, &f->cap_provs, (uint64_t)f->nprovs + 1, sizeof *f->provs))
+    return FXT_ENOMEM;
+  struct fxtf_prov *p = &f->provs[f->nprovs++];
+  memset(p, 0, sizeof *p);
+  p->pub.id = id;
+  p->pub.name.data = name;
+  p->pub.name.len = name_len;
+  p->pub.process_name.data = "";
+  p->pub.offset = offset;
+  p->first_entry = f->nentries;
+  memset(f->ref_cache, 0, sizeof f->ref_cache);
+  return 0;
+}
+
+/* The provider records belong to; records before any provider info record (not fxtrace's
+ * layout, but readable) get an anonymous provider 0. */
+static struct fxtf_prov *current(struct loader *l) {
+  struct fxtf_file *f = l->f;
+  if (f->nprovs == 0 && begin_provider(f, 0, "", 0, 0) != 0)
+    return NULL;
+  return &f->provs[f->nprovs - 1];
+}
+
+static int bind_string(struct loader *l, const struct fxt_string *s, uint64_t off) {
+  struct fxtf_prov *p = current(l);
+  if (p == NULL)
+    return FXT_ENOMEM;
+  if (s->index == 0) /* readers ignore it (§4.6) */
+    return 0;
+  if (s->index >= p->nstrings) {
+    uint32_t cap = p->nstrings;
+    if (fxtf_grow((void **)&p->strings, &cap, (uint64_t)s->index + 1, sizeof *p->strings))
+      return FXT_ENOMEM;
+    memset(p->strings + p->nstrings, 0, (cap - p->nstrings) * sizeof *p->strings);
+    p->nstrings = cap;
+  }
+  struct fxtf_strslot *slot = &p->strings[s->index];
+  if (slot->bound && (slot->len != s->len || memcmp(slot->data, s->data, s->len) != 0))
+    return fail_at(l->err, l->err_size, FXT_EBADMSG, off,
+                   "string index %u re-bound to other text (fxtrace binds each index once per "
+                   "process)",
+                   s->index);
+  slot->data = s->data;
+  slot->len = s->len;
+  slot->bound = true;
+  return 0;
+}
+
+/* ---- threads ----------------------------------------------------------------------------- */
+
+/* The thread of an event record: through the thread-ref cache when it has a ref. */
+static int64_t event_thread(struct loader *l, const struct fxt_event *ev) {
+  struct fxtf_file *f = l->f;
+  uint8_t ref = ev->thread.index;
+  if (ref != 0 && f->ref_cache[ref] != 0)
+    return f->ref_cache[ref] - 1;
+  int64_t id = fxtf_thread_get(f, f->nprovs - 1, ev->thread.process_koid, ev->thread.thread_koid);
+  if (id >= 0 && ref != 0)
+    f->ref_cache[ref] = (uint32_t)id + 1;
+  return id;
+}
+
+static int on_kernel_object(struct loader *l, const struct fxt_kernel_object *k) {
+  struct fxtf_prov *p = current(l);
+  if (p == NULL)
+    return FXT_ENOMEM;
+  if (k->obj_type == FXT_KOBJ_PROCESS) {
+    if (k->koid == p->pub.id || p->pub.id == 0)
+      p->pub.process_name = text_of(&k->name);
+    return 0;
+  }
+  if (k->obj_type != FXT_KOBJ_THREAD)
+    return 0;
+  uint64_t pid = p->pub.id;
+  for (uint32_t i = 0; i < k->num_args; i++)
+    if (k->args[i].type == FXT_ARG_KOID && fxtf_str_is(&k->args[i].name, "process"))
+      pid = k->args[i].value.koid;
+  int64_t id = fxtf_thread_get(l->f, l->f->nprovs - 1, pid, k->koid);
+  if (id < 0)
+    return (int)id;
+  struct fxtf_thread *t = &l->f->threads[id];
+  t->comm = text_of(&k->name);
+  t->named = true;
+  return 0;
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static int add_entry(struct loader *l, struct fxtf_thread *t, uint32_t tid,
+                     const struct fxt_record *rec) {
+  struct fxtf_file *f = l->f;
+  if (fxtf_grow_size((void **)&f->entries, &f->cap_entries, f->nentries + 1, sizeof *f->entries))
+    return FXT_ENOMEM;
+  struct fxtf_entry *e = &f->entries[f->nentries++];
+  e->ns = rec->u.event.timestamp; /* made ns when the provider ends */
+  e->offset = rec->offset;
+  e->thread = tid;
+  e->cpu = t->cpu == FXTF_CPU_UNKNOWN ? FXTF_ENTRY_CPU_UNKNOWN
+                                      : (uint16_t)(t->cpu > 0xfffe ? 0xfffe : t->cpu);
+  e->flags = 0;
+  if (t->trailing_lost != 0) { /* the losses so far stand before this event */
+    if (fxtf_grow_size((void **)&f->losses, &f->cap_losses, f->nlosses + 1, sizeof *f->losses))
+      return FXT_ENOMEM;
+    f->losses[f->nlosses].offset = rec->offset;
+    f->losses[f->nlosses++].records = t->trailing_lost;
+    t->trailing_lost = 0;
+    e->flags |= FXTF_ENTRY_LOSS;
+  }
+  t->events++;
+  f->provs[f->nprovs - 1].pub.events++;
+  int64_t name = fxtf_event_name_get(f, f->nprovs - 1, &rec->u.event.category,
+                                     &rec->u.event.name);
+  if (name < 0)
+    return (int)name;
+  f->names[name].count++;
+  return 0;
+}
+
+static void add_sync(struct fxtf_prov *p, const struct fxtf_sync *s) {
+  if (p->pub.nsyncs++ == 0)
+    p->pub.first_sync = *s;
+  p->pub.last_sync = *s;
+}
+
+static int on_event(struct loader *l, const struct fxt_record *rec) {
+  struct fxtf_meta m;
+  int rc = fxtf_parse_meta(rec, &m, l->err, l->err_size);
+  struct fxtf_prov *p = current(l);
+  if (rc || p == NULL)
+    return rc ? rc : FXT_ENOMEM;
+  if (m.kind == FXTF_META_CLOCK_SYNC) {
+    add_sync(p, &m.sync);
+    return 0;
+  }
+  if (m.kind == FXTF_META_DROPPED || m.kind == FXTF_META_OTHER)
+    return 0;
+  int64_t id = event_thread(l, &rec->u.event);
+  if (id < 0)
+    return (int)id;
+  struct fxtf_thread *t = &l->f->threads[id];
+  if (t->first_offset == UINT64_MAX)
+    t->first_offset = rec->offset;
+  switch (m.kind) {
+  case FXTF_META_DROP_STATS:
+    t->dropped += m.records;
+    break;
+  case FXTF_META_OVERRUN:
+    t->overrun += m.records;
+    break;
+  case FXTF_META_LOST:
+    t->lost += m.records;
+    break;
+  case FXTF_META_CPU:
+    t->cpu = m.cpu;
+    return 0;
+  default:
+    return add_entry(l, t, (uint32_t)id, rec);
+  }
+  t->trailing_lost += m.records; /* attached to the thread's next event, if any */
+  return 0;
+}
+
+static int on_blob(struct loader *l, const struct fxt_record *rec) {
+  if (!fxtf_is_desc(rec))
+    return 0;
+  struct fxtf_desc d;
+  int rc = fxtf_parse_desc(&l->dec, rec, &d, l->err, l->err_size);
+  if (rc == 0 && current(l) == NULL)
+    rc = FXT_ENOMEM;
+  if (rc)
+    return rc;
+  d.provider = l->f->nprovs - 1;
+  return fxtf_desc_add(l->f, &d);
+}
+
+static int on_record(struct loader *l) {
+  const struct fxt_record *rec = &l->rec;
+  struct fxtf_prov *p;
+  switch (rec->kind) {
+  case FXT_KIND_PROVIDER_INFO:
+    return begin_provider(l->f, rec->u.provider_info.id, rec->u.provider_info.name,
+                          rec->u.provider_info.name_len, rec->offset);
+  case FXT_KIND_PROVIDER_SECTION: /* the decoder starts fresh tables for another provider */
+    p = current(l);
+    if (p != NULL && rec->u.provider_section.id == p->pub.id)
+      return 0;
+    return begin_provider(l->f, rec->u.provider_section.id, "", 0, rec->offset);
+  case FXT_KIND_INIT:
+    p = current(l);
+    if (p == NULL)
+      return FXT_ENOMEM;
+    p->pub.ticks_per_second = rec->u.init.ticks_per_second;
+    return 0;
+  case FXT_KIND_STRING:
+    return bind_string(l, &rec->u.string, rec->offset);
+  case FXT_KIND_THREAD:
+    l->f->ref_cache[rec->u.thread.index] = 0;
+    return 0;
+  case FXT_KIND_EVENT:
+    return on_event(l, rec);
+  case FXT_KIND_BLOB:
+    return on_blob(l, rec);
+  case FXT_KIND_KERNEL_OBJECT:
+    return on_kernel_object(l, &rec->u.kernel_object);
+  default: /* magic; records fxtrace does not write (logs, scheduling, objects, large blobs) */
+    return 0;
+  }
+}
+
+static void free_strings(struct fxtf_file *f) {
+  for (uint32_t i = 0; i < f->nprovs; i++) {
+    free(f->provs[i].strings);
+    f->provs[i].strings = NULL;
+  }
+}
+
+/* The decoding pass. The string table (512 KiB) lives only as long as the pass. */
+static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
+  struct loader *l = malloc(sizeof *l);
+  struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
+  int rc = l && table ? 0 : FXT_ENOMEM;
+  if (rc == 0) {
+    l->f = f;
+    l->err = err;
+    l->err_size = err_size;
+    rc = fxt_decoder_init(&l->dec, f->buf, f->len, table);
+  }
+  while (rc == 0) {
+    rc = fxt_decoder_next(&l->dec, &l->rec, err, err_size);
+    if (rc <= 0)
+      break;
+    f->records++;
+    rc = on_record(l);
+  }
+  if (rc == 0)
+    end_provider(f, f->len);
+  free(table);
+  free(l);
+  return rc;
+}
+
+int fxtf_load(const void *buf, size_t len, struct fxtf_file **out, char *err, size_t err_size) {
+  set_err(err, err_size, "");
+  if (out == NULL || (buf == NULL && len > 0)) {
+    set_err(err, err_size, "invalid argument");
+    return FXT_EINVAL;
+  }
+  *out = NULL;
+  struct fxtf_file *f = calloc(1, sizeof *f);
+  if (f == NULL) {
+    set_err(err, err_size, "out of memory");
+    return FXT_ENOMEM;
+  }
+  f->buf = buf;
+  f->len = len;
+  int rc = load_records(f, err, err_size);
+  if (rc == 0)
+    rc = fxtf_sort_entries(f);
+  if (rc == FXT_ENOMEM)
+    set_err(err, err_size, "out of memory");
+  if (rc != 0) {
+    fxtf_close(f);
+    return rc;
+  }
+  *out = f;
+  return 0;
+}
+
+int fxtf_open(const char *path, struct fxtf_file **out, char *err, size_t err_size) {
+  if (out == NULL || path == NULL) {
+    set_err(err, err_size, "invalid argument");
+    return FXT_EINVAL;
+  }
+  *out = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    set_err(err, err_size, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return FXT_ENOENT;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    set_err(err, err_size, "not a regular file");
+    close(fd);
+    return FXT_ENOENT;
+  }
+  size_t len = (size_t)st.st_size;
+  void *map = NULL;
+  if (len > 0) {
+    map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      set_err(err, err_size, strerror(errno));
+      close(fd);
+      return FXT_ENOENT;
+    }
+    madvise(map, len, MADV_SEQUENTIAL); /* the loading pass reads it front to back */
+  }
+  close(fd);
+  int rc = fxtf_load(map, len, out, err, err_size);
+  if (rc != 0) {
+    if (map)
+      munmap(map, len);
+    return rc;
+  }
+  (*out)->map = map;
+  (*out)->map_len = len;
+  if (map)
+    madvise(map, len, MADV_NORMAL); /* re-reading events in time order jumps around */
+  return 0;
+}
+
+void fxtf_close(struct fxtf_file *f) {
+  if (f == NULL)
+    return;
+  free_strings(f);
+  fxtf_free_tables(f);
+  free(f->provs);
+  if (f->map)
+    munmap(f->map, f->map_len);
+  free(f);
+}
+
+/* ---- accessors --------------------------------------------------------------------------- */
+
+size_t fxtf_event_count(const struct fxtf_file *f) { return f->nentries; }
+
+uint32_t fxtf_provider_count(const struct fxtf_file *f) { return f->nprovs; }
+
+const struct fxtf_provider *fxtf_provider(const struct fxtf_file *f, uint32_t i) {
+  return i < f->nprovs ? &f->provs[i].pub : NULL;
+}
+
+const void *fxtf_data(const struct fxtf_file *f, size_t *len) {
+  *len = f->len;
+  return f->buf;
+}
+
+uint32_t fxtf_provider_at(const struct fxtf_file *f, uint64_t offset) {
+  uint32_t lo = 0, hi = f->nprovs; /* the last provider starting at or before offset */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (f->provs[mid].pub.offset <= offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo == 0 ? UINT32_MAX : lo - 1;
+}
+
+const struct fxtf_thread *fxtf_threads(const struct fxtf_file *f, uint32_t *n) {
+  *n = f->nthreads;
+  return f->threads;
+}
+
+void fxtf_totals(const struct fxtf_file *f, struct fxtf_totals *t) {
+  memset(t, 0, sizeof *t);
+  t->records = f->records;
+  t->providers = f->nprovs;
+  for (uint32_t i = 0; i < f->nthreads; i++) {
+    const struct fxtf_thread *th = &f->threads[i];
+    t->events += th->events;
+    t->dropped += th->dropped;
+    t->overrun += th->overrun;
+    t->lost += th->lost;
+    t->trailing_lost += th->trailing_lost;
+    if (th->events || th->dropped || th->overrun || th->lost)
+      t->threads++;
+  }
+}

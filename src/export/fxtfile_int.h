@@ -1,0 +1,117 @@
+/* src/export/fxtfile_int.h - internals shared by fxtfile.c (loading: the one decoding pass)
+ * and fxtfile_index.c (lookup tables, time sort, re-reading events).
+ */
+#ifndef FXTRACE_EXPORT_FXTFILE_INT_H
+#define FXTRACE_EXPORT_FXTFILE_INT_H
+
+#include "fxtfile.h"
+
+/* One entry of a provider's string table: text inside the file. Indices are bound once per
+ * process (docs/fxt-conventions.md), so the table at the end of the provider resolves every
+ * ref of its events and events can be re-read in any order. */
+struct fxtf_strslot {
+  const char *data;
+  uint16_t len;
+  bool bound;
+};
+
+/* Mapping of ticks to ns: ns = base_ns + (ticks - base_ticks) * slope. */
+struct fxtf_clockmap {
+  uint64_t base_ticks, base_ns;
+  long double slope;
+};
+
+struct fxtf_prov {
+  struct fxtf_provider pub;
+  struct fxtf_strslot *strings;
+  uint32_t nstrings; /* entries allocated: highest bound index + 1 at most 0x8000 */
+  size_t first_entry;
+  struct fxtf_clockmap map; /* set when the provider ends */
+};
+
+/* The per-event index: 24 bytes, the only memory that grows with the number of events. */
+#define FXTF_ENTRY_LOSS 0x1u /* a loss precedes it: see fxtf_file.losses */
+#define FXTF_ENTRY_CPU_UNKNOWN 0xffffu
+struct fxtf_entry {
+  uint64_t ns; /* ticks until its provider ends, then CLOCK_MONOTONIC ns */
+  uint64_t offset;
+  uint32_t thread;
+  uint16_t cpu; /* FXTF_ENTRY_CPU_UNKNOWN, or min(cpu, 0xfffe) */
+  uint16_t flags;
+};
+
+/* Records lost before the event at offset (sorted by offset: appended in file order). */
+struct fxtf_loss {
+  uint64_t offset;
+  uint64_t records;
+};
+
+/* Open-addressing map of ids (indices of one of the arrays below): a slot holds
+ * (hash32 << 32) | (id + 1), 0 when free; equality is decided by the caller's callback. */
+struct fxtf_idmap {
+  uint64_t *slots;
+  uint32_t mask, count;
+};
+
+/* An integer key and its value, for two maps:
+ *  - evkeys: (provider << 32 | category ref << 16 | name ref) of events with table refs ->
+ *    system:event name id, so an event costs one integer lookup rather than hashing its text;
+ *  - desckeys: (provider << 32 | name id) -> description index (the latest one). */
+struct fxtf_kv {
+  uint64_t key;
+  uint32_t value;
+};
+
+struct fxtf_name {
+  struct fxtf_text system, name;
+  uint64_t count;
+};
+
+struct fxtf_file {
+  const unsigned char *buf;
+  size_t len;
+  void *map; /* fxtf_open's mapping, or NULL */
+  size_t map_len;
+  uint64_t records;
+
+  struct fxtf_prov *provs;
+  uint32_t nprovs, cap_provs;
+  struct fxtf_thread *threads;
+  uint32_t nthreads, cap_threads;
+  struct fxtf_desc *descs;
+  uint32_t ndescs, cap_descs;
+  struct fxtf_name *names;
+  uint32_t nnames, cap_names;
+  struct fxtf_kv *evkeys, *desckeys;
+  uint32_t nevkeys, cap_evkeys, ndesckeys, cap_desckeys;
+  struct fxtf_entry *entries;
+  size_t nentries, cap_entries;
+  struct fxtf_loss *losses;
+  size_t nlosses, cap_losses;
+
+  struct fxtf_idmap thread_map, name_map, evkey_map, desc_map;
+  uint32_t ref_cache[FXT_MAX_THREAD_INDEX + 1]; /* thread ref -> thread id + 1, 0 unknown */
+};
+
+/* Grows *p (of *cap elements of elem bytes) to hold need; 0 or FXT_ENOMEM. */
+int fxtf_grow(void **p, uint32_t *cap, uint64_t need, size_t elem);
+int fxtf_grow_size(void **p, size_t *cap, size_t need, size_t elem);
+
+/* Find-or-add; return the id or FXT_ENOMEM. */
+int64_t fxtf_thread_get(struct fxtf_file *f, uint32_t provider, uint64_t pid, uint64_t tid);
+int64_t fxtf_name_get(struct fxtf_file *f, struct fxtf_text system, struct fxtf_text name);
+/* The name id of an event record's category and name (refs as a decoded record has them). */
+int64_t fxtf_event_name_get(struct fxtf_file *f, uint32_t provider, const struct fxt_str_ref *cat,
+                            const struct fxt_str_ref *name);
+/* Adds a description (latest wins for its system:event); 0 or FXT_ENOMEM. */
+int fxtf_desc_add(struct fxtf_file *f, const struct fxtf_desc *d);
+
+/* Sorts entries by (ns, offset); 0 or FXT_ENOMEM. */
+int fxtf_sort_entries(struct fxtf_file *f);
+
+struct fxtf_clockmap fxtf_clockmap_of(const struct fxtf_provider *p);
+uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks);
+
+void fxtf_free_tables(struct fxtf_file *f);
+
+#endif /* FXTRACE_EXPORT_FXTFILE_INT_H */

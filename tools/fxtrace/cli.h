@@ -1,0 +1,37 @@
+/* tools/fxtrace/cli.h - the fxtrace command: one file per subcommand, dispatched by main.c.
+ *
+ * Conventions of every subcommand: `--help` prints its usage on stdout and exits 0; a usage
+ * error prints "fxtrace CMD: reason" and the usage on stderr and exits 2; a bad input file
+ * prints "fxtrace CMD: FILE: offset N: reason" (or "FILE: reason" without an offset) on stderr
+ * and exits 1.
+ */
+#ifndef FXTRACE_TOOLS_CLI_H
+#define FXTRACE_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "export/fxtfile.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+int cmd_report(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+
+/* Prints "fxtrace CMD: FILE: msg" on stderr. */
+void cli_file_error(const char *cmd, const char *file, const char *msg);
+/* A usage error: "fxtrace CMD: msg" and the usage on stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *usage, const char *msg);
+/* For subcommands taking exactly one FILE: parses [--help] FILE. Returns -1 when *file is
+ * set, else the exit code to return (help printed, or usage error). */
+int cli_one_file(const char *cmd, const char *usage, int argc, char **argv, const char **file);
+/* fxtf_open with the error printed; NULL on failure. */
+struct fxtf_file *cli_open(const char *cmd, const char *path);
+/* Writes n bytes to stdout; false on a write error (reported). */
+bool cli_write(const char *cmd, const void *data, size_t n);
+
+#endif /* FXTRACE_TOOLS_CLI_H */

@@ -1,0 +1,100 @@
+/* tools/fxtrace/main.c - `fxtrace SUBCOMMAND ...`: dispatch and the helpers of cli.h. */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <fxtrace/errors.h>
+
+struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command k_commands[] = {
+    {"record", cmd_record, "run a command with tracing on and merge its traces into one file"},
+    {"report", cmd_report, "print a trace as ftrace text, one line per event, in time order"},
+    {"stats", cmd_stats, "count events per event name and per thread, with losses"},
+    {"check", cmd_check, "validate a trace against fxtrace's FXT conventions"},
+};
+#define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: fxtrace COMMAND [ARGS...]\n\ncommands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(out, "  %-8s %s\n", k_commands[i].name, k_commands[i].summary);
+  fprintf(out, "\n'fxtrace COMMAND --help' describes each one.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(argv[1], k_commands[i].name) == 0)
+      return k_commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "fxtrace: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return CLI_EXIT_USAGE;
+}
+
+/* ---- helpers (cli.h) --------------------------------------------------------------------- */
+
+void cli_file_error(const char *cmd, const char *file, const char *msg) {
+  fprintf(stderr, "fxtrace %s: %s: %s\n", cmd, file, msg);
+}
+
+int cli_usage_error(const char *cmd, const char *usage_text, const char *msg) {
+  fprintf(stderr, "fxtrace %s: %s\n%s", cmd, msg, usage_text);
+  return CLI_EXIT_USAGE;
+}
+
+int cli_one_file(const char *cmd, const char *usage_text, int argc, char **argv,
+                 const char **file) {
+  *file = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(usage_text, stdout);
+      return CLI_EXIT_OK;
+    }
+    if (strcmp(argv[i], "--") == 0 && i + 1 < argc && *file == NULL) {
+      *file = argv[++i];
+      continue;
+    }
+    if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      char msg[300];
+      snprintf(msg, sizeof msg, "unknown option '%s'", argv[i]);
+      return cli_usage_error(cmd, usage_text, msg);
+    }
+    if (*file != NULL)
+      return cli_usage_error(cmd, usage_text, "more than one FILE");
+    *file = argv[i];
+  }
+  if (*file == NULL)
+    return cli_usage_error(cmd, usage_text, "missing FILE");
+  return -1;
+}
+
+struct fxtf_file *cli_open(const char *cmd, const char *path) {
+  char err[FXTF_ERR_SIZE];
+  struct fxtf_file *f = NULL;
+  if (fxtf_open(path, &f, err, sizeof err) != 0) {
+    cli_file_error(cmd, path, err);
+    return NULL;
+  }
+  return f;
+}
+
+bool cli_write(const char *cmd, const void *data, size_t n) {
+  if (n == 0 || fwrite(data, 1, n, stdout) == n)
+    return true;
+  fprintf(stderr, "fxtrace %s: writing the output: %s\n", cmd, strerror(errno));
+  return false;
+}

@@ -1,0 +1,283 @@
+/* tools/fxtrace/record.c - `fxtrace record [options] -- CMD [ARGS...]`: runs CMD with tracing
+ * on through the FXTRACE environment variable (include/fxtrace/session.h), so every process
+ * of its tree that loads libfxtrace writes its own file into a private directory; then merges
+ * those files into one (docs/fxt-conventions.md: the single-process files concatenated, only
+ * the first keeping its magic record) and prints what was recorded.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "record_merge.h"
+
+static const char k_usage[] =
+    "usage: fxtrace record [-e EVENTS] [-b KB] [--mode MODE] [-o FILE] [--] CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD with tracing on (every process of its tree linked with libfxtrace traces\n"
+    "itself), waits for it, and merges the traces into FILE.\n"
+    "  -e, --events EVENTS   tracepoints to enable: globs on system:event, comma-separated\n"
+    "                        (default: all)\n"
+    "  -b, --buffer-kb KB    per-thread buffer size in KiB (default 256)\n"
+    "  -m, --mode MODE       discard (default), overwrite, block or block:MS\n"
+    "  -o, --output FILE     the merged trace (default fxtrace.fxt)\n"
+    "Prints \"fxtrace: recorded N events from P processes (T threads) to FILE; D dropped,\n"
+    "O overrun, L lost\" and exits with CMD's exit status (128 + signal if it was killed).\n";
+
+struct options {
+  const char *events, *mode, *output, *buffer_kb;
+  char **cmd;
+};
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+/* "-e V", "-eV", "--events V", "--events=V"; advances *i past what it used. */
+static bool option_value(int argc, char **argv, int *i, const char *s, const char *l,
+                         const char **out, bool *missing) {
+  const char *a = argv[*i];
+  size_t ll = strlen(l);
+  const char *v = NULL;
+  if (strcmp(a, s) == 0 || strcmp(a, l) == 0)
+    v = *i + 1 < argc ? argv[++*i] : NULL;
+  else if (strncmp(a, s, 2) == 0 && a[2] != '\0' && a[1] != '-')
+    v = a + 2;
+  else if (strncmp(a, l, ll) == 0 && a[ll] == '=')
+    v = a + ll + 1;
+  else
+    return false;
+  *missing = v == NULL;
+  *out = v;
+  return true;
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  char msg[300];
+  snprintf(msg, sizeof msg, fmt, arg);
+  return cli_usage_error("record", k_usage, msg);
+}
+
+static bool valid_mode(const char *m) {
+  if (strcmp(m, "discard") == 0 || strcmp(m, "overwrite") == 0 || strcmp(m, "block") == 0)
+    return true;
+  if (strncmp(m, "block:", 6) != 0 || m[6] == '\0')
+    return false;
+  char *end;
+  errno = 0;
+  unsigned long ms = strtoul(m + 6, &end, 10);
+  return *end == '\0' && errno == 0 && m[6] != '-' && ms >= 1 && ms <= 3600000;
+}
+
+static int check_options(const struct options *o) {
+  if (o->events && (o->events[0] == '\0' || strchr(o->events, ';')))
+    return usage_error("bad --events '%s' (a comma-separated list of globs, no ';')", o->events);
+  if (o->mode && !valid_mode(o->mode))
+    return usage_error("bad --mode '%s' (discard, overwrite, block or block:MS)", o->mode);
+  if (o->buffer_kb) {
+    char *end;
+    errno = 0;
+    unsigned long kb = strtoul(o->buffer_kb, &end, 10);
+    if (o->buffer_kb[0] < '0' || o->buffer_kb[0] > '9' || *end || errno || kb == 0 ||
+        kb > (1ul << 22))
+      return usage_error("bad --buffer-kb '%s' (1 to 4194304)", o->buffer_kb);
+  }
+  if (o->output[0] == '\0')
+    return usage_error("%sempty --output", "");
+  return -1;
+}
+
+/* Returns -1 when *o is complete, else the exit code. */
+static int parse(int argc, char **argv, struct options *o) {
+  memset(o, 0, sizeof *o);
+  o->output = "fxtrace.fxt";
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    bool missing = false;
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      fputs(k_usage, stdout);
+      return CLI_EXIT_OK;
+    }
+    if (a[0] != '-' || a[1] == '\0')
+      break; /* CMD */
+    if (!option_value(argc, argv, &i, "-e", "--events", &o->events, &missing) &&
+        !option_value(argc, argv, &i, "-b", "--buffer-kb", &o->buffer_kb, &missing) &&
+        !option_value(argc, argv, &i, "-m", "--mode", &o->mode, &missing) &&
+        !option_value(argc, argv, &i, "-o", "--output", &o->output, &missing))
+      return usage_error("unknown option '%s'", a);
+    if (missing)
+      return usage_error("option '%s' needs a value", a);
+  }
+  if (i >= argc)
+    return usage_error("%smissing CMD", "");
+  o->cmd = argv + i;
+  return check_options(o);
+}
+
+/* ---- the FXTRACE value ---------------------------------------------------------------------- */
+
+/* "events=..;buffer_kb=..;mode=..;output=DIR/fxtrace-%p.fxt" with only the options given. A
+ * '%' in DIR is written "%%" (FXTRACE's output escapes it); NULL when it does not fit. */
+static char *fxtrace_value(const struct options *o, const char *dir) {
+  size_t cap = strlen(dir) * 2 + 64 + (o->events ? strlen(o->events) : 0) +
+               (o->mode ? strlen(o->mode) : 0) + (o->buffer_kb ? strlen(o->buffer_kb) : 0);
+  char *v = malloc(cap), *p = v;
+  if (v == NULL)
+    return NULL;
+  if (o->events)
+    p += sprintf(p, "events=%s;", o->events);
+  if (o->buffer_kb)
+    p += sprintf(p, "buffer_kb=%s;", o->buffer_kb);
+  if (o->mode)
+    p += sprintf(p, "mode=%s;", o->mode);
+  p += sprintf(p, "output=");
+  for (const char *d = dir; *d; d++) {
+    if (*d == '%')
+      *p++ = '%';
+    *p++ = *d;
+  }
+  strcpy(p, "/fxtrace-%p.fxt");
+  return v;
+}
+
+/* A private directory for the traces: $TMPDIR unless it would break the FXTRACE syntax. */
+static char *make_dir(void) {
+  const char *base = getenv("TMPDIR");
+  if (base == NULL || base[0] != '/' || strchr(base, ';') || strlen(base) > 3000)
+    base = "/tmp";
+  size_t n = strlen(base) + 32;
+  char *dir = malloc(n);
+  if (dir == NULL)
+    return NULL;
+  snprintf(dir, n, "%s/fxtrace-record.XXXXXX", base);
+  if (mkdtemp(dir) == NULL) {
+    fprintf(stderr, "fxtrace record: cannot create a directory in %s: %s\n", base,
+            strerror(errno));
+    free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
+/* ---- running CMD ----------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t g_child;
+
+/* SIGINT/SIGTERM while CMD runs: a signal sent to fxtrace (kill) is passed on; one the
+ * terminal sent reached CMD's process group already, so fxtrace only survives it to merge. */
+static void forward(int sig, siginfo_t *info, void *uctx) {
+  (void)uctx;
+  if (g_child > 0 && info != NULL && info->si_code <= 0) /* SI_USER, SI_QUEUE, ... */
+    kill((pid_t)g_child, sig);
+}
+
+static int run(char **cmd, const char *value) {
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "fxtrace record: fork: %s\n", strerror(errno));
+    return CLI_EXIT_FAIL;
+  }
+  if (pid == 0) {
+    if (setenv("FXTRACE", value, 1) == 0)
+      execvp(cmd[0], cmd);
+    fprintf(stderr, "fxtrace record: %s: %s\n", cmd[0], strerror(errno));
+    _exit(127);
+  }
+  g_child = pid;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  g_child = 0;
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_FAIL;
+}
+
+/* ---- after CMD --------------------------------------------------------------------------- */
+
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d != NULL) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      char path[4200];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  if (rmdir(dir) != 0)
+    fprintf(stderr, "fxtrace record: cannot remove %s: %s\n", dir, strerror(errno));
+}
+
+static void summary(const char *output) {
+  struct fxtf_file *f = cli_open("record", output);
+  if (f == NULL)
+    return;
+  struct fxtf_totals t;
+  fxtf_totals(f, &t);
+  printf("fxtrace: recorded %" PRIu64 " events from %" PRIu32 " process%s (%" PRIu32
+         " thread%s) to %s; %" PRIu64 " dropped, %" PRIu64 " overrun, %" PRIu64 " lost\n",
+         t.events, t.providers, t.providers == 1 ? "" : "es", t.threads,
+         t.threads == 1 ? "" : "s", output, t.dropped, t.overrun, t.lost);
+  fflush(stdout);
+  fxtf_close(f);
+}
+
+int cmd_record(int argc, char **argv) {
+  struct options o;
+  int rc = parse(argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  char *dir = make_dir();
+  char *value = dir ? fxtrace_value(&o, dir) : NULL;
+  if (value == NULL) {
+    if (dir)
+      remove_dir(dir);
+    free(dir);
+    return CLI_EXIT_FAIL;
+  }
+  rc = run(o.cmd, value);
+  size_t found = 0;
+  int merged = record_merge(dir, o.output, &found);
+  if (merged > 0)
+    summary(o.output);
+  else if (merged == 0 && found == 0)
+    fprintf(stderr,
+            "fxtrace record: %s wrote no trace: no process it ran is linked with libfxtrace "
+            "(or none could start tracing); %s was not written\n",
+            o.cmd[0], o.output);
+  else if (merged == 0)
+    fprintf(stderr,
+            "fxtrace record: the %zu trace file%s of %s held no records (a process killed by "
+            "a signal does not flush its trace); %s was not written\n",
+            found, found == 1 ? "" : "s", o.cmd[0], o.output);
+  remove_dir(dir);
+  free(value);
+  free(dir);
+  return rc;
+}

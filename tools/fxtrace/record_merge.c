@@ -1,0 +1,167 @@
+/* tools/fxtrace/record_merge.c - see record_merge.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "record_merge.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fxtrace/fxt.h>
+
+struct part {
+  char *path;
+  struct timespec mtime;
+  unsigned long pid;
+};
+
+static int by_time_pid(const void *pa, const void *pb) {
+  const struct part *a = pa, *b = pb;
+  if (a->mtime.tv_sec != b->mtime.tv_sec)
+    return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
+  if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+    return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
+  return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The regular "*.fxt" files of dir, sorted; NULL with *n = 0 when there are none. */
+static struct part *list_parts(const char *dir, size_t *n) {
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return NULL;
+  struct part *parts = NULL;
+  size_t cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!has_suffix(e->d_name, ".fxt"))
+      continue;
+    if (*n == cap) {
+      struct part *more = realloc(parts, (cap ? cap * 2 : 8) * sizeof *parts);
+      if (more == NULL)
+        break;
+      parts = more;
+      cap = cap ? cap * 2 : 8;
+    }
+    struct part p = {0};
+    struct stat st;
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    if ((p.path = malloc(len)) == NULL)
+      break;
+    snprintf(p.path, len, "%s/%s", dir, e->d_name);
+    if (lstat(p.path, &st) != 0 || !S_ISREG(st.st_mode)) {
+      free(p.path);
+      continue;
+    }
+    p.mtime = st.st_mtim;
+    if (strncmp(e->d_name, "fxtrace-", 8) == 0)
+      p.pid = strtoul(e->d_name + 8, NULL, 10);
+    parts[(*n)++] = p;
+  }
+  closedir(d);
+  qsort(parts, *n, sizeof *parts, by_time_pid);
+  return parts;
+}
+
+/* Bytes of buf that decode: all of it, or the records before the first bad one. */
+static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len) {
+  struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
+  struct fxt_decoder *d = malloc(sizeof *d);
+  struct fxt_record *rec = malloc(sizeof *rec);
+  char err[FXT_DECODER_MSG_SIZE] = "out of memory";
+  int rc = table && d && rec ? fxt_decoder_init(d, buf, len, table) : FXT_ENOMEM;
+  while (rc == 0 && (rc = fxt_decoder_next(d, rec, err, sizeof err)) == 1)
+    rc = 0;
+  struct fxt_decoder_stats st = {0};
+  if (d != NULL && rc != FXT_ENOMEM)
+    fxt_decoder_stats(d, &st);
+  if (rc < 0)
+    fprintf(stderr, "fxtrace record: warning: %s: %s; keeping its first %llu bytes\n", p->path,
+            err, (unsigned long long)st.bytes);
+  free(rec);
+  free(d);
+  free(table);
+  return st.bytes;
+}
+
+static bool write_all(int fd, const unsigned char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    p += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+/* Appends part p to out (skipping its magic record unless it is the first); 1 when something
+ * was written, 0 when the part had nothing, -1 on a write error. */
+static int append(int out, const struct part *p, bool first) {
+  int fd = open(p->path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= (off_t)FXT_WORD_BYTES) {
+    if (fd >= 0)
+      close(fd);
+    fprintf(stderr, "fxtrace record: warning: %s: empty trace, skipped\n", p->path);
+    return 0;
+  }
+  size_t len = (size_t)st.st_size;
+  const unsigned char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED)
+    return 0;
+  uint64_t keep = valid_prefix(p, m, len);
+  int rc = 0;
+  if (keep > FXT_WORD_BYTES) {
+    size_t skip = first ? 0 : FXT_WORD_BYTES;
+    rc = write_all(out, m + skip, (size_t)keep - skip) ? 1 : -1;
+  }
+  munmap((void *)m, len);
+  return rc;
+}
+
+int record_merge(const char *dir, const char *output, size_t *found) {
+  size_t n;
+  struct part *parts = list_parts(dir, &n);
+  *found = n;
+  int merged = 0, out = -1;
+  for (size_t i = 0; i < n && merged >= 0; i++) {
+    if (out < 0)
+      out = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+      fprintf(stderr, "fxtrace record: %s: %s\n", output, strerror(errno));
+      merged = -1;
+      break;
+    }
+    int rc = append(out, &parts[i], merged == 0);
+    if (rc < 0) {
+      fprintf(stderr, "fxtrace record: %s: %s\n", output, strerror(errno));
+      merged = -1;
+    }
+    merged += rc > 0;
+  }
+  if (out >= 0 && close(out) != 0 && merged > 0) {
+    fprintf(stderr, "fxtrace record: %s: %s\n", output, strerror(errno));
+    merged = -1;
+  }
+  if (out >= 0 && merged == 0)
+    unlink(output); /* nothing usable: leave no empty file behind */
+  for (size_t i = 0; i < n; i++)
+    free(parts[i].path);
+  free(parts);
+  return merged;
+}

@@ -1,0 +1,84 @@
+/* tools/fxtrace/report.c - `fxtrace report FILE`: every event as one ftrace text line
+ * (../shared/spec/ftrace-text.md §1), in time order across threads and processes, without the
+ * `trace` file's header. Losses print as "CPU:N [LOST n EVENTS]" before the next event of the
+ * thread that lost them; losses after a thread's last event print at the end.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/text.h"
+
+static const char k_usage[] =
+    "usage: fxtrace report [--help] FILE\n"
+    "\n"
+    "Prints the events of FILE (an fxtrace FXT file) as ftrace text, one line per event, in\n"
+    "time order (CLOCK_MONOTONIC seconds):\n"
+    "            comm-tid     [cpu] ..... seconds.micros: event: text\n"
+    "Lines \"CPU:N [LOST n EVENTS]\" stand where a thread lost records.\n";
+
+/* Lines are collected in one buffer and written in blocks of about this size. */
+#define FLUSH_BYTES (1u << 20)
+
+static bool flush(struct fxt_tbuf *b) {
+  bool ok = !b->oom && cli_write("report", b->data, b->len);
+  if (b->oom)
+    fprintf(stderr, "fxtrace report: out of memory\n");
+  b->len = 0;
+  return ok;
+}
+
+/* Losses no later event of their thread can carry, in thread order. */
+static void trailing_losses(const struct fxtf_file *f, struct fxt_tbuf *b) {
+  uint32_t n;
+  const struct fxtf_thread *t = fxtf_threads(f, &n);
+  for (uint32_t i = 0; i < n; i++)
+    if (t[i].trailing_lost)
+      fxt_text_lost(b, t[i].cpu, t[i].trailing_lost);
+}
+
+static int report(const char *path, struct fxtf_file *f) {
+  struct fxt_tbuf b;
+  struct fxtf_event *ev = malloc(sizeof *ev);
+  char err[FXTF_ERR_SIZE];
+  int rc = CLI_EXIT_OK;
+  fxt_tbuf_init(&b);
+  if (ev == NULL || !fxt_tbuf_reserve(&b, FLUSH_BYTES + 4096)) {
+    fprintf(stderr, "fxtrace report: out of memory\n");
+    free(ev);
+    return CLI_EXIT_FAIL;
+  }
+  size_t n = fxtf_event_count(f);
+  for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+    if (fxtf_event_at(f, i, ev, err, sizeof err) != 0) {
+      cli_file_error("report", path, err);
+      rc = CLI_EXIT_FAIL;
+      break;
+    }
+    fxt_text_event(&b, ev);
+    if (b.len >= FLUSH_BYTES && !flush(&b))
+      rc = CLI_EXIT_FAIL;
+  }
+  if (rc == CLI_EXIT_OK) {
+    trailing_losses(f, &b);
+    if (!flush(&b) || fflush(stdout) != 0)
+      rc = CLI_EXIT_FAIL;
+  }
+  fxt_tbuf_free(&b);
+  free(ev);
+  return rc;
+}
+
+int cmd_report(int argc, char **argv) {
+  const char *path;
+  int rc = cli_one_file("report", k_usage, argc, argv, &path);
+  if (rc >= 0)
+    return rc;
+  struct fxtf_file *f = cli_open("report", path);
+  if (f == NULL)
+    return CLI_EXIT_FAIL;
+  rc = report(path, f);
+  fxtf_close(f);
+  return rc;
+}
