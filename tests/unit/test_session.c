@@ -158,6 +158,41 @@ static void many_short_lived_threads_stay_under_cap(void **state)
          (unsigned long long)threads, after - before);
 }
 
+/* ---- a renamed thread is named again ------------------------------------------------------ */
+
+static void *rename_midway(void *arg)
+{
+  (void)arg;
+  pthread_setname_np(pthread_self(), "before-name");
+  FXT_TRACE(t, seq, 0);
+  usleep(50000);
+  pthread_setname_np(pthread_self(), "after-name");
+  usleep(1500000); /* the consumer looks at names about once a second */
+  FXT_TRACE(t, seq, 1);
+  return NULL;
+}
+
+static void renamed_thread_is_named_again(void **state)
+{
+  (void)state;
+  start("t:seq", 64, 0, FXT_MODE_DISCARD);
+  pthread_t th;
+  pthread_create(&th, NULL, rename_midway, NULL);
+  pthread_join(th, NULL);
+  assert_int_equal(fxt_session_stop(), 0);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof(buf), f);
+  fclose(f);
+  unlink(path);
+  /* Both names appear (inline kernel-object names), the old one first. */
+  char *before = memmem(buf, n, "before-name", 11), *after = memmem(buf, n, "after-name", 10);
+  assert_non_null(before);
+  assert_non_null(after);
+  assert_true(before < after);
+}
+
 /* ---- restart ------------------------------------------------------------------------------ */
 
 static void restart_reattaches_threads(void **state)
@@ -184,6 +219,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(exited_thread_keeps_its_events, teardown),
       cmocka_unit_test_teardown(many_short_lived_threads_stay_under_cap, teardown),
+      cmocka_unit_test_teardown(renamed_thread_is_named_again, teardown),
       cmocka_unit_test_teardown(restart_reattaches_threads, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
