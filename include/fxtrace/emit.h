@@ -35,7 +35,9 @@ struct fxt_tslot {
    * as a full fence on every thread: a thread whose depth it reads as 0 will see the session
    * inactive before it touches its buffer again (see fxt_emit_enter). */
   FXT_ATOMIC(uint32_t) depth;
-  uint32_t gen;          /* the session this slot belongs to (see fxt_session_active) */
+  FXT_ATOMIC(uint32_t) gen; /* the session this slot belongs to (see fxt_session_active);
+                               FXT_GEN_MUTED set while set_event_pid excludes the thread.
+                               Written by the owner (attach) and the control side, relaxed */
   uint32_t cpu;          /* CPU named by the last `cpu` record in the buffer; owner only */
   uint64_t thread_bits;  /* thread ref << 24 for event headers; 0 = inline koids */
   uint32_t wake_mark;    /* bytes in the buffer at which the consumer is woken */
@@ -70,6 +72,9 @@ FXT_API int fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts
                                   uint64_t header, struct fxt_reservation *res);
 FXT_EXTERN_C_END
 
+/* A slot generation with this bit is muted: its events are not recorded (set_event_pid). */
+#define FXT_GEN_MUTED 0x80000000u
+
 /* Enters emission on the calling thread and returns its slot, or NULL (no session, no buffer,
  * or nested: counted). Every non-NULL return must be paired with fxt_emit_leave. */
 static inline struct fxt_tslot *fxt_emit_enter(void)
@@ -83,7 +88,8 @@ static inline struct fxt_tslot *fxt_emit_enter(void)
    * membarrier() makes the pair a Dekker handshake without a fence here. */
   atomic_signal_fence(memory_order_seq_cst);
   if (FXT_UNLIKELY(depth != 0 ||
-                   atomic_load_explicit(&fxt_session_active, memory_order_relaxed) != t->gen))
+                   atomic_load_explicit(&fxt_session_active, memory_order_relaxed) !=
+                       atomic_load_explicit(&t->gen, memory_order_relaxed)))
     return fxt_emit_refused(t, depth); /* nested, stopped, or a slot of an earlier session */
   /* Pairs with the registry's release store of the tracepoint's enabled flag. */
   atomic_thread_fence(memory_order_acquire);

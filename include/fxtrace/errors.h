@@ -9,6 +9,7 @@
 
 /* X(name, positive value, message) */
 #define FXT_ERRNO_MAP(X)                                                                  \
+  X(EPERM, 1, "operation not permitted")                                                  \
   X(ENOENT, 2, "no such entry")                                                           \
   X(E2BIG, 7, "argument list or record too long")                                         \
   X(EAGAIN, 11, "resource temporarily unavailable")                                       \

@@ -45,7 +45,7 @@ enum fxt_tp_kind {
 };
 
 #define FXT_MAX_FIELDS 15    /* FXT's argument limit */
-#define FXT_STR_MAX_BOUND 256 /* longest string a field may copy inline */
+#define FXT_STR_MAX_BOUND 1024 /* longest string a field may copy inline */
 
 /* A field or argument value (which member: by the field's type). */
 union fxt_value {

@@ -539,6 +539,12 @@ static void body(struct fxt_tbuf *b, const struct fxtf_event *e) {
   fxt_text_pairs(b, ev->args, ev->num_args);
 }
 
+/* A trace_marker write: system "ftrace", event "print". */
+static bool is_marker(const struct fxtf_event *e) {
+  return e->ev.category.len == 6 && memcmp(e->ev.category.data, "ftrace", 6) == 0 &&
+         e->ev.name.len == 5 && memcmp(e->ev.name.data, "print", 5) == 0;
+}
+
 void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   if (e->lost_before)
     fxt_text_lost(b, e->cpu, e->lost_before);
@@ -546,6 +552,8 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   fxt_text_prefix(b, t->comm.data, t->named ? t->comm.len : 0, t->tid, e->cpu, e->ns);
   if (is_printk(e))
     fxt_tbuf_put(b, "printk", 6);
+  else if (is_marker(e)) /* as the kernel: events/ftrace/print prints as tracing_mark_write */
+    fxt_tbuf_put(b, "tracing_mark_write", 18);
   else
     fxt_tbuf_put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
   fxt_tbuf_put(b, ": ", 2);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "intern.h"
+#include "live.h"
 #include "registry.h"
 #include "session_int.h"
 
@@ -167,30 +168,6 @@ static void write_strings(void)
   }
 }
 
-static const char *default_conv(uint16_t type)
-{
-  switch (type) {
-  case FXT_TYPE_U64:
-    return "%llu";
-  case FXT_TYPE_S64:
-    return "%lld";
-  case FXT_TYPE_S8:
-  case FXT_TYPE_S16:
-  case FXT_TYPE_S32:
-  case FXT_TYPE_BOOL:
-    return "%d";
-  case FXT_TYPE_DOUBLE:
-    return "%g";
-  case FXT_TYPE_PTR:
-    return "%p";
-  case FXT_TYPE_STR:
-  case FXT_TYPE_BYTES:
-    return "%s";
-  default:
-    return "%u";
-  }
-}
-
 /* Blob "fxtrace:tracepoint" describing tp (docs/fxt-conventions.md). */
 static int describe(void *ctx, struct fxt_tracepoint *tp)
 {
@@ -199,15 +176,7 @@ static int describe(void *ctx, struct fxt_tracepoint *tp)
     return 0;
   unsigned char p[8192];
   char fmt[2048];
-  const char *f = tp->print_fmt;
-  if (!f) { /* "f1=%u f2=%s" from the fields */
-    size_t n = 0;
-    fmt[0] = 0;
-    for (uint32_t i = 0; i < tp->nfields && n < sizeof(fmt) - 64; i++)
-      n += (size_t)snprintf(fmt + n, sizeof(fmt) - n, "%s%s=%s", i ? " " : "",
-                            tp->fields[i].name, default_conv(tp->fields[i].type));
-    f = fmt;
-  }
+  const char *f = fxt_tracepoint_print_fmt(tp, fmt, sizeof(fmt));
   size_t flen = strlen(f);
   if (flen > 4096)
     flen = 4096;
@@ -365,10 +334,12 @@ static void write_process_loss(struct session *s, uint64_t records)
   }
 }
 
-static void write_clock_sync(struct session *s)
+static void write_clock_sync(struct session *s, bool first)
 {
   uint64_t ticks, mono, real;
   fxt_clock_sync(&ticks, &mono, &real);
+  if (first)
+    live_set_clock(ticks, mono, s->ticks_per_second);
   struct fxt_event e = {0};
   e.type = FXT_EVENT_INSTANT;
   e.timestamp = ticks;
@@ -408,7 +379,7 @@ static void write_header(struct session *s)
   k.obj_type = FXT_KOBJ_PROCESS;
   k.name = ref_inline(comm);
   EMIT(fxt_encode_kernel_object, &k);
-  write_clock_sync(s);
+  write_clock_sync(s, true);
   C.registry_gen = fxt_registry_generation() - 1; /* force the descriptions */
   write_metadata();
 }
@@ -481,6 +452,7 @@ static uint64_t drain_slot(struct session *s, uint32_t i)
     uint32_t obytes = rs.overrun_bytes - info->seen_overrun_bytes;
     if (orec || obytes) {
       write_loss(s, i, FXT_STR_OVERRUN, orec, obytes, ts);
+      live_lost(info->live_cpu, orec, true);
       info->seen_overrun_records = rs.overrun_records;
       info->seen_overrun_bytes = rs.overrun_bytes;
     }
@@ -488,15 +460,19 @@ static uint64_t drain_slot(struct session *s, uint32_t i)
     uint32_t lbytes = rs.lost_bytes - info->seen_lost_bytes;
     if (lrec || lbytes) { /* claimed by the consumer but not delivered (overwrite mode) */
       write_loss(s, i, FXT_STR_LOST, lrec, lbytes, ts);
+      live_lost(info->live_cpu, lrec, false);
       info->seen_lost_records = rs.lost_records;
       info->seen_lost_bytes = rs.lost_bytes;
     }
     if (nested != info->seen_lost) {
       write_loss(s, i, FXT_STR_LOST, nested - info->seen_lost, 0, ts);
+      live_lost(info->live_cpu, nested - info->seen_lost, false);
       info->seen_lost = nested;
     }
     if (n == 0)
       break;
+    live_feed(st.buf, st.len, (uint32_t)info->tid, info->comm, &info->live_cpu,
+              &info->events_read, &info->dropped_total);
     if (C.out.limit && C.out.written + st.len > C.out.limit)
       C.capped_records += count_records(st.buf, st.len);
     else
@@ -561,7 +537,7 @@ static void *consumer_main(void *arg)
   if (no_slot)
     write_process_loss(s, no_slot);
   write_metadata();
-  write_clock_sync(s);
+  write_clock_sync(s, false);
   out_flush(&C.out);
   if (C.capped_records)
     fprintf(stderr, "fxtrace: %s: %llu records not written (max_file_kb=%llu)\n", s->output,
@@ -578,6 +554,8 @@ static void *consumer_main(void *arg)
 
 int fxt_consumer_start(struct session *s)
 {
+  if (live_init() != 0)
+    return FXT_ENOMEM;
   memset(&C.described, 0, sizeof(C.described));
   C.capped_records = 0;
   C.last_comm_check = 0;

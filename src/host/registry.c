@@ -12,6 +12,7 @@
 #include "registry.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <fxtrace/fxt.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -101,25 +102,29 @@ static void full_name(const struct fxt_tracepoint *tp, char *buf, size_t size)
   memcpy(buf + s + 1, tp->name, n + 1);
 }
 
+/* The enabled patterns are an ordered list; the last glob that matches decides: "glob"
+ * enables, "!glob" disables. FXTRACE's events= and set_event writes both append to it. */
 static bool matches_patterns(const struct fxt_tracepoint *tp)
 {
   if (!patterns)
     return false;
   char name[512];
   full_name(tp, name, sizeof(name));
+  bool on = false;
   for (const char *p = patterns; *p;) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    bool negative = len > 0 && *p == '!';
     char glob[512];
-    if (len < sizeof(glob)) {
-      memcpy(glob, p, len);
-      glob[len] = 0;
+    if (len - negative < sizeof(glob)) {
+      memcpy(glob, p + negative, len - negative);
+      glob[len - negative] = 0;
       if (fnmatch(glob, name, 0) == 0)
-        return true;
+        on = !negative;
     }
     p += len + (comma != NULL);
   }
-  return false;
+  return on;
 }
 
 static void set_enabled_locked(struct fxt_tracepoint *tp, bool on)
@@ -301,6 +306,89 @@ int fxt_tracepoint_enable_patterns(const char *list)
   }
   pthread_mutex_unlock(&lock);
   return enabled;
+}
+
+/* Appends "glob" (on) or "!glob" (off) to the patterns, dropping earlier entries for the same
+ * glob, and applies them. Returns how many tracepoints the glob matched, or FXT_ENOMEM. */
+int fxt_registry_set_glob(const char *glob, bool on)
+{
+  size_t glen = strlen(glob);
+  pthread_mutex_lock(&lock);
+  size_t old = patterns ? strlen(patterns) : 0;
+  char *next = malloc(old + glen + 3);
+  if (!next) {
+    pthread_mutex_unlock(&lock);
+    return FXT_ENOMEM;
+  }
+  size_t n = 0;
+  for (const char *p = patterns ? patterns : ""; *p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    size_t skip = len > 0 && *p == '!';
+    if (!(len - skip == glen && memcmp(p + skip, glob, glen) == 0)) {
+      if (n)
+        next[n++] = ',';
+      memcpy(next + n, p, len);
+      n += len;
+    }
+    p += len + (comma != NULL);
+  }
+  if (n)
+    next[n++] = ',';
+  if (!on)
+    next[n++] = '!';
+  memcpy(next + n, glob, glen + 1);
+  free(patterns);
+  patterns = next;
+  int matched = 0;
+  for (struct fxt_tracepoint *tp = head; tp; tp = tp->next) {
+    char name[512];
+    full_name(tp, name, sizeof(name));
+    matched += fnmatch(glob, name, 0) == 0;
+    set_enabled_locked(tp, matches_patterns(tp));
+  }
+  pthread_mutex_unlock(&lock);
+  return matched;
+}
+
+static const char *default_conv(uint16_t type)
+{
+  switch (type) {
+  case FXT_TYPE_U64:
+    return "%llu";
+  case FXT_TYPE_S64:
+    return "%lld";
+  case FXT_TYPE_S8:
+  case FXT_TYPE_S16:
+  case FXT_TYPE_S32:
+  case FXT_TYPE_BOOL:
+    return "%d";
+  case FXT_TYPE_DOUBLE:
+    return "%g";
+  case FXT_TYPE_PTR:
+    return "%p";
+  case FXT_TYPE_STR:
+  case FXT_TYPE_BYTES:
+    return "%s";
+  default:
+    return "%u";
+  }
+}
+
+const char *fxt_tracepoint_print_fmt(const struct fxt_tracepoint *tp, char *buf, size_t size)
+{
+  if (tp->print_fmt)
+    return tp->print_fmt;
+  size_t n = 0;
+  buf[0] = 0;
+  for (uint32_t i = 0; i < tp->nfields && n + 1 < size; i++) {
+    int k = snprintf(buf + n, size - n, "%s%s=%s", i ? " " : "", tp->fields[i].name,
+                     default_conv(tp->fields[i].type));
+    if (k < 0)
+      break;
+    n += (size_t)k;
+  }
+  return buf;
 }
 
 int fxt_glob_match(const char *glob, const char *text)

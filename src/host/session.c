@@ -179,7 +179,7 @@ int fxt_session_stop(void)
     return FXT_ENOENT;
   }
   fxt_tracepoint_enable_patterns(""); /* fire sites back to one load and a branch */
-  atomic_store_explicit(&fxt_session_active, 0, memory_order_release);
+  atomic_store_explicit(&fxt_session_active, 0, memory_order_release); /* (paused or not) */
   fxt_slots_quiesce(s); /* no thread is inside emit, nor will enter it */
   fxt_consumer_stop(s); /* last pass as every writer's producer, then the file is closed */
   running = false;
@@ -189,7 +189,21 @@ int fxt_session_stop(void)
 
 int fxt_session_running(void)
 {
-  return atomic_load_explicit(&fxt_session_active, memory_order_relaxed) != 0;
+  pthread_mutex_lock(&lifecycle);
+  int r = running;
+  pthread_mutex_unlock(&lifecycle);
+  return r;
+}
+
+/* tracing_on: pausing makes every emission refuse (as with no session, not counted) while the
+ * consumer goes on draining; resuming restores the session's generation. */
+void fxt_session_pause(bool paused)
+{
+  pthread_mutex_lock(&lifecycle);
+  if (running)
+    atomic_store_explicit(&fxt_session_active, paused ? 0 : fxt_session.gen,
+                          memory_order_release);
+  pthread_mutex_unlock(&lifecycle);
 }
 
 const char *fxt_session_output(void)

@@ -36,6 +36,9 @@ struct slot_info {
   uint32_t seen_lost_records, seen_lost_bytes;
   uint64_t seen_lost;
   uint64_t delivered_bytes;
+  uint32_t live_cpu;       /* CPU of the thread as its stream last said (live view) */
+  uint64_t events_read;    /* events the consumer drained from this buffer */
+  uint64_t dropped_total;  /* events its drop_stats records reported */
 };
 
 struct session {
@@ -82,6 +85,9 @@ bool fxt_slots_quiesce(struct session *s); /* stop handshake; see session.c */
 /* clock.c */
 int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);
 void fxt_clock_sync(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
+
+/* session.c */
+void fxt_session_pause(bool paused);
 
 /* consumer.c */
 int fxt_consumer_start(struct session *s);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "session_int.h"
 
 static pthread_key_t exit_key;
@@ -36,7 +37,8 @@ static void on_thread_exit(void *p)
   struct session *s = &fxt_session;
   if (fxt_tls_slot == t)
     fxt_tls_slot = NULL;
-  if (t->gen != s->gen || !s->pool)
+  if ((atomic_load_explicit(&t->gen, memory_order_relaxed) & ~FXT_GEN_MUTED) != s->gen ||
+      !s->pool)
     return; /* a slot of an earlier session: that session already took it over */
   uint32_t i = (uint32_t)(((unsigned char *)t - s->pool) / s->stride);
   /* Release: every commit of this thread happens before the consumer sees EXITED. */
@@ -102,7 +104,8 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
     return NULL;
   atomic_store_explicit(&t->depth, 0, memory_order_relaxed);
   atomic_store_explicit(&t->lost, 0, memory_order_relaxed);
-  t->gen = s->gen;
+  atomic_store_explicit(&t->gen, fxt_pid_muted(tid) ? s->gen | FXT_GEN_MUTED : s->gen,
+                        memory_order_relaxed);
   t->cpu = UINT32_MAX; /* forces a `cpu` record before the first event */
   t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
   t->wake_mark = s->buffer_bytes / 2;
@@ -114,6 +117,8 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   info->seen_overrun_records = info->seen_overrun_bytes = 0;
   info->seen_lost_records = info->seen_lost_bytes = 0;
   info->seen_lost = 0;
+  info->live_cpu = 0;
+  info->events_read = info->dropped_total = 0;
   info->owner_gen++;
   /* Release: the consumer that sees LIVE sees the slot set up. */
   atomic_store_explicit(&info->state, SLOT_LIVE, memory_order_release);
@@ -186,8 +191,8 @@ struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth)
       atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
     return NULL;
   }
-  if (active == 0)
-    return NULL;
+  if (active == 0 || atomic_load_explicit(&t->gen, memory_order_relaxed) == (active | FXT_GEN_MUTED))
+    return NULL; /* no session, or set_event_pid excludes this thread: not recorded */
   /* The slot belongs to an earlier session: attach to the running one. */
   fxt_tls_slot = NULL;
   return fxt_emit_enter_slow();
@@ -238,7 +243,7 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
       unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
       fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)pid, (uint64_t)tid);
       atomic_store_explicit(&t->lost, 0, memory_order_relaxed);
-      t->gen = s->gen;
+      atomic_store_explicit(&t->gen, s->gen, memory_order_relaxed);
       t->cpu = UINT32_MAX;
       s->info[i].tid = tid;
       s->info[i].seen_overrun_records = s->info[i].seen_overrun_bytes = 0;
@@ -286,7 +291,8 @@ static int reserve_blocking(struct fxt_tslot *t, uint64_t header, uint32_t prefi
     if (rc != FXT_ENOSPC)
       return rc;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (atomic_load_explicit(&fxt_session_active, memory_order_relaxed) != t->gen ||
+    if (atomic_load_explicit(&fxt_session_active, memory_order_relaxed) !=
+            atomic_load_explicit(&t->gen, memory_order_relaxed) ||
         now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
       return fxt_writer_reserve_prefixed(&t->w, header, prefix, res); /* counts the drop */
   }

@@ -1,0 +1,79 @@
+/* live.h - the live view: the recent events that `trace` shows and `trace_pipe` consumes.
+ *
+ * The session's consumer feeds it while it drains the threads' buffers (the same records it
+ * writes to the file): each event goes into the bounded ring of the CPU it was emitted on,
+ * with the thread's id and name at that moment. Like the kernel's ring buffer in its default
+ * overwrite mode, a full CPU ring drops its oldest entries and counts them (overrun); losses
+ * in the threads' own buffers (drop_stats, overrun, lost records) are counted against the CPU
+ * the thread was on and shown as "CPU:N [LOST n EVENTS]" at the gap.
+ *
+ * All state is under one mutex: the consumer appends, readers (trace snapshots, trace_pipe)
+ * read; none of it is on the emit path.
+ */
+#ifndef FXT_HOST_LIVE_H
+#define FXT_HOST_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fxt_tbuf;
+
+/* Per-CPU statistics (per_cpu/cpuN/stats). */
+struct live_cpu_stats {
+  uint64_t entries, overrun, bytes, dropped, read;
+  uint64_t oldest_ns; /* 0 when empty */
+};
+
+/* Sets up the view for this process (idempotent). Returns 0 or FXT_ENOMEM. */
+int live_init(void);
+
+/* Per-CPU buffer size in KiB as the kernel rounds it (pages of 4080 data bytes, at least 2):
+ * returns the size read back; FXT_EINVAL for 0; FXT_ENOMEM. Empties the view, as the kernel
+ * does when resizing. */
+int live_set_buffer_kb(uint64_t kb);
+uint32_t live_buffer_kb(void);
+uint32_t live_ncpus(void);
+
+/* tracing_on: off, the view takes no new entries (the threads' buffers and the file go on). */
+void live_set_on(bool on);
+bool live_on(void);
+
+/* Consumer side: one drained chunk of slot records from thread tid (named comm), starting on
+ * CPU *cpu (updated from the chunk's cpu records); adds the chunk's events to *events and the
+ * drops its drop_stats records report to *dropped. */
+void live_feed(const unsigned char *records, uint32_t len, uint32_t tid, const char *comm,
+               uint32_t *cpu, uint64_t *events, uint64_t *dropped);
+/* Consumer side: records of thread tid lost (counted) while it was on cpu. */
+void live_lost(uint32_t cpu, uint64_t records, bool overrun);
+
+/* Empties every CPU's ring; records emitted before this moment that are still on their way
+ * (in the threads' buffers) are discarded when they arrive (`echo > trace`). */
+void live_clear(void);
+
+/* A snapshot for `trace`: the header and every entry, merged by time, formatted into b. */
+void live_snapshot(struct fxt_tbuf *b);
+
+/* trace_pipe: formats and consumes the oldest entries (merged by time) into b while b holds
+ * less than want bytes; each line whole. Returns the entries consumed. */
+size_t live_consume(struct fxt_tbuf *b, size_t want);
+/* Waits until an entry is available, tracing is off, or timeout_ms passes (-1: forever);
+ * true when an entry is available. */
+bool live_wait(int timeout_ms);
+
+void live_cpu_stats(uint32_t cpu, struct live_cpu_stats *st);
+
+/* saved_cmdlines: "pid comm\n" lines; its size (1..32768; a new size empties the cache). */
+void live_cmdlines(struct fxt_tbuf *b);
+int live_set_cmdlines_size(uint64_t n);
+uint32_t live_cmdlines_size(void);
+
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t live_now_ns(void);
+
+/* Ticks of the trace clock to CLOCK_MONOTONIC ns (the session's calibration). */
+uint64_t live_ticks_to_ns(uint64_t ticks);
+/* Set by the session when it starts: the clock mapping. */
+void live_set_clock(uint64_t ticks, uint64_t mono_ns, uint64_t ticks_per_second);
+
+#endif

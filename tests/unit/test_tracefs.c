@@ -1,0 +1,414 @@
+/* test_tracefs - the ftrace control surface in-process: enable/id/format/set_event,
+ * available_events, trace (header, lines, clearing), trace_pipe (consuming, identical at any
+ * read size, non-blocking), trace_marker, saved_cmdlines(_size), tracing_on, buffer_size_kb
+ * rounding, set_event_pid, stats files, and the kernel's errors for bad writes. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+FXT_TRACEPOINT(tfs, alpha, "seq=%llu name=%s", (u64, seq), (str, name, 16));
+FXT_TRACEPOINT(tfs, beta, NULL, (u32, x), (s16, y), (bytes, mac, 6));
+FXT_TRACEPOINT(other, gamma, "v=%d", (s32, v));
+
+static char buf[1 << 20];
+
+static const char *cat(const char *path)
+{
+  ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
+  if (n < 0)
+    fail_msg("cat %s: %zd", path, n);
+  return buf;
+}
+
+static void echo(const char *path, const char *value, ssize_t want)
+{
+  ssize_t n = fxt_fs_echo(path, value);
+  if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
+    fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
+}
+
+static int setup(void **state)
+{
+  (void)state;
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "", .output = ""};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  echo("tracing_on", "1\n", 0);
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  fxt_session_stop();
+  return 0;
+}
+
+/* Waits until the consumer has moved n events of ours into the live view. */
+static void settle(void)
+{
+  usleep(60000);
+}
+
+static void enable_files_and_set_event(void **state)
+{
+  (void)state;
+  assert_string_equal(cat("events/tfs/alpha/enable"), "0\n");
+  echo("events/tfs/alpha/enable", "1\n", 0);
+  assert_string_equal(cat("events/tfs/alpha/enable"), "1\n");
+  assert_string_equal(cat("events/tfs/enable"), "X\n"); /* mixed */
+  assert_string_equal(cat("set_event"), "tfs:alpha\n");
+  echo("events/tfs/enable", "1", 0);
+  assert_string_equal(cat("events/tfs/enable"), "1\n");
+  assert_string_equal(cat("events/tfs/beta/enable"), "1\n");
+  echo("events/tfs/alpha/enable", "0", 0);
+  assert_string_equal(cat("set_event"), "tfs:beta\n");
+  /* set_event: truncating clears, appending adds; "!" disables; a bare name = any system. */
+  echo("set_event", "gamma", 0);
+  assert_string_equal(cat("set_event"), "other:gamma\n");
+  struct fxt_fs_file *f;
+  assert_int_equal(fxt_fs_open("set_event", FXT_FS_WRITE, &f), 0); /* append */
+  assert_int_equal(fxt_fs_write(f, "tfs:*\n", 6), 6);
+  assert_int_equal(fxt_fs_write(f, "!tfs:beta", 9), 9);
+  fxt_fs_close(f);
+  const char *se = cat("set_event"); /* listed in registration order */
+  assert_true(strcmp(se, "tfs:alpha\nother:gamma\n") == 0 ||
+              strcmp(se, "other:gamma\ntfs:alpha\n") == 0);
+  echo("events/enable", "0", 0);
+  assert_string_equal(cat("events/enable"), "0\n");
+  assert_string_equal(cat("set_event"), "");
+  /* The kernel's errors: anything but 0/1 (even a leading space) is EINVAL, nothing changes. */
+  echo("events/tfs/alpha/enable", "2", -22);
+  echo("events/tfs/alpha/enable", " 1", -22);
+  echo("events/tfs/alpha/enable", "", -22);
+  echo("set_event", "nosuch:event", -22);
+  assert_string_equal(cat("events/tfs/alpha/enable"), "0\n");
+  /* available_events lists everything registered, including the marker event. */
+  const char *all = cat("available_events");
+  assert_non_null(strstr(all, "tfs:alpha\n"));
+  assert_non_null(strstr(all, "tfs:beta\n"));
+  assert_non_null(strstr(all, "other:gamma\n"));
+  assert_non_null(strstr(all, "ftrace:print\n"));
+}
+
+static void id_and_format(void **state)
+{
+  (void)state;
+  struct fxt_tracepoint *tp = fxt_tracepoint_by_name("tfs", "beta");
+  char want[2048];
+  snprintf(want, sizeof(want), "%u\n", tp->id);
+  assert_string_equal(cat("events/tfs/beta/id"), want);
+  snprintf(want, sizeof(want),
+           "name: beta\nID: %u\nformat:\n"
+           "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+           "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+           "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+           "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+           "\n"
+           "\tfield:u32 x;\toffset:8;\tsize:4;\tsigned:0;\n"
+           "\tfield:s16 y;\toffset:12;\tsize:2;\tsigned:1;\n"
+           "\tfield:u8 mac[6];\toffset:14;\tsize:6;\tsigned:0;\n"
+           "\n"
+           "print fmt: \"x=%%u y=%%d mac=%%s\", REC->x, REC->y, __print_hex(REC->mac, 6)\n",
+           tp->id);
+  assert_string_equal(cat("events/tfs/beta/format"), want);
+  /* Read-only files refuse writes at open. */
+  struct fxt_fs_file *f;
+  assert_int_equal(fxt_fs_open("events/tfs/beta/id", FXT_FS_WRITE, &f), -22);
+  assert_int_equal(fxt_fs_open("events/tfs/nosuch/id", FXT_FS_READ, &f), -2);
+  assert_int_equal(fxt_fs_open("nosuch", FXT_FS_READ, &f), -2);
+}
+
+static const char header_re[] =
+    "^# tracer: nop\n#\n# entries-in-buffer/entries-written: ([0-9]+)/([0-9]+)   #P:[0-9]+\n"
+    "#\n"
+    "#                                _-----=> irqs-off/BH-disabled\n"
+    "#                               / _----=> need-resched\n"
+    "#                              \\| / _---=> hardirq/softirq\n"
+    "#                              \\|\\| / _--=> preempt-depth\n"
+    "#                              \\|\\|\\| / _-=> migrate-disable\n"
+    "#                              \\|\\|\\|\\| /     delay\n"
+    "#           TASK-PID     CPU#  \\|\\|\\|\\|\\|  TIMESTAMP  FUNCTION\n"
+    "#              \\| \\|         \\|   \\|\\|\\|\\|\\|     \\|         \\|\n";
+
+/* The body of `trace` (after the header); the header counts go to entries and written. */
+static const char *trace_body(uint64_t *entries, uint64_t *written)
+{
+  const char *t = cat("trace");
+  regex_t re;
+  regmatch_t m[3];
+  assert_int_equal(regcomp(&re, header_re, REG_EXTENDED), 0);
+  if (regexec(&re, t, 3, m, 0) != 0)
+    fail_msg("trace header does not match:\n%.800s", t);
+  *entries = strtoull(t + m[1].rm_so, NULL, 10);
+  *written = strtoull(t + m[2].rm_so, NULL, 10);
+  regfree(&re);
+  return t + m[0].rm_eo;
+}
+
+static void trace_shows_events_and_truncation_clears(void **state)
+{
+  (void)state;
+  echo("events/tfs/alpha/enable", "1", 0);
+  echo("trace", "", 0); /* clear */
+  for (uint64_t i = 0; i < 5; i++)
+    FXT_TRACE(tfs, alpha, i, "n");
+  settle();
+  uint64_t entries, written;
+  const char *body = trace_body(&entries, &written);
+  assert_int_equal(entries, 5);
+  assert_int_equal(written, 5);
+  /* Each line: comm, -pid, [cpu], 5 flags, timestamp, then "alpha: seq=I name=n". */
+  char pat[256];
+  snprintf(pat, sizeof(pat),
+           "^ *[^ ]+-%d +\\[[0-9]{3}\\] \\.{5} +[0-9]+\\.[0-9]{6}: alpha: seq=%%d name=n$",
+           (int)gettid());
+  char *copy = strdup(body), *save = NULL;
+  int line = 0;
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save), line++) {
+    char exp[300];
+    snprintf(exp, sizeof(exp), pat, line);
+    regex_t re;
+    assert_int_equal(regcomp(&re, exp, REG_EXTENDED | REG_NOSUB), 0);
+    if (regexec(&re, l, 0, NULL, 0) != 0)
+      fail_msg("line %d: '%s' does not match '%s'", line, l, exp);
+    regfree(&re);
+  }
+  free(copy);
+  assert_int_equal(line, 5);
+  /* `echo > trace` empties it. */
+  echo("trace", "", 0);
+  trace_body(&entries, &written);
+  assert_int_equal(entries, 0);
+}
+
+/* Reads trace_pipe to the end (non-blocking) with reads of `size` bytes. */
+static char *drain_pipe(size_t size)
+{
+  struct fxt_fs_file *f;
+  assert_int_equal(fxt_fs_open("trace_pipe", FXT_FS_READ | FXT_FS_NONBLOCK, &f), 0);
+  size_t cap = 1 << 20, len = 0;
+  char *out = malloc(cap), chunk[4096];
+  ssize_t n;
+  while ((n = fxt_fs_read(f, chunk, size)) > 0) {
+    assert_true((size_t)n <= size);
+    if (len + (size_t)n + 1 > cap)
+      out = realloc(out, cap *= 2);
+    memcpy(out + len, chunk, (size_t)n);
+    len += (size_t)n;
+  }
+  assert_int_equal(n, -11); /* EAGAIN: empty */
+  out[len] = 0;
+  fxt_fs_close(f);
+  return out;
+}
+
+static void trace_pipe_is_identical_at_any_read_size(void **state)
+{
+  (void)state;
+  echo("events/tfs/enable", "1", 0);
+  static const size_t sizes[] = {1, 7, 64, 4096};
+  for (size_t k = 0; k < 4; k++) {
+    echo("tracing_on", "1", 0);
+    echo("trace", "", 0);
+    unsigned char mac[6] = {1, 2, 3, 4, 5, (unsigned char)k};
+    for (uint64_t i = 0; i < 200; i++) {
+      FXT_TRACE(tfs, alpha, i, "some name");
+      FXT_TRACE(tfs, beta, (uint32_t)i, -(int16_t)i, mac);
+    }
+    settle();
+    echo("tracing_on", "0", 0); /* frozen */
+    uint64_t entries, written;
+    char *want = strdup(trace_body(&entries, &written));
+    assert_int_equal(entries, 400);
+    char *got = drain_pipe(sizes[k]);
+    if (strcmp(got, want) != 0)
+      fail_msg("read size %zu: trace_pipe differs from the trace snapshot", sizes[k]);
+    free(got);
+    free(want);
+    /* Consumed: trace is empty now, and per-CPU read events count them. */
+    trace_body(&entries, &written);
+    assert_int_equal(entries, 0);
+  }
+  echo("tracing_on", "1", 0);
+}
+
+static void marker_cmdlines_and_sizes(void **state)
+{
+  (void)state;
+  echo("trace", "", 0);
+  echo("trace_marker", "hello-marker\n", 0);
+  FXT_TRACE(tfs, alpha, 1, "x"); /* (alpha may be off: the marker is recorded anyway) */
+  settle();
+  uint64_t e, w;
+  const char *body = trace_body(&e, &w);
+  assert_non_null(strstr(body, ": tracing_mark_write: hello-marker\n"));
+  /* saved_cmdlines: "pid comm" of our thread. */
+  char line[64], comm[16] = {0};
+  pthread_getname_np(pthread_self(), comm, sizeof(comm));
+  snprintf(line, sizeof(line), "%d %s\n", (int)gettid(), comm);
+  assert_non_null(strstr(cat("saved_cmdlines"), line));
+  assert_string_equal(cat("saved_cmdlines_size"), "128\n");
+  echo("saved_cmdlines_size", "500", 0);
+  assert_string_equal(cat("saved_cmdlines_size"), "500\n");
+  echo("saved_cmdlines_size", "0", -22);
+  echo("saved_cmdlines_size", "32769", -22);
+  echo("saved_cmdlines_size", "12x", -22);
+  /* buffer_size_kb: pages of 4080 bytes, at least 2, read back as the kernel does. */
+  echo("buffer_size_kb", "100", 0);
+  assert_string_equal(cat("buffer_size_kb"), "103\n");
+  echo("buffer_size_kb", "1", 0);
+  assert_string_equal(cat("buffer_size_kb"), "7\n");
+  echo("buffer_size_kb", "1408", 0);
+  assert_string_equal(cat("buffer_size_kb"), "1410\n");
+  echo("buffer_size_kb", "0", -22);
+  echo("buffer_size_kb", "abc", -22);
+  echo("buffer_size_kb", "-5", -22);
+  assert_string_equal(cat("buffer_size_kb"), "1410\n");
+  char total[32];
+  snprintf(total, sizeof(total), "%u\n", 1410 * (unsigned)sysconf(_SC_NPROCESSORS_CONF));
+  assert_string_equal(cat("buffer_total_size_kb"), total);
+  /* tracing_on: any unsigned number; non-numbers are EINVAL. */
+  echo("tracing_on", "7", 0);
+  assert_string_equal(cat("tracing_on"), "1\n");
+  echo("tracing_on", "on", -22);
+  assert_string_equal(cat("trace_clock"), "[mono]\n");
+}
+
+static void stats_files(void **state)
+{
+  (void)state;
+  echo("events/tfs/alpha/enable", "1", 0);
+  FXT_TRACE(tfs, alpha, 1, "this thread has a buffer now");
+  settle();
+  const char *s = cat("per_cpu/cpu0/stats");
+  regex_t re;
+  assert_int_equal(regcomp(&re,
+                           "^entries: [0-9]+\noverrun: [0-9]+\ncommit overrun: 0\nbytes: [0-9]+\n"
+                           "oldest event ts: +[0-9]+\\.[0-9]{6}\nnow ts: +[0-9]+\\.[0-9]{6}\n"
+                           "dropped events: [0-9]+\nread events: [0-9]+\n$",
+                           REG_EXTENDED | REG_NOSUB),
+                   0);
+  assert_int_equal(regexec(&re, s, 0, NULL, 0), 0);
+  char path[64];
+  snprintf(path, sizeof(path), "per_thread/%d/stats", (int)gettid());
+  assert_int_equal(regexec(&re, cat(path), 0, NULL, 0), 0);
+  regfree(&re);
+  struct fxt_fs_dirent d[64];
+  int n = fxt_fs_list("per_cpu", d, 64);
+  assert_int_equal(n, (int)sysconf(_SC_NPROCESSORS_CONF));
+  assert_string_equal(d[0].name, "cpu0");
+  n = fxt_fs_list("events/tfs", d, 64);
+  assert_int_equal(n, 3); /* enable, alpha, beta */
+}
+
+static void pid_filter(void **state)
+{
+  (void)state;
+  echo("events/tfs/alpha/enable", "1", 0);
+  echo("trace", "", 0);
+  echo("set_event_pid", "1", 0); /* not us: our events are not recorded */
+  FXT_TRACE(tfs, alpha, 1, "muted");
+  char mine[32];
+  snprintf(mine, sizeof(mine), "%d", (int)gettid());
+  echo("set_event_pid", mine, 0);
+  snprintf(mine, sizeof(mine), "%d\n", (int)gettid());
+  assert_string_equal(cat("set_event_pid"), mine);
+  FXT_TRACE(tfs, alpha, 2, "heard");
+  settle();
+  uint64_t e, w;
+  const char *body = trace_body(&e, &w);
+  assert_null(strstr(body, "muted"));
+  assert_non_null(strstr(body, "heard"));
+  echo("set_event_pid", "x", -22);
+  echo("set_event_pid", "", 0); /* truncate: no restriction */
+  assert_string_equal(cat("set_event_pid"), "");
+}
+
+static void *late_emitter(void *arg)
+{
+  (void)arg;
+  usleep(100000);
+  FXT_TRACE(tfs, alpha, 42, "late");
+  return NULL;
+}
+
+static void trace_pipe_blocks_until_data(void **state)
+{
+  (void)state;
+  echo("events/tfs/alpha/enable", "1", 0);
+  echo("trace", "", 0);
+  struct fxt_fs_file *f;
+  assert_int_equal(fxt_fs_open("trace_pipe", FXT_FS_READ, &f), 0);
+  assert_int_equal(fxt_fs_poll(f, 0), 0); /* nothing yet */
+  pthread_t th;
+  pthread_create(&th, NULL, late_emitter, NULL);
+  char line[512];
+  ssize_t n = fxt_fs_read(f, line, sizeof(line) - 1); /* blocks until the event arrives */
+  pthread_join(th, NULL);
+  assert_true(n > 0);
+  line[n] = 0;
+  assert_non_null(strstr(line, "alpha: seq=42 name=late\n"));
+  fxt_fs_close(f);
+}
+
+static void losses_show_and_counts_agree(void **state)
+{
+  (void)state;
+  fxt_session_stop(); /* a session with tiny per-thread buffers */
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "tfs:alpha",
+                                   .buffer_kb = 4, .output = ""};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  echo("trace", "", 0);
+  for (uint64_t i = 0; i < 200000; i++)
+    FXT_TRACE(tfs, alpha, i, "flood");
+  settle();
+  /* Per-thread and per-CPU drop counts: the same losses, seen two ways. */
+  uint64_t per_cpu = 0, per_thread = 0;
+  for (long c = 0; c < sysconf(_SC_NPROCESSORS_CONF); c++) {
+    char path[64];
+    snprintf(path, sizeof(path), "per_cpu/cpu%ld/stats", c);
+    per_cpu += strtoull(strstr(cat(path), "dropped events: ") + 16, NULL, 10);
+  }
+  char path[64];
+  snprintf(path, sizeof(path), "per_thread/%d/stats", (int)gettid());
+  per_thread = strtoull(strstr(cat(path), "dropped events: ") + 16, NULL, 10);
+  assert_true(per_thread > 0);
+  assert_int_equal(per_cpu, per_thread);
+  /* trace_pipe shows the gaps. */
+  char *stream = drain_pipe(4096);
+  assert_non_null(strstr(stream, " EVENTS]\n"));
+  regex_t re;
+  assert_int_equal(regcomp(&re, "(^|\n)CPU:[0-9]+ \\[LOST [0-9]+ EVENTS\\]\n", REG_EXTENDED), 0);
+  assert_int_equal(regexec(&re, stream, 0, NULL, 0), 0);
+  regfree(&re);
+  free(stream);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(enable_files_and_set_event, setup, teardown),
+      cmocka_unit_test_setup_teardown(id_and_format, setup, teardown),
+      cmocka_unit_test_setup_teardown(trace_shows_events_and_truncation_clears, setup, teardown),
+      cmocka_unit_test_setup_teardown(trace_pipe_is_identical_at_any_read_size, setup, teardown),
+      cmocka_unit_test_setup_teardown(marker_cmdlines_and_sizes, setup, teardown),
+      cmocka_unit_test_setup_teardown(stats_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(pid_filter, setup, teardown),
+      cmocka_unit_test_setup_teardown(trace_pipe_blocks_until_data, setup, teardown),
+      cmocka_unit_test_setup_teardown(losses_show_and_counts_agree, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
