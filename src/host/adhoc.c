@@ -94,7 +94,24 @@ void fxt_emit_printk(struct fxt_tracepoint *tp, const struct fxt_argv *av, uint3
   fxt_emit_adhoc(tp, FXT_EVENT_INSTANT, 0, av, n);
 }
 
+/* A scope's end: a duration-complete event without arguments, written straight (the generic
+ * path's argument loop is not needed): header, start, [koids], end. */
 void fxt_scope_end(struct fxt_scope *s)
 {
-  fxt_emit_adhoc(s->tp, FXT_EVENT_DURATION_COMPLETE, s->start, NULL, 0);
+  struct fxt_tslot *t = fxt_emit_enter();
+  if (!t)
+    return;
+  uint32_t cpu;
+  uint64_t now = fxt_emit_time(&cpu);
+  uint32_t words = 3 + fxt_emit_thread_words(t);
+  uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 |
+                 (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | t->thread_bits | s->tp->header;
+  struct fxt_reservation res;
+  if (fxt_emit_reserve(t, cpu, now, hdr, &res) == 0) {
+    struct fxt_cursor c = fxt_cursor_of(&res);
+    fxt_put_event_head(&c, t, s->start);
+    fxt_put(&c, now);
+    fxt_commit(t, &res, &c);
+  }
+  fxt_emit_leave(t);
 }
