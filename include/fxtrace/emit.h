@@ -46,9 +46,17 @@ struct fxt_tslot {
   FXT_ATOMIC(uint32_t) wake_sent; /* 1 after a wake, until the consumer drained the buffer:
                                      set by the owner, cleared by the consumer (relaxed: a
                                      lost race costs one extra wake or one poll period) */
-  FXT_ATOMIC(uint64_t) lost; /* events of this thread lost outside the ring: emissions nested in
-                                a signal handler, and events fired before the thread could get a
-                                buffer; the owner adds (relaxed RMW, rare), the consumer reads */
+  FXT_ATOMIC(uint64_t) lost; /* events of this thread lost outside the ring: emissions nested
+                                deeper than the companion takes, ingress full, and events fired
+                                before the thread could get a buffer; the owner adds (relaxed
+                                RMW, rare), the consumer reads */
+  /* Signal context: an emission that interrupts this thread's own emission writes into the
+   * companion slot `nested` (a small writer of its own); leaving it pushes its records into
+   * the session's ingress ring, tagged with slot_index, for the consumer to merge back into
+   * this thread's stream by time. The companion has nested == NULL and flush_on_leave set. */
+  struct fxt_tslot *nested;
+  uint32_t flush_on_leave;
+  uint32_t slot_index;
 };
 
 /* The calling thread's slot; NULL until its first event. */
@@ -65,6 +73,7 @@ FXT_API extern ptrdiff_t fxt_rseq_offset;
 FXT_EXTERN_C_BEGIN
 FXT_API struct fxt_tslot *fxt_emit_enter_slow(void);
 FXT_API struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth);
+FXT_API void fxt_emit_nested_done(struct fxt_tslot *n);
 FXT_API uint64_t fxt_ticks_slow(void);
 FXT_API void fxt_emit_wake(struct fxt_tslot *t);
 FXT_API uint32_t fxt_cpu_slow(void);
@@ -99,6 +108,10 @@ static inline struct fxt_tslot *fxt_emit_enter(void)
 static inline void fxt_emit_leave(struct fxt_tslot *t)
 {
   atomic_signal_fence(memory_order_seq_cst); /* the commit stays inside the depth window */
+  if (FXT_UNLIKELY(t->flush_on_leave)) {
+    fxt_emit_nested_done(t); /* a companion: hand its records to the ingress ring */
+    return;
+  }
   atomic_store_explicit(&t->depth, atomic_load_explicit(&t->depth, memory_order_relaxed) - 1,
                         memory_order_relaxed);
 }

@@ -55,7 +55,20 @@ struct fxt_session_config {
   const char *output;        /* NULL = default "fxtrace-%p.fxt"; "" = no file */
 };
 
+/* Counters of the running (or last) session, for tools and tests. */
+struct fxt_session_counters {
+  uint32_t struct_size;     /* set by the caller: sizeof(struct fxt_session_counters) */
+  uint32_t reserved;
+  uint64_t nested_records;  /* records of emissions nested in a thread's own emission
+                               (signal handlers) that reached the file through the ingress
+                               ring */
+  uint64_t no_buffer_lost;  /* events of threads that never got a buffer (total_kb) */
+};
+
 FXT_EXTERN_C_BEGIN
+
+/* Fills *c (up to c->struct_size). Returns 0, or FXT_EINVAL for a bad struct_size. */
+FXT_API int fxt_session_counters(struct fxt_session_counters *c);
 
 /* Starts the process's session (cfg NULL = all defaults). Returns 0; FXT_EBUSY when one runs;
  * FXT_EINVAL for a bad configuration or an output file that cannot be created (the reason is

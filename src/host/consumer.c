@@ -43,15 +43,35 @@ struct out {
   int error;         /* first write error (errno), reported at stop */
 };
 
+/* Records popped from the ingress ring, waiting to be merged into their thread's stream:
+ * entries of (u32 slot, u32 bytes, record). */
+struct held {
+  unsigned char *buf;
+  size_t len, cap;
+};
+
 static struct {
   struct out out;
   unsigned char *stage;
+  unsigned char *merged; /* stage + held records in time order */
+  struct held held;
   uint32_t strings_end; /* next string index to write */
   uint32_t registry_gen;
   uint8_t described[65536 / 8]; /* tracepoint ids with a description in the file */
   uint64_t last_comm_check;
   uint64_t capped_records; /* records not written because of max_file_kb */
+  _Atomic uint64_t nested_records; /* ingress records merged into their threads' streams */
+  _Atomic uint64_t no_buffer_lost;
 } C;
+
+int fxt_session_counters(struct fxt_session_counters *c)
+{
+  if (!c || c->struct_size < sizeof(*c))
+    return FXT_EINVAL;
+  c->nested_records = atomic_load_explicit(&C.nested_records, memory_order_relaxed);
+  c->no_buffer_lost = atomic_load_explicit(&C.no_buffer_lost, memory_order_relaxed);
+  return 0;
+}
 
 /* ---- output ------------------------------------------------------------------------------ */
 
@@ -427,14 +447,127 @@ static uint64_t count_records(const unsigned char *p, uint32_t len)
   return n;
 }
 
-/* Drains slot i completely; returns the bytes read. */
-static uint64_t drain_slot(struct session *s, uint32_t i)
+/* ---- signal-context records (ingress) ------------------------------------------------ */
+
+static void hold_fn(void *ctx, const void *rec, uint32_t len, uint32_t epoch, uint32_t tag)
+{
+  struct session *s = ctx;
+  struct held *h = &C.held;
+  if (epoch != s->gen || tag >= s->nslots)
+    return; /* from an earlier session */
+  if (h->len + 8 + len > h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 65536;
+    while (cap < h->len + 8 + len)
+      cap *= 2;
+    unsigned char *b = realloc(h->buf, cap);
+    if (!b)
+      return;
+    h->buf = b;
+    h->cap = cap;
+  }
+  memcpy(h->buf + h->len, &tag, 4);
+  memcpy(h->buf + h->len + 4, &len, 4);
+  memcpy(h->buf + h->len + 8, rec, len);
+  h->len += 8 + len;
+}
+
+static void pop_ingress(struct session *s)
+{
+  while (fxt_ingress_pop_batch(&s->ingress, hold_fn, s, 128) > 0)
+    ;
+}
+
+static uint64_t ts_of(const unsigned char *rec, uint32_t len)
+{
+  uint64_t h, ts = 0;
+  memcpy(&h, rec, 8);
+  if ((h & 0xf) == FXT_RECORD_EVENT && len >= 16)
+    memcpy(&ts, rec + 8, 8);
+  return ts;
+}
+
+/* Merges slot i's held records with ts <= limit (all of them when `all`) into the staged
+ * chunk by time (stable: the chunk's records first on ties); returns the merged length and
+ * removes what it took from the held buffer. */
+static uint32_t merge_held(uint32_t i, const unsigned char *stage, uint32_t len, bool all,
+                           unsigned char **out)
+{
+  struct held *h = &C.held;
+  size_t need = 0;
+  for (size_t at = 0; at < h->len;) {
+    uint32_t tag, n;
+    memcpy(&tag, h->buf + at, 4);
+    memcpy(&n, h->buf + at + 4, 4);
+    need += tag == i ? n : 0;
+    at += 8 + n;
+  }
+  if (need == 0) {
+    *out = (unsigned char *)stage;
+    return len;
+  }
+  uint64_t limit = UINT64_MAX;
+  if (!all && len >= 16) { /* the chunk's last record's time: later ones wait for more */
+    uint32_t off = 0, last = 0;
+    while (off + 8 <= len) {
+      uint64_t hd;
+      memcpy(&hd, stage + off, 8);
+      uint32_t b = fxt_ring_record_bytes(hd);
+      if (b == 0 || b > len - off)
+        break;
+      last = off;
+      off += b;
+    }
+    limit = ts_of(stage + last, len - last);
+  }
+  unsigned char *m = C.merged;
+  uint32_t mlen = 0, so = 0;
+  size_t keep = 0; /* compacted held length */
+  for (size_t at = 0; at < h->len;) {
+    uint32_t tag, n;
+    memcpy(&tag, h->buf + at, 4);
+    memcpy(&n, h->buf + at + 4, 4);
+    const unsigned char *rec = h->buf + at + 8;
+    if (tag == i && ts_of(rec, n) <= limit && mlen + n + (len - so) <= STAGE_BYTES * 2) {
+      uint64_t t = ts_of(rec, n);
+      while (so + 8 <= len) { /* chunk records up to this time go first */
+        uint64_t hd;
+        memcpy(&hd, stage + so, 8);
+        uint32_t b = fxt_ring_record_bytes(hd);
+        if (b == 0 || b > len - so || ts_of(stage + so, b) > t)
+          break;
+        memcpy(m + mlen, stage + so, b);
+        mlen += b;
+        so += b;
+      }
+      memcpy(m + mlen, rec, n);
+      mlen += n;
+      atomic_fetch_add_explicit(&C.nested_records, 1, memory_order_relaxed);
+    } else {
+      memmove(h->buf + keep, h->buf + at, 8 + n);
+      keep += 8 + n;
+    }
+    at += 8 + n;
+  }
+  h->len = keep;
+  memcpy(m + mlen, stage + so, len - so);
+  mlen += len - so;
+  *out = m;
+  return mlen;
+}
+
+/* Drains slot i: until it is empty, or (when `bounded`) one buffer's worth, so that a
+ * producer as fast as the consumer cannot keep it on one slot (starving the others and the
+ * ingress ring). Returns the bytes read. */
+static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
 {
   struct fxt_tslot *t = session_slot(s, i);
   struct slot_info *info = &s->info[i];
   uint64_t total = 0;
   announce(s, i);
   for (;;) {
+    pop_ingress(s); /* everything the thread pushed before this read is merged below */
+    if (bounded && total >= s->buffer_bytes)
+      break;
     struct stage st = {C.stage, 0};
     int64_t n = fxt_writer_read(&t->w, stage_copy, &st, STAGE_BYTES);
     struct fxt_ring_stats rs;
@@ -469,7 +602,12 @@ static uint64_t drain_slot(struct session *s, uint32_t i)
       live_lost(info->live_cpu, nested - info->seen_lost, false);
       info->seen_lost = nested;
     }
-    if (n == 0)
+    /* Signal-context records of this thread, merged by time (all of them once the ring is
+     * empty: they are newer than anything left in it). */
+    unsigned char *chunk;
+    st.len = merge_held(i, st.buf, st.len, n == 0, &chunk);
+    st.buf = chunk;
+    if (st.len == 0)
       break;
     live_feed(st.buf, st.len, (uint32_t)info->tid, info->comm, &info->live_cpu,
               &info->events_read, &info->dropped_total);
@@ -482,6 +620,11 @@ static uint64_t drain_slot(struct session *s, uint32_t i)
   info->delivered_bytes += total;
   atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed); /* drained: wake me again */
   return total;
+}
+
+static uint64_t drain_slot(struct session *s, uint32_t i)
+{
+  return drain_slot_bounded(s, i, false);
 }
 
 /* A slot whose thread is gone (or, at stop, every slot: the handshake has run): write the
@@ -502,7 +645,7 @@ static void pass(struct session *s)
   for (uint32_t i = 0; i < s->nslots; i++) {
     uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
     if (state == SLOT_LIVE)
-      drain_slot(s, i);
+      drain_slot_bounded(s, i, true);
     else if (state == SLOT_EXITED)
       finish_slot(s, i, true);
   }
@@ -536,6 +679,7 @@ static void *consumer_main(void *arg)
   uint64_t no_slot = atomic_exchange_explicit(&s->no_slot_drops, 0, memory_order_relaxed);
   if (no_slot)
     write_process_loss(s, no_slot);
+  atomic_store_explicit(&C.no_buffer_lost, no_slot, memory_order_relaxed);
   write_metadata();
   write_clock_sync(s, false);
   out_flush(&C.out);
@@ -559,11 +703,16 @@ int fxt_consumer_start(struct session *s)
   memset(&C.described, 0, sizeof(C.described));
   C.capped_records = 0;
   C.last_comm_check = 0;
+  atomic_store_explicit(&C.nested_records, 0, memory_order_relaxed);
+  atomic_store_explicit(&C.no_buffer_lost, 0, memory_order_relaxed);
   if (!C.stage)
     C.stage = malloc(STAGE_BYTES);
+  if (!C.merged)
+    C.merged = malloc(STAGE_BYTES * 2);
+  C.held.len = 0;
   if (!C.out.buf)
     C.out.buf = malloc(OUT_BYTES);
-  if (!C.stage || !C.out.buf)
+  if (!C.stage || !C.merged || !C.out.buf)
     return FXT_ENOMEM;
   C.out.len = 0;
   C.out.written = 0;

@@ -18,6 +18,21 @@ static struct pid_list {
   size_t n, cap;
 } lists[2]; /* [0] set_event_pid, [1] set_event_notrace_pid; under lock */
 
+void fxt_control_atfork_prepare(void)
+{
+  pthread_mutex_lock(&lock);
+}
+
+void fxt_control_atfork_parent(void)
+{
+  pthread_mutex_unlock(&lock);
+}
+
+void fxt_control_atfork_child(void)
+{
+  pthread_mutex_init(&lock, NULL);
+}
+
 int fxt_control_ensure_session(void)
 {
   if (fxt_session_running())

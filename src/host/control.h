@@ -6,6 +6,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* fork handlers (the session's): the control lock is not held across fork by another thread. */
+void fxt_control_atfork_prepare(void);
+void fxt_control_atfork_parent(void);
+void fxt_control_atfork_child(void);
+
 /* Starts a session with no output file when none runs (events then reach the live view
  * only). Returns 0 or a negative error. */
 int fxt_control_ensure_session(void);

@@ -161,16 +161,22 @@ static void ring_empty(struct cpu_ring *r)
   r->count = r->events = 0;
 }
 
+/* The entry at off, following a wrap: an entry never starts where its header would not fit
+ * before the end, and a wrap marker (size 0) sends the reader back to 0. */
+static size_t entry_at(const struct cpu_ring *r, size_t off)
+{
+  if (off + sizeof(struct entry) > r->size ||
+      ((const struct entry *)(const void *)(r->buf + off))->size == 0)
+    return 0;
+  return off;
+}
+
 static struct entry *ring_oldest(struct cpu_ring *r)
 {
   if (r->count == 0)
     return NULL;
-  struct entry *e = (struct entry *)(void *)(r->buf + r->tail);
-  if (e->size == 0) { /* wrap marker */
-    r->tail = 0;
-    e = (struct entry *)(void *)r->buf;
-  }
-  return e;
+  r->tail = entry_at(r, r->tail);
+  return (struct entry *)(void *)(r->buf + r->tail);
 }
 
 static void ring_pop(struct cpu_ring *r)
@@ -195,8 +201,8 @@ static unsigned char *ring_place(struct cpu_ring *r, size_t n)
     if (r->size - r->head >= n)
       return r->buf + r->head;
     if (r->tail > n) { /* wrap (strictly: head == tail would read as empty) */
-      if (r->size - r->head >= sizeof(uint32_t))
-        *(uint32_t *)(void *)(r->buf + r->head) = 0;
+      if (r->size - r->head >= sizeof(struct entry))
+        ((struct entry *)(void *)(r->buf + r->head))->size = 0; /* marker; else entry_at wraps */
       r->head = 0;
       return r->buf;
     }
@@ -315,6 +321,30 @@ void live_clear(void)
   /* Everything emitted until now is old: what is still on its way is discarded. */
   L.clear_ticks = fxt_ticks();
   pthread_mutex_unlock(&L.lock);
+}
+
+/* ---- fork: the lock must not be held by another thread at the fork ------------------------ */
+
+void live_atfork_prepare(void)
+{
+  pthread_mutex_lock(&L.lock);
+}
+
+void live_atfork_parent(void)
+{
+  pthread_mutex_unlock(&L.lock);
+}
+
+/* The child starts with an empty view: the parent's records stay the parent's. */
+void live_atfork_child(void)
+{
+  pthread_mutex_init(&L.lock, NULL);
+  pthread_cond_init(&L.cond, NULL);
+  for (uint32_t i = 0; L.ready && i < L.ncpus; i++) {
+    ring_empty(&L.cpu[i]);
+    L.cpu[i].overrun = L.cpu[i].dropped = L.cpu[i].read = 0;
+    L.cpu[i].lost_pending = L.cpu[i].pipe_lost = 0;
+  }
 }
 
 /* ---- cmdlines ----------------------------------------------------------------------------- */
@@ -703,9 +733,7 @@ void live_snapshot(struct fxt_tbuf *b)
     if (c->off >= run_len(c->e) && --c->left > 0) { /* next entry of this CPU */
       struct cpu_ring *r = &L.cpu[best];
       size_t next = (size_t)((unsigned char *)c->e - r->buf) + c->e->size;
-      c->e = (struct entry *)(void *)(r->buf + next);
-      if (c->e->size == 0)
-        c->e = (struct entry *)(void *)r->buf;
+      c->e = (struct entry *)(void *)(r->buf + entry_at(r, next));
       c->off = 0;
     }
   }

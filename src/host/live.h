@@ -71,6 +71,11 @@ uint32_t live_cmdlines_size(void);
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t live_now_ns(void);
 
+/* fork handlers (the session's): hold the view's lock across fork; the child's view is empty. */
+void live_atfork_prepare(void);
+void live_atfork_parent(void);
+void live_atfork_child(void);
+
 /* Ticks of the trace clock to CLOCK_MONOTONIC ns (the session's calibration). */
 uint64_t live_ticks_to_ns(uint64_t ticks);
 /* Set by the session when it starts: the clock mapping. */

@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "control.h"
+#include "live.h"
 #include "registry.h"
 #include "session_int.h"
 
@@ -60,18 +62,25 @@ static uint32_t round_pow2(uint64_t bytes)
   return (uint32_t)p;
 }
 
-/* fork: no lock of ours may be held by another thread at the moment of the fork. */
+/* fork: no lock of ours may be held by another thread at the moment of the fork. They are
+ * taken in the order the rest of the code nests them: lifecycle, pool_lock (attach asks the
+ * control lock whether a thread is muted), control, live (formatting looks descriptions up in
+ * the registry), registry. */
 static void atfork_prepare(void)
 {
   pthread_mutex_lock(&lifecycle);
   if (running)
     pthread_mutex_lock(&fxt_session.pool_lock);
+  fxt_control_atfork_prepare();
+  live_atfork_prepare();
   fxt_registry_lock();
 }
 
 static void atfork_parent(void)
 {
   fxt_registry_unlock();
+  live_atfork_parent();
+  fxt_control_atfork_parent();
   if (running)
     pthread_mutex_unlock(&fxt_session.pool_lock);
   pthread_mutex_unlock(&lifecycle);
@@ -80,7 +89,9 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
   struct session *s = &fxt_session;
+  live_atfork_child();
   fxt_registry_unlock();
+  fxt_control_atfork_child();
   if (running) {
     pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
     s->pid = pid;

@@ -16,6 +16,7 @@
 #define FXT_HOST_SESSION_INT_H
 
 #include <fxtrace/emit.h>
+#include <fxtrace/ingress.h>
 #include <fxtrace/session.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -58,6 +59,11 @@ struct session {
   _Atomic uint32_t slot_freed_gen; /* bumped when a slot is freed (threads without a slot retry) */
   _Atomic uint64_t no_slot_drops;  /* events of threads that could get no buffer */
 
+  /* Signal context: records of emissions nested in a thread's own emission (slots.c pushes,
+   * the consumer pops and merges them into their thread's stream). */
+  struct fxt_ingress ingress;
+  void *ingress_storage;
+
   /* Clock. */
   uint64_t ticks_per_second;
 
@@ -70,6 +76,11 @@ struct session {
 };
 
 extern struct session fxt_session; /* the one session of the process (guarded by its lifecycle) */
+
+/* Companion writer of a slot, for signal context (see fxt_tslot.nested). */
+#define NESTED_BYTES 2048u
+#define INGRESS_SLOTS 1024u
+#define INGRESS_PAYLOAD 512u
 
 static inline struct fxt_tslot *session_slot(const struct session *s, uint32_t i)
 {

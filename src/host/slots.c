@@ -54,7 +54,8 @@ static void make_exit_key(void)
 int fxt_slots_setup(struct session *s)
 {
   pthread_once(&exit_key_once, make_exit_key);
-  size_t header = (sizeof(struct fxt_tslot) + 4095) & ~(size_t)4095;
+  /* Header page(s): the thread's slot, its companion and the companion's storage. */
+  size_t header = (2 * sizeof(struct fxt_tslot) + NESTED_BYTES + 64 + 4095) & ~(size_t)4095;
   size_t stride = header + s->buffer_bytes;
   uint64_t total = (uint64_t)s->cfg.total_kb * 1024;
   uint32_t nslots = (uint32_t)(total / stride);
@@ -85,10 +86,45 @@ int fxt_slots_setup(struct session *s)
     atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
     s->info[i].announced_gen = s->info[i].owner_gen;
   }
+  if (!s->ingress_storage) {
+    size_t n = FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD);
+    void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (q == MAP_FAILED)
+      return FXT_ENOMEM;
+    s->ingress_storage = q;
+  }
+  if (fxt_ingress_init(&s->ingress, s->ingress_storage,
+                       FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD),
+                       INGRESS_PAYLOAD) != 0)
+    return FXT_EINVAL;
   pthread_mutex_init(&s->pool_lock, NULL);
   /* The stop handshake uses membarrier; register once (harmless if it fails: see quiesce). */
   syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
   return 0;
+}
+
+/* The companion writer of slot i (signal context): in the slot's header page, after it. */
+static void setup_companion(struct session *s, struct fxt_tslot *t, uint32_t i, pid_t tid)
+{
+  struct fxt_tslot *n = t + 1;
+  unsigned char *storage = (unsigned char *)(n + 1);
+  storage += (8 - (uintptr_t)storage % 8) % 8;
+  fxt_writer_init_flags(&n->w, storage, NESTED_BYTES, FXT_RING_DISCARD, (uint64_t)s->pid,
+                        (uint64_t)tid);
+  atomic_store_explicit(&n->depth, 0, memory_order_relaxed);
+  atomic_store_explicit(&n->gen, s->gen, memory_order_relaxed);
+  atomic_store_explicit(&n->lost, 0, memory_order_relaxed);
+  atomic_store_explicit(&n->wake_sent, 1, memory_order_relaxed);
+  n->cpu = UINT32_MAX;
+  n->thread_bits = t->thread_bits;
+  n->wake_mark = UINT32_MAX; /* never wakes the consumer: the flush does (ingress) */
+  n->block_ms = 0;           /* never waits: this is signal context */
+  n->nested = NULL;
+  n->flush_on_leave = 1;
+  n->slot_index = i;
+  t->nested = n;
+  t->flush_on_leave = 0;
+  t->slot_index = i;
 }
 
 /* Sets up slot i for the calling thread. Under pool_lock. */
@@ -110,6 +146,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
   t->wake_mark = s->buffer_bytes / 2;
   t->block_ms = s->cfg.mode == FXT_MODE_BLOCK ? s->cfg.block_timeout_ms : 0;
+  setup_companion(s, t, i, tid);
   atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
   info->tid = tid;
   memset(info->comm, 0, sizeof(info->comm));
@@ -185,10 +222,19 @@ struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth)
   uint32_t active = atomic_load_explicit(&fxt_session_active, memory_order_relaxed);
   atomic_store_explicit(&t->depth, depth, memory_order_relaxed); /* undo our raise */
   if (depth != 0) {
-    /* Nested: a signal handler interrupted this thread inside emit. Counted, never written
-     * (the buffer is mid-reservation). */
-    if (active != 0)
-      atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
+    /* Nested: a signal handler interrupted this thread inside emit. The thread's buffer is
+     * mid-reservation, so the event goes to the companion writer (then the ingress ring);
+     * deeper nesting than one companion is counted, never written. */
+    struct fxt_tslot *n = t->nested;
+    if (active == 0 || active != atomic_load_explicit(&t->gen, memory_order_relaxed))
+      return NULL; /* no session, or muted */
+    if (depth == 1 && n && atomic_load_explicit(&n->depth, memory_order_relaxed) == 0) {
+      atomic_store_explicit(&n->depth, 1, memory_order_relaxed);
+      atomic_signal_fence(memory_order_seq_cst);
+      atomic_thread_fence(memory_order_acquire); /* as fxt_emit_enter */
+      return n;
+    }
+    atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
     return NULL;
   }
   if (active == 0 || atomic_load_explicit(&t->gen, memory_order_relaxed) == (active | FXT_GEN_MUTED))
@@ -257,6 +303,44 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
 }
 
 /* ---- rare emit paths --------------------------------------------------------------------- */
+
+static int copy_flat(void *ctx, uint32_t off, const void *src, uint32_t len)
+{
+  memcpy((unsigned char *)ctx + off, src, len);
+  return 0;
+}
+
+/* Leaving an emission on a companion (signal context): its records go to the ingress ring,
+ * tagged with the thread's slot; what the ring does not take is counted as the thread's. */
+void fxt_emit_nested_done(struct fxt_tslot *n)
+{
+  struct session *s = &fxt_session;
+  struct fxt_tslot *t = session_slot(s, n->slot_index);
+  _Alignas(8) unsigned char buf[NESTED_BYTES];
+  int64_t got = fxt_ring_read(&n->w.ring, copy_flat, buf, sizeof(buf));
+  for (uint32_t off = 0; got > 0 && off + 8 <= (uint32_t)got;) {
+    uint64_t h;
+    memcpy(&h, buf + off, 8);
+    uint32_t len = fxt_ring_record_bytes(h);
+    if (len == 0 || len > (uint32_t)got - off)
+      break;
+    if (fxt_ingress_push(&s->ingress, buf + off, len, s->gen, n->slot_index) != 0) {
+      uint64_t records = 1;
+      if ((h & 0xf) == FXT_RECORD_EVENT && (h >> 48) == FXT_STR_DROP_STATS && len >= 40)
+        records = (uint32_t)(*(const uint64_t *)(const void *)(buf + off + 32) >> 32);
+      atomic_fetch_add_explicit(&t->lost, records, memory_order_relaxed);
+    }
+    off += len;
+  }
+  /* A record too big for the companion was counted by its writer: the thread's loss too. */
+  if (n->w.drop_records) {
+    atomic_fetch_add_explicit(&t->lost, n->w.drop_records, memory_order_relaxed);
+    n->w.drop_records = n->w.drop_bytes = n->w.drop_first = n->w.drop_last = 0;
+  }
+  fxt_consumer_wake(s);
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&n->depth, 0, memory_order_relaxed);
+}
 
 void fxt_emit_wake(struct fxt_tslot *t)
 {
