@@ -74,6 +74,10 @@ FXT_EXTERN_C_BEGIN
 FXT_API struct fxt_tslot *fxt_emit_enter_slow(void);
 FXT_API struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth);
 FXT_API void fxt_emit_nested_done(struct fxt_tslot *n);
+/* Evaluates tp's filter program for an event of thread slot t on cpu (values and string
+ * lengths of its fields, or NULL for events without fields): true to record it. */
+FXT_API bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
+                             const union fxt_value *values, const uint32_t *lens, uint32_t cpu);
 FXT_API uint64_t fxt_ticks_slow(void);
 FXT_API void fxt_emit_wake(struct fxt_tslot *t);
 FXT_API uint32_t fxt_cpu_slow(void);
@@ -112,8 +116,11 @@ static inline void fxt_emit_leave(struct fxt_tslot *t)
     fxt_emit_nested_done(t); /* a companion: hand its records to the ingress ring */
     return;
   }
+  /* Release pairs with the acquire load of depth in fxt_slots_sync / quiesce: everything this
+   * emission read (a filter program) happens before a waiter that sees it left. A plain store
+   * on x86. */
   atomic_store_explicit(&t->depth, atomic_load_explicit(&t->depth, memory_order_relaxed) - 1,
-                        memory_order_relaxed);
+                        memory_order_release);
 }
 
 static inline uint64_t fxt_ticks(void)

@@ -11,6 +11,7 @@
 #define FXT_ERRNO_MAP(X)                                                                  \
   X(EPERM, 1, "operation not permitted")                                                  \
   X(ENOENT, 2, "no such entry")                                                           \
+  X(ESRCH, 3, "no such process")                                                          \
   X(E2BIG, 7, "argument list or record too long")                                         \
   X(EAGAIN, 11, "resource temporarily unavailable")                                       \
   X(ENOMEM, 12, "out of memory")                                                          \

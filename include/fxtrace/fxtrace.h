@@ -96,6 +96,9 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 #define FXT_LEN_(i, f) FXT_FIELD_(FXT_LEN_X, i, f)
 #define FXT_LEN_X(i, code, ctype, n, bound, m)                                               \
   const uint32_t fxt_len##i = fxt_field_len(code, bound, (union fxt_value){.m = n});
+#define FXT_VAL_(i, f) FXT_FIELD_(FXT_VAL_X, i, f)
+#define FXT_VAL_X(i, code, ctype, n, bound, m) {.m = n},
+#define FXT_LENV_(i, f) fxt_len##i,
 #define FXT_WORDS_(i, f) FXT_FIELD_(FXT_WORDS_X, i, f)
 #define FXT_WORDS_X(i, code, ctype, n, bound, m) +fxt_field_words(code, fxt_len##i)
 #define FXT_PUT_(i, f) FXT_FIELD_(FXT_PUT_X, i, f)
@@ -127,6 +130,15 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     uint32_t fxt_cpu;                                                                        \
     uint64_t fxt_ts = fxt_emit_time(&fxt_cpu);                                               \
     FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \
+    if (FXT_UNLIKELY(atomic_load_explicit(&fxt_tp->filter, memory_order_acquire) != NULL)) {  \
+      /* A filter decides before anything is reserved: a filtered-out event costs no space. */ \
+      const union fxt_value fxt_v[] = {FXT_PP_MAP(FXT_VAL_, __VA_ARGS__)};                   \
+      const uint32_t fxt_l[] = {FXT_PP_MAP(FXT_LENV_, __VA_ARGS__)};                          \
+      if (!fxt_filter_pass(fxt_tp, fxt_t, fxt_v, fxt_l, fxt_cpu)) {                          \
+        fxt_emit_leave(fxt_t);                                                               \
+        return;                                                                              \
+      }                                                                                      \
+    }                                                                                        \
     const uint32_t fxt_words =                                                               \
         2 + fxt_emit_thread_words(fxt_t) FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);               \
     struct fxt_reservation fxt_res;                                                          \

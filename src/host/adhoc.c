@@ -60,6 +60,12 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
     return;
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu), ts = now;
+  /* Ad-hoc events have no declared fields: their filters see the common fields only. */
+  if (FXT_UNLIKELY(atomic_load_explicit(&tp->filter, memory_order_acquire) != NULL) &&
+      !fxt_filter_pass(tp, t, NULL, NULL, cpu)) {
+    fxt_emit_leave(t);
+    return;
+  }
   if (etype == FXT_EVENT_DURATION_COMPLETE) { /* trailer was the start: it becomes the end */
     ts = trailer;
     trailer = now;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters.h"
 #include "intern.h"
 
 #define FIRST_ID 32    /* ftrace's built-in events own the small ids */
@@ -152,6 +153,9 @@ static void prepare(struct fxt_tracepoint *tp)
   for (uint32_t i = 0; i < FXT_MAX_FIELDS; i++)
     atomic_store_explicit(&tp->arg_ref[i], 0, memory_order_relaxed);
   tp->id = id_for((uint16_t)sys, (uint16_t)name);
+  /* A filter already written for this event applies to this object too. */
+  atomic_store_explicit(&tp->filter, tp->id ? fxt_filters_program_for(tp->id) : NULL,
+                        memory_order_release);
 }
 
 void fxt_register_section(struct fxt_tracepoint *const *begin, struct fxt_tracepoint *const *end)

@@ -92,6 +92,7 @@ int fxt_slots_setup(struct session *s);
 void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid);
 void fxt_slot_free(struct session *s, uint32_t i);
 bool fxt_slots_quiesce(struct session *s); /* stop handshake; see session.c */
+void fxt_slots_sync(struct session *s);    /* no emission older than the call is running */
 
 /* clock.c */
 int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);

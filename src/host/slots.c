@@ -277,6 +277,27 @@ bool fxt_slots_quiesce(struct session *s)
   return fenced;
 }
 
+/* Waits until no thread can still be inside an emission that began before this call (after
+ * a filter program was replaced, before the old one is freed): membarrier makes the caller's
+ * earlier stores visible to every thread's next emission (as in fxt_slots_quiesce), then each
+ * thread seen inside an emission is waited for until it leaves (acquire pairs with the release
+ * store of depth in fxt_emit_leave). */
+void fxt_slots_sync(struct session *s)
+{
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
+      syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) {
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+  }
+  for (uint32_t i = 0; s->pool && i < s->nslots; i++) {
+    if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) == SLOT_FREE)
+      continue;
+    struct fxt_tslot *t = session_slot(s, i);
+    while (atomic_load_explicit(&t->depth, memory_order_acquire) != 0)
+      sched_yield();
+  }
+}
+
 /* In a forked child: only the forking thread exists. Its slot is kept (emptied: the parent's
  * unread records stay the parent's) and renamed to the child's ids; every other slot is free. */
 void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid)

@@ -7,6 +7,7 @@
  * value at once and either apply it or fail with the kernel's errno, changing nothing.
  */
 #define _GNU_SOURCE
+#include <fxtrace/filter.h>
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
 #include <fxtrace/tracefs.h>
@@ -16,6 +17,7 @@
 
 #include "../export/text.h"
 #include "control.h"
+#include "filters.h"
 #include "live.h"
 #include "registry.h"
 
@@ -29,6 +31,9 @@ enum node {
   N_EV_ENABLE,     /* events/<sys>/<ev>/enable */
   N_EV_ID,
   N_EV_FORMAT,
+  N_EV_FILTER,     /* events/<sys>/<ev>/filter */
+  N_SYS_FILTER,    /* events/<sys>/filter */
+  N_ERROR_LOG,
   N_SET_EVENT,
   N_AVAILABLE_EVENTS,
   N_SET_EVENT_PID,
@@ -67,6 +72,7 @@ static const struct {
     {"buffer_size_kb", N_BUFFER_SIZE_KB, RD | WR},
     {"buffer_total_size_kb", N_BUFFER_TOTAL_SIZE_KB, RD},
     {"trace_clock", N_TRACE_CLOCK, RD},
+    {"error_log", N_ERROR_LOG, RD | WR},
 };
 static const char *const root_dirs[] = {"events", "per_cpu", "per_thread"};
 
@@ -291,6 +297,15 @@ static void fill(struct fxt_fs_file *f)
       format_file(b, x.tp);
     break;
   }
+  case N_EV_FILTER:
+    fxt_filters_read_event(f->sys, f->ev, b);
+    break;
+  case N_SYS_FILTER:
+    fxt_tbuf_puts(b, FXT_FILTER_SYSTEM_DEFAULT);
+    break;
+  case N_ERROR_LOG:
+    fxt_filters_error_log(b);
+    break;
   case N_SET_EVENT:
   case N_AVAILABLE_EVENTS: {
     struct names n = {b, NULL, false, f->node == N_SET_EVENT, true};
@@ -413,6 +428,10 @@ static int resolve(const char *path, struct fxt_fs_file *f)
       f->node = N_SYS_ENABLE;
       return 0;
     }
+    if (n == 3 && strcmp(c[2], "filter") == 0) {
+      f->node = N_SYS_FILTER;
+      return 0;
+    }
     if (strlen(c[2]) >= sizeof(f->ev) || !find(c[1], c[2]).tp)
       return FXT_ENOENT;
     strcpy(f->ev, c[2]);
@@ -424,6 +443,8 @@ static int resolve(const char *path, struct fxt_fs_file *f)
       f->node = N_EV_ID;
     else if (strcmp(c[3], "format") == 0)
       f->node = N_EV_FORMAT;
+    else if (strcmp(c[3], "filter") == 0)
+      f->node = N_EV_FILTER;
     else
       return FXT_ENOENT;
     return 0;
@@ -462,6 +483,8 @@ static uint32_t mode_of(enum node node)
   case N_EVENTS_ENABLE:
   case N_SYS_ENABLE:
   case N_EV_ENABLE:
+  case N_EV_FILTER:
+  case N_SYS_FILTER:
     return RD | WR;
   case N_EV_ID:
   case N_EV_FORMAT:
@@ -561,6 +584,12 @@ static int do_write(struct fxt_fs_file *f, const char *v)
     return set_enabled(glob, v[0] == '1');
   case N_SET_EVENT:
     return write_set_event(v);
+  case N_EV_FILTER:
+    return fxt_filters_write_event(f->sys, f->ev, v, strlen(v));
+  case N_SYS_FILTER:
+    return fxt_filters_write_system(f->sys, v, strlen(v));
+  case N_ERROR_LOG:
+    return 0; /* only a truncating open changes it (`echo > error_log` clears) */
   case N_SET_EVENT_PID:
   case N_SET_EVENT_NOTRACE_PID:
     return fxt_control_set_pids(f->node == N_SET_EVENT_NOTRACE_PID, v,
@@ -615,6 +644,8 @@ int fxt_fs_open(const char *path, uint32_t flags, struct fxt_fs_file **out)
       live_clear();
     else if (f->node == N_SET_EVENT)
       fxt_registry_set_glob("*:*", false);
+    else if (f->node == N_ERROR_LOG)
+      fxt_filters_clear_error_log();
     else if (f->node == N_SET_EVENT_PID || f->node == N_SET_EVENT_NOTRACE_PID)
       fxt_control_set_pids(f->node == N_SET_EVENT_NOTRACE_PID, "", false);
   }
@@ -707,6 +738,8 @@ int fxt_fs_list(const char *dir, struct fxt_fs_dirent *out, int max)
       n = add(out, max, n, root_files[i].name, 0);
   } else if (strcmp(c[0], "events") == 0 && depth <= 2) {
     n = add(out, max, n, "enable", 0);
+    if (depth == 2)
+      n = add(out, max, n, "filter", 0);
     struct fxt_tbuf b;
     fxt_tbuf_init(&b);
     struct names nm = {&b, depth == 2 ? f.sys : NULL, depth == 1, false, false};
@@ -716,6 +749,7 @@ int fxt_fs_list(const char *dir, struct fxt_fs_dirent *out, int max)
     fxt_tbuf_free(&b);
   } else if (strcmp(c[0], "events") == 0) {
     n = add(out, max, n, "enable", 0);
+    n = add(out, max, n, "filter", 0);
     n = add(out, max, n, "format", 0);
     n = add(out, max, n, "id", 0);
   } else if (strcmp(c[0], "per_cpu") == 0 && depth == 1) {

@@ -11,6 +11,7 @@
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
 FXT_TRACEPOINT(t, rich, "seq=%llu name=%s ok=%d ratio=%g p=%p d=%s", (u64, seq), (str, name, 24),
                (bool, ok), (f64, ratio), (ptr, p), (bytes, digest, 4));
 FXT_TRACEPOINT(t, off, "never enabled %u", (u32, x));
+FXT_TRACEPOINT(t, filtered, "x=%u s=%s", (u32, x), (str, s, 16)); /* enabled, filtered out */
 
 /* ---- malloc interposition: counts allocations made by a thread while it audits --------- */
 
@@ -86,6 +88,7 @@ static void stop_and_count(const char *seq_event)
 static void *emit_audited(void *arg)
 {
   (void)arg;
+  /* (every loop iteration below: 14 recorded events; the filtered one records nothing) */
   unsigned char digest[4] = {0xde, 0xad, 0xbe, 0xef};
   FXT_TRACE(t, seq, 0); /* the thread's first event may attach (and allocate) */
   auditing = 1;
@@ -93,6 +96,7 @@ static void *emit_audited(void *arg)
     FXT_TRACE(t, seq, i);
     FXT_TRACE(t, rich, i, "a string of some length", i & 1, 0.5, &i, digest);
     FXT_TRACE(t, off, 1); /* disabled */
+    FXT_TRACE(t, filtered, (uint32_t)i, "filtered"); /* the filter says no: nothing reserved */
     FXT_INSTANT("t", "inst", FXT_U64("i", i), FXT_STR("s", "text"), FXT_ARG("d", 1.5));
     FXT_COUNTER("t", "ctr", 3, FXT_U64("v", i));
     FXT_FLOW_BEGIN("t", "flow", i);
@@ -116,8 +120,10 @@ static void no_allocation_on_emit_path(void **state)
 {
   (void)state;
   /* A 4 KiB buffer overflows at once: the drop path is audited too. */
-  start("t:seq,t:rich,t:inst,t:ctr,t:flow,t:async,t:scope,t:dur,t:complete,printk:*", 4, 0,
-        FXT_MODE_DISCARD);
+  start("t:seq,t:rich,t:inst,t:ctr,t:flow,t:async,t:scope,t:dur,t:complete,t:filtered,printk:*",
+        4, 0, FXT_MODE_DISCARD);
+  assert_int_equal(fxt_fs_echo("events/t/filtered/filter", "x > 4000000000 && s == \"nope\""),
+                   (ssize_t)strlen("x > 4000000000 && s == \"nope\""));
   atomic_store(&audited_calls, 0);
   pthread_t th;
   pthread_create(&th, NULL, emit_audited, NULL);

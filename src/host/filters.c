@@ -1,0 +1,288 @@
+/* filters.c - event filters of the tracefs tree: per event (one id, several tracepoint objects
+ * perhaps), the text the kernel keeps, how its compile ended, and the program installed on the
+ * event's tracepoints; the error_log. Writes are serialized by `lock`; the emit path only
+ * reads tracepoint.filter (see fxtrace/tracepoint.h for the ordering).
+ */
+#define _GNU_SOURCE
+#include "filters.h"
+
+#include <fxtrace/filter.h>
+#include <fxtrace/fxtrace.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../export/text.h"
+#include "live.h"
+#include "registry.h"
+#include "session_int.h"
+
+#define ERROR_LOG_ENTRIES 8
+
+struct evfilter {
+  uint32_t id;
+  char *text; /* as the kernel stores it (fxt_filter_text_len) */
+  size_t len;
+  int result;
+  struct fxt_filter_error err;
+  void *prog; /* installed program (NULL: none) */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct evfilter *tab;
+static size_t ntab, captab;
+static char *errlog[ERROR_LOG_ENTRIES];
+/* The program of each event id, for tracepoints registered later (a library loaded after the
+ * filter was written). Stored before the install pass; both that pass and registration run
+ * under the registry lock, so a new tracepoint gets the old program and is then updated by
+ * the pass, or gets the new one. */
+static _Atomic(const void *) id_prog[65536];
+static unsigned nerrlog;
+
+bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
+                     const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
+{
+  const void *prog = atomic_load_explicit(&tp->filter, memory_order_acquire);
+  struct session *s = &fxt_session;
+  struct fxt_filter_common c = {
+      .type = (uint16_t)tp->id,
+      .pid = (int32_t)t->w.thread_koid,
+      .cpu = cpu,
+      .comm = s->info && t->slot_index < s->nslots ? s->info[t->slot_index].comm : NULL,
+  };
+  return fxt_filter_match(prog, values, lens, &c);
+}
+
+/* Under lock. */
+static struct evfilter *entry(uint32_t id, bool create)
+{
+  for (size_t i = 0; i < ntab; i++)
+    if (tab[i].id == id)
+      return &tab[i];
+  if (!create)
+    return NULL;
+  if (ntab == captab) {
+    size_t cap = captab ? captab * 2 : 32;
+    struct evfilter *n = realloc(tab, cap * sizeof(*n));
+    if (!n)
+      return NULL;
+    tab = n;
+    captab = cap;
+  }
+  memset(&tab[ntab], 0, sizeof(tab[0]));
+  tab[ntab].id = id;
+  return &tab[ntab++];
+}
+
+struct install {
+  uint32_t id;
+  const void *prog;
+};
+
+static int install_fn(void *ctx, struct fxt_tracepoint *tp)
+{
+  struct install *in = ctx;
+  if (tp->id == in->id) /* release pairs with emission's acquire load (tracepoint.h) */
+    atomic_store_explicit(&tp->filter, in->prog, memory_order_release);
+  return 0;
+}
+
+/* Under lock: installs prog (may be NULL) for e's event; the old program is freed once no
+ * emission can be using it. */
+static void install(struct evfilter *e, void *prog)
+{
+  void *old = e->prog;
+  struct install in = {e->id, prog};
+  atomic_store_explicit(&id_prog[e->id & 0xffff], prog, memory_order_release);
+  fxt_tracepoint_foreach(install_fn, &in);
+  e->prog = prog;
+  if (old) {
+    fxt_slots_sync(&fxt_session);
+    free(old);
+  }
+}
+
+static void log_error(const struct evfilter *e)
+{
+  size_t n = fxt_filter_render_error_log(NULL, 0, e->text, e->len, &e->err, live_now_ns());
+  if (n == 0)
+    return;
+  char *line = malloc(n + 1);
+  if (!line)
+    return;
+  fxt_filter_render_error_log(line, n + 1, e->text, e->len, &e->err, live_now_ns());
+  if (nerrlog == ERROR_LOG_ENTRIES) {
+    free(errlog[0]);
+    memmove(errlog, errlog + 1, (ERROR_LOG_ENTRIES - 1) * sizeof(errlog[0]));
+    nerrlog--;
+  }
+  errlog[nerrlog++] = line;
+}
+
+/* Under lock: records the outcome of a compile for e (the kernel's rules) and installs. */
+static void settle(struct evfilter *e, const char *text, size_t len, int rc,
+                   const struct fxt_filter_error *err, void *prog, size_t prog_len)
+{
+  if (err->code >= FXT_FILTER_ERR_WRITE_TOO_LONG) { /* refused before parsing: no change */
+    free(prog);
+    return;
+  }
+  size_t stored = fxt_filter_text_len(text, len);
+  char *copy = malloc(stored + 1);
+  if (copy) {
+    memcpy(copy, text, stored);
+    copy[stored] = 0;
+    free(e->text);
+    e->text = copy;
+    e->len = stored;
+  }
+  e->result = rc;
+  e->err = *err;
+  if (rc > 0) {
+    void *small = realloc(prog, prog_len); /* the program is position-independent */
+    install(e, small ? small : prog);
+  } else {
+    free(prog);
+    install(e, NULL); /* "0" clears; a parse error drops the previous filter (kernel) */
+    if (rc < 0)
+      log_error(e);
+  }
+}
+
+/* The first typed tracepoint of sys:ev (its fields describe the event). */
+struct first {
+  const char *sys, *ev;
+  struct fxt_tracepoint *tp;
+};
+
+static int first_fn(void *ctx, struct fxt_tracepoint *tp)
+{
+  struct first *f = ctx;
+  if (!f->tp && strcmp(tp->system, f->sys) == 0 && (!f->ev || strcmp(tp->name, f->ev) == 0))
+    f->tp = tp;
+  return 0;
+}
+
+int fxt_filters_write_event(const char *sys, const char *ev, const char *text, size_t len)
+{
+  struct first f = {sys, ev, NULL};
+  fxt_tracepoint_foreach(first_fn, &f);
+  if (!f.tp)
+    return FXT_ENOENT;
+  struct fxt_filter_event fe = {f.tp->kind == FXT_TP_TYPED ? f.tp->fields : NULL,
+                                f.tp->kind == FXT_TP_TYPED ? f.tp->nfields : 0, live_ncpus()};
+  size_t size = FXT_FILTER_PROG_MAX(len);
+  void *prog = aligned_alloc(FXT_FILTER_ALIGN, (size + FXT_FILTER_ALIGN - 1) & ~(size_t)7);
+  if (!prog)
+    return FXT_ENOMEM;
+  struct fxt_filter_error err;
+  int rc = fxt_filter_compile(text, len, &fe, prog, size, &err);
+  pthread_mutex_lock(&lock);
+  struct evfilter *e = entry(f.tp->id, true);
+  if (e)
+    settle(e, text, len, rc, &err, prog, rc > 0 ? (size_t)rc : 0);
+  else
+    free(prog);
+  pthread_mutex_unlock(&lock);
+  return rc < 0 ? rc : 0;
+}
+
+/* Events of a system: one slot per distinct id. */
+struct sysev {
+  const char *sys;
+  struct fxt_tracepoint *tps[4096];
+  uint32_t n;
+};
+
+static int sysev_fn(void *ctx, struct fxt_tracepoint *tp)
+{
+  struct sysev *s = ctx;
+  if (strcmp(tp->system, s->sys) != 0 || s->n == 4096)
+    return 0;
+  for (uint32_t i = 0; i < s->n; i++)
+    if (s->tps[i]->id == tp->id)
+      return 0;
+  s->tps[s->n++] = tp;
+  return 0;
+}
+
+int fxt_filters_write_system(const char *sys, const char *text, size_t len)
+{
+  static struct sysev se;
+  pthread_mutex_lock(&lock);
+  se.sys = sys;
+  se.n = 0;
+  fxt_tracepoint_foreach(sysev_fn, &se);
+  struct fxt_filter_event *evs = calloc(se.n ? se.n : 1, sizeof(*evs));
+  struct fxt_filter_slot *slots = calloc(se.n ? se.n : 1, sizeof(*slots));
+  size_t size = FXT_FILTER_PROG_MAX(len);
+  int rc = evs && slots ? 0 : FXT_ENOMEM;
+  for (uint32_t i = 0; rc == 0 && i < se.n; i++) {
+    struct fxt_tracepoint *tp = se.tps[i];
+    evs[i] = (struct fxt_filter_event){tp->kind == FXT_TP_TYPED ? tp->fields : NULL,
+                                       tp->kind == FXT_TP_TYPED ? tp->nfields : 0,
+                                       live_ncpus()};
+    slots[i].event = &evs[i];
+    slots[i].prog_size = size;
+    slots[i].prog = aligned_alloc(FXT_FILTER_ALIGN, (size + 7) & ~(size_t)7);
+    if (!slots[i].prog)
+      rc = FXT_ENOMEM;
+  }
+  if (rc == 0)
+    rc = fxt_filter_compile_system(text, len, slots, se.n);
+  for (uint32_t i = 0; i < se.n; i++) {
+    if (rc == 0 && slots[i].prog) {
+      struct evfilter *e = entry(se.tps[i]->id, true);
+      if (e) {
+        settle(e, text, len, slots[i].result, &slots[i].err, slots[i].prog,
+               slots[i].result > 0 ? (size_t)slots[i].result : 0);
+        continue;
+      }
+    }
+    free(slots ? slots[i].prog : NULL);
+  }
+  free(evs);
+  free(slots);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+void fxt_filters_read_event(const char *sys, const char *ev, struct fxt_tbuf *b)
+{
+  struct first f = {sys, ev, NULL};
+  fxt_tracepoint_foreach(first_fn, &f);
+  pthread_mutex_lock(&lock);
+  struct evfilter *e = f.tp ? entry(f.tp->id, false) : NULL;
+  if (!e || !e->text) {
+    fxt_tbuf_puts(b, "none\n");
+  } else {
+    size_t n = fxt_filter_render(NULL, 0, e->text, e->len, e->result, &e->err);
+    if (fxt_tbuf_reserve(b, n + 1)) {
+      fxt_filter_render(b->data + b->len, n + 1, e->text, e->len, e->result, &e->err);
+      b->len += n;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+void fxt_filters_error_log(struct fxt_tbuf *b)
+{
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < nerrlog; i++)
+    fxt_tbuf_puts(b, errlog[i]);
+  pthread_mutex_unlock(&lock);
+}
+
+void fxt_filters_clear_error_log(void)
+{
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < nerrlog; i++)
+    free(errlog[i]);
+  nerrlog = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+const void *fxt_filters_program_for(uint32_t id)
+{
+  return atomic_load_explicit(&id_prog[id & 0xffff], memory_order_acquire);
+}
