@@ -17,7 +17,8 @@
  *                           milliseconds (default 10) for the consumer, then drop and count
  *   output=PATH             file to write; "%p" becomes the pid, "%%" a '%'; "-" is stdout;
  *                           default "fxtrace-%p.fxt"; "" writes no file
- *   max_file_kb=N           stop writing events to the file past N KiB (counted as dropped);
+ *   max_file_kb=N           stop writing events to the file past N KiB (counted in the file
+ *                           as each thread's lost events);
  *                           default 0 = no limit
  *   clock=auto|tsc|monotonic   trace clock; auto = TSC where the kernel's clocksource is the
  *                           TSC, else CLOCK_MONOTONIC
@@ -60,8 +61,9 @@ struct fxt_session_counters {
   uint32_t struct_size;     /* set by the caller: sizeof(struct fxt_session_counters) */
   uint32_t reserved;
   uint64_t nested_records;  /* records of emissions nested in a thread's own emission
-                               (signal handlers) that reached the file through the ingress
-                               ring */
+                               (signal handlers) that went through the ingress ring and were
+                               merged back into their thread's stream (then written, or, past
+                               max_file_kb, counted as lost) */
   uint64_t no_buffer_lost;  /* events of threads that never got a buffer (total_kb) */
 };
 
@@ -80,6 +82,11 @@ FXT_API int fxt_session_start(const struct fxt_session_config *cfg);
  * (a handshake), writes pending drop statistics, drains every buffer and closes the file.
  * Returns 0, or FXT_ENOENT when no session runs. */
 FXT_API int fxt_session_stop(void);
+
+/* Makes the consumer take everything committed so far (when threads do not outrun it) into
+ * the file and the live view, and waits for it (at most 10 s). Returns 0, FXT_ENOENT (no
+ * session) or FXT_EAGAIN (timed out). */
+FXT_API int fxt_session_flush(void);
 
 /* 1 while a session runs. */
 FXT_API int fxt_session_running(void);

@@ -433,20 +433,6 @@ static uint64_t first_ts(const unsigned char *p, uint32_t len)
   return fxt_ticks();
 }
 
-static uint64_t count_records(const unsigned char *p, uint32_t len)
-{
-  uint64_t n = 0;
-  for (uint32_t off = 0; off + 8 <= len; n++) {
-    uint64_t h;
-    memcpy(&h, p + off, 8);
-    uint32_t b = fxt_ring_record_bytes(h);
-    if (b == 0)
-      break;
-    off += b;
-  }
-  return n;
-}
-
 /* ---- signal-context records (ingress) ------------------------------------------------ */
 
 static void hold_fn(void *ctx, const void *rec, uint32_t len, uint32_t epoch, uint32_t tag)
@@ -609,12 +595,19 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
     st.buf = chunk;
     if (st.len == 0)
       break;
+    uint64_t events_before = info->events_read, dropped_before = info->dropped_total;
     live_feed(st.buf, st.len, (uint32_t)info->tid, info->comm, &info->live_cpu,
               &info->events_read, &info->dropped_total);
-    if (C.out.limit && C.out.written + st.len > C.out.limit)
-      C.capped_records += count_records(st.buf, st.len);
-    else
+    if (C.out.limit && C.out.written + st.len > C.out.limit) {
+      /* Past max_file_kb: the chunk is not written, and what it held is counted in-band as
+       * the thread's lost events (its events, and the drops its drop_stats reported); the
+       * small bookkeeping record may go past the limit. */
+      uint64_t lost = info->events_read - events_before + info->dropped_total - dropped_before;
+      write_loss(s, i, FXT_STR_LOST, lost, st.len, ts);
+      C.capped_records += lost;
+    } else {
       out_write_bulk(&C.out, st.buf, st.len);
+    }
     total += (uint64_t)n;
   }
   info->delivered_bytes += total;
@@ -656,6 +649,40 @@ static void pass(struct session *s)
   out_flush(&C.out);
 }
 
+/* Passes completed, for fxt_session_flush: the consumer bumps it after each pass. */
+static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pass_cond = PTHREAD_COND_INITIALIZER;
+static uint64_t passes;
+
+static void pass_done(void)
+{
+  pthread_mutex_lock(&pass_lock);
+  passes++;
+  pthread_cond_broadcast(&pass_cond);
+  pthread_mutex_unlock(&pass_lock);
+}
+
+int fxt_consumer_flush(struct session *s)
+{
+  if (!s->consumer_running)
+    return FXT_ENOENT;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&pass_lock);
+  uint64_t target = passes + 2; /* the pass under way may have begun before this call */
+  int rc = 0;
+  while (passes < target && rc == 0) {
+    pthread_mutex_unlock(&pass_lock);
+    fxt_consumer_wake(s);
+    pthread_mutex_lock(&pass_lock);
+    if (passes < target)
+      rc = pthread_cond_timedwait(&pass_cond, &pass_lock, &until);
+  }
+  pthread_mutex_unlock(&pass_lock);
+  return rc == 0 ? 0 : FXT_EAGAIN;
+}
+
 static void *consumer_main(void *arg)
 {
   struct session *s = arg;
@@ -667,6 +694,7 @@ static void *consumer_main(void *arg)
     if (stopping)
       break;
     pass(s);
+    pass_done();
     struct timespec to = {0, POLL_NS};
     syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &to, NULL, 0);
   }
@@ -684,7 +712,7 @@ static void *consumer_main(void *arg)
   write_clock_sync(s, false);
   out_flush(&C.out);
   if (C.capped_records)
-    fprintf(stderr, "fxtrace: %s: %llu records not written (max_file_kb=%llu)\n", s->output,
+    fprintf(stderr, "fxtrace: %s: %llu events not written (max_file_kb=%llu; counted in the file)\n", s->output,
             (unsigned long long)C.capped_records, (unsigned long long)s->cfg.max_file_kb);
   if (C.out.error)
     fprintf(stderr, "fxtrace: %s: write failed: %s\n", s->output, strerror(C.out.error));

@@ -198,6 +198,14 @@ int fxt_session_stop(void)
   return 0;
 }
 
+int fxt_session_flush(void)
+{
+  pthread_mutex_lock(&lifecycle);
+  bool r = running;
+  pthread_mutex_unlock(&lifecycle);
+  return r ? fxt_consumer_flush(&fxt_session) : FXT_ENOENT;
+}
+
 int fxt_session_running(void)
 {
   pthread_mutex_lock(&lifecycle);

@@ -105,5 +105,6 @@ void fxt_session_pause(bool paused);
 int fxt_consumer_start(struct session *s);
 void fxt_consumer_stop(struct session *s);
 void fxt_consumer_wake(struct session *s);
+int fxt_consumer_flush(struct session *s);
 
 #endif

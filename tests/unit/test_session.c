@@ -33,7 +33,7 @@ static void start(const char *events, uint32_t buffer_kb, uint32_t total_kb, uin
   snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-session-%d.fxt", (int)getpid());
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
                                    .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
-                                   .output = path};
+                                   .output = path, .max_file_kb = 65536};
   assert_int_equal(fxt_session_start(&cfg), 0);
 }
 

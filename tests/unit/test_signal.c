@@ -63,7 +63,9 @@ static void nested_emission_goes_through_ingress(void **state)
   char path[128];
   snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-signal-%d.fxt", (int)getpid());
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "sig:*",
-                                   .buffer_kb = 16384, .total_kb = 65536, .output = path};
+                                   .buffer_kb = 16384, .total_kb = 65536, .output = path,
+                                   .max_file_kb = 65536 /* /dev/shm is RAM: past 64 MiB, the
+                                                          events are counted as lost */};
   assert_int_equal(fxt_session_start(&cfg), 0);
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
@@ -106,7 +108,6 @@ static void nested_emission_goes_through_ingress(void **state)
   assert_false(t->backwards); /* main events in order: nested ones merged by time */
   /* Every event accounted for (main_ev are `events`, handler_ev `other`). */
   assert_int_equal(t->events + t->other + t->dropped + t->lost, n + fired);
-  assert_true(sc.nested_records <= t->other);
 #ifndef FXT_TEST_TSAN
   assert_true(sc.nested_records >= 10000);
 #endif
