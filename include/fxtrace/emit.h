@@ -39,6 +39,9 @@ struct fxt_tslot {
                                FXT_GEN_MUTED set while set_event_pid excludes the thread.
                                Written by the owner (attach) and the control side, relaxed */
   uint32_t cpu;          /* CPU named by the last `cpu` record in the buffer; owner only */
+  uint32_t cpu_fast;     /* == cpu while an event may take the fast path; FXT_CPU_SLOW when the
+                            next one must go through the writer (a run of drops to report, a
+                            thread's first event); owner only */
   uint64_t thread_bits;  /* thread ref << 24 for event headers; 0 = inline koids */
   uint32_t wake_mark;    /* bytes in the buffer at which the consumer is woken */
   uint32_t block_ms;     /* block mode: how long a full buffer waits for the consumer; 0 =
@@ -81,9 +84,20 @@ FXT_API bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *
 FXT_API uint64_t fxt_ticks_slow(void);
 FXT_API void fxt_emit_wake(struct fxt_tslot *t);
 FXT_API uint32_t fxt_cpu_slow(void);
-FXT_API int fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
-                                  uint64_t header, struct fxt_reservation *res);
+/* Writing words into a reservation whose size was computed exactly. */
+struct fxt_cursor {
+  unsigned char *base; /* NULL: no reservation */
+  uint32_t mask;
+  uint32_t pos;
+};
+/* By value (two registers), so the caller's cursor never has its address taken and stays in
+ * registers on the fast path. */
+FXT_API struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
+                                                uint64_t header);
 FXT_EXTERN_C_END
+
+/* cpu_fast when the next event must take the slow path. */
+#define FXT_CPU_SLOW 0xffffffffu
 
 /* A slot generation with this bit is muted: its events are not recorded (set_event_pid). */
 #define FXT_GEN_MUTED 0x80000000u
@@ -151,34 +165,39 @@ static inline uint64_t fxt_emit_time(uint32_t *cpu)
   return ts;
 }
 
-/* Reserves the event (header written). When the thread moved to another CPU, a `cpu` record
- * goes in the same reservation in front of it: bookkeeping never counts as a dropped event.
- * In block mode a full buffer waits for the consumer (slow path). */
-static inline int fxt_emit_reserve(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
-                                   uint64_t header, struct fxt_reservation *res)
-{
-  if (FXT_LIKELY(cpu == t->cpu && t->block_ms == 0))
-    return fxt_writer_reserve(&t->w, header, res);
-  return fxt_emit_reserve_slow(t, cpu, ts, header, res);
-}
-
 /* Words of the thread part of an event (the inline koids when there is no thread ref). */
 static inline uint32_t fxt_emit_thread_words(const struct fxt_tslot *t)
 {
   return t->thread_bits == 0 ? 2 : 0;
 }
 
-/* Writing words into a reservation whose size was computed exactly. */
-struct fxt_cursor {
-  unsigned char *base;
-  uint32_t mask;
-  uint32_t pos;
-};
-
 static inline struct fxt_cursor fxt_cursor_of(const struct fxt_reservation *res)
 {
   struct fxt_cursor c = {res->res.base, res->res.mask, res->res.pos};
   return c;
+}
+
+/* Reserves an event of header's size on the thread's buffer and returns a cursor at its
+ * start (the caller writes header and body, then fxt_emit_commit). The common case is inline:
+ * the thread is where its stream last said, nothing is pending, and the buffer has room as of
+ * the producer's cached view of the consumer. Anything else - a `cpu` record to write first,
+ * a run of drops to report (drop_stats), a full buffer (drop, or waiting in block mode) - is
+ * fxt_emit_reserve_slow, which may put bookkeeping records in front in the same reservation.
+ * Returns false when the event does not fit (it has been counted as dropped). */
+static inline bool fxt_emit_reserve(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
+                                    uint64_t header, struct fxt_cursor *c)
+{
+  struct fxt_ring *r = &t->w.ring;
+  uint32_t bytes = (uint32_t)(header >> 4 & 0xfff) * 8;
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  if (FXT_LIKELY(cpu == t->cpu_fast && bytes <= r->size - (head - r->tail_cache))) {
+    c->base = (unsigned char *)((uintptr_t)r + (uintptr_t)(intptr_t)r->storage_off);
+    c->mask = r->size - 1;
+    c->pos = head;
+    return true;
+  }
+  *c = fxt_emit_reserve_slow(t, cpu, ts, header);
+  return c->base != NULL;
 }
 
 static inline void fxt_put(struct fxt_cursor *c, uint64_t w)
@@ -214,15 +233,15 @@ static inline void fxt_put_event_head(struct fxt_cursor *c, const struct fxt_tsl
   }
 }
 
-/* Commits, then wakes the consumer once the buffer looks past its watermark. The producer's
- * cached tail is old, so the estimate only errs high; fxt_emit_wake refreshes it before
- * deciding, and wakes at most once per drain cycle. */
-static inline void fxt_commit(struct fxt_tslot *t, struct fxt_reservation *res,
-                              const struct fxt_cursor *c)
+/* Publishes the event whose last word the cursor just wrote (sizes are exact by
+ * construction), then wakes the consumer once the buffer looks past its watermark. The
+ * producer's cached tail is old, so the estimate only errs high; fxt_emit_wake refreshes it
+ * before deciding, and wakes at most once per drain cycle. */
+static inline void fxt_emit_commit(struct fxt_tslot *t, const struct fxt_cursor *c)
 {
-  res->res.pos = c->pos;
-  fxt_res_commit(res);
-  if (FXT_UNLIKELY(res->res.end - t->w.ring.tail_cache > t->wake_mark))
+  /* Release pairs with the acquire loads of head in every reader (src/core/ring.c, (1)). */
+  atomic_store_explicit(&t->w.ring.head, c->pos, memory_order_release);
+  if (FXT_UNLIKELY(c->pos - t->w.ring.tail_cache > t->wake_mark))
     fxt_emit_wake(t);
 }
 

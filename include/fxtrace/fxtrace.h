@@ -141,16 +141,15 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     }                                                                                        \
     const uint32_t fxt_words =                                                               \
         2 + fxt_emit_thread_words(fxt_t) FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);               \
-    struct fxt_reservation fxt_res;                                                          \
-    if (fxt_emit_reserve(fxt_t, fxt_cpu, fxt_ts,                                            \
-                         fxt_tp->header | fxt_t->thread_bits |                              \
-                             (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 |                    \
-                             (uint64_t)fxt_words << 4 | 4u /* event, instant */,            \
-                         &fxt_res) == 0) {                                                   \
-      struct fxt_cursor fxt_c = fxt_cursor_of(&fxt_res);                                     \
+    const uint64_t fxt_hdr = fxt_tp->header | fxt_t->thread_bits |                           \
+                             (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 |                     \
+                             (uint64_t)fxt_words << 4 | 4u /* event, instant */;             \
+    struct fxt_cursor fxt_c;                                                                 \
+    if (fxt_emit_reserve(fxt_t, fxt_cpu, fxt_ts, fxt_hdr, &fxt_c)) {                         \
+      fxt_put(&fxt_c, fxt_hdr);                                                              \
       fxt_put_event_head(&fxt_c, fxt_t, fxt_ts);                                             \
       FXT_PP_MAP(FXT_PUT_, __VA_ARGS__)                                                      \
-      fxt_commit(fxt_t, &fxt_res, &fxt_c);                                                          \
+      fxt_emit_commit(fxt_t, &fxt_c);                                                        \
     }                                                                                        \
     fxt_emit_leave(fxt_t);                                                                   \
   }                                                                                          \

@@ -80,17 +80,17 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
     len[i] = fxt_field_len(av[i].type, FXT_STR_MAX_BOUND, av[i].v);
     words += fxt_field_words(av[i].type, len[i]);
   }
-  struct fxt_reservation res;
+  struct fxt_cursor c;
   uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)etype << 16 |
                  (uint64_t)n << 20 | t->thread_bits | tp->header;
-  if (fxt_emit_reserve(t, cpu, now, hdr, &res) == 0) { /* a cpu record is stamped now */
-    struct fxt_cursor c = fxt_cursor_of(&res);
+  if (fxt_emit_reserve(t, cpu, now, hdr, &c)) { /* a cpu record is stamped now */
+    fxt_put(&c, hdr);
     fxt_put_event_head(&c, t, ts);
     for (uint32_t i = 0; i < n; i++)
       fxt_put_field(&c, ah[i], av[i].type, av[i].v, len[i]);
     if (has_trailer(etype))
       fxt_put(&c, trailer);
-    fxt_commit(t, &res, &c);
+    fxt_emit_commit(t, &c);
   }
   fxt_emit_leave(t);
 }
@@ -112,12 +112,12 @@ void fxt_scope_end(struct fxt_scope *s)
   uint32_t words = 3 + fxt_emit_thread_words(t);
   uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 |
                  (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | t->thread_bits | s->tp->header;
-  struct fxt_reservation res;
-  if (fxt_emit_reserve(t, cpu, now, hdr, &res) == 0) {
-    struct fxt_cursor c = fxt_cursor_of(&res);
+  struct fxt_cursor c;
+  if (fxt_emit_reserve(t, cpu, now, hdr, &c)) {
+    fxt_put(&c, hdr);
     fxt_put_event_head(&c, t, s->start);
     fxt_put(&c, now);
-    fxt_commit(t, &res, &c);
+    fxt_emit_commit(t, &c);
   }
   fxt_emit_leave(t);
 }

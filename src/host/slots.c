@@ -116,6 +116,7 @@ static void setup_companion(struct session *s, struct fxt_tslot *t, uint32_t i, 
   atomic_store_explicit(&n->lost, 0, memory_order_relaxed);
   atomic_store_explicit(&n->wake_sent, 1, memory_order_relaxed);
   n->cpu = UINT32_MAX;
+  n->cpu_fast = FXT_CPU_SLOW;
   n->thread_bits = t->thread_bits;
   n->wake_mark = UINT32_MAX; /* never wakes the consumer: the flush does (ingress) */
   n->block_ms = 0;           /* never waits: this is signal context */
@@ -143,6 +144,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   atomic_store_explicit(&t->gen, fxt_pid_muted(tid) ? s->gen | FXT_GEN_MUTED : s->gen,
                         memory_order_relaxed);
   t->cpu = UINT32_MAX; /* forces a `cpu` record before the first event */
+  t->cpu_fast = FXT_CPU_SLOW;
   t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
   t->wake_mark = s->buffer_bytes / 2;
   t->block_ms = s->cfg.mode == FXT_MODE_BLOCK ? s->cfg.block_timeout_ms : 0;
@@ -312,6 +314,7 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
       atomic_store_explicit(&t->lost, 0, memory_order_relaxed);
       atomic_store_explicit(&t->gen, s->gen, memory_order_relaxed);
       t->cpu = UINT32_MAX;
+      t->cpu_fast = FXT_CPU_SLOW;
       s->info[i].tid = tid;
       s->info[i].seen_overrun_records = s->info[i].seen_overrun_bytes = 0;
       s->info[i].seen_lost_records = s->info[i].seen_lost_bytes = 0;
@@ -403,28 +406,34 @@ static int reserve_blocking(struct fxt_tslot *t, uint64_t header, uint32_t prefi
   }
 }
 
-int fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts, uint64_t header,
-                          struct fxt_reservation *res)
+struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
+                                        uint64_t header)
 {
-  /* kernel:meta counter "cpu" (docs/fxt-conventions.md): hdr, ts, [koids], arg, counter id */
+  struct fxt_cursor cur = {NULL, 0, 0}, *c = &cur;
+  /* kernel:meta counter "cpu" (docs/fxt-conventions.md): hdr, ts, [koids], arg, counter id;
+   * in front of the event, in the same reservation, when the thread moved. */
   uint32_t words = cpu != t->cpu ? 4 + fxt_emit_thread_words(t) : 0;
-  int rc = t->block_ms ? reserve_blocking(t, header, words * 8, res)
-                       : fxt_writer_reserve_prefixed(&t->w, header, words * 8, res);
-  if (rc != 0)
-    return rc; /* the event is counted as dropped; the cpu record is tried again next time */
-  struct fxt_cursor c = fxt_cursor_of(res);
+  struct fxt_reservation res;
+  int rc = t->block_ms ? reserve_blocking(t, header, words * 8, &res)
+                       : fxt_writer_reserve_prefixed(&t->w, header, words * 8, &res);
+  if (rc != 0) {
+    t->cpu_fast = FXT_CPU_SLOW; /* the next record that fits reports the drop run first */
+    return cur;
+  }
+  *c = fxt_cursor_of(&res); /* after the drop_stats record, if one was pending */
   if (words) {
-    fxt_put(&c, FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)FXT_EVENT_COUNTER << 16 |
-                    (uint64_t)1 << 20 | t->thread_bits | (uint64_t)FXT_STR_KERNEL_META << 32 |
-                    (uint64_t)FXT_STR_CPU << 48);
-    fxt_put_event_head(&c, t, ts);
-    fxt_put(&c, FXT_ARG_UINT32 | 1u << 4 | (uint64_t)FXT_STR_CPU << 16 | (uint64_t)cpu << 32);
-    fxt_put(&c, 0); /* counter id */
+    fxt_put(c, FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)FXT_EVENT_COUNTER << 16 |
+                   (uint64_t)1 << 20 | t->thread_bits | (uint64_t)FXT_STR_KERNEL_META << 32 |
+                   (uint64_t)FXT_STR_CPU << 48);
+    fxt_put_event_head(c, t, ts);
+    fxt_put(c, FXT_ARG_UINT32 | 1u << 4 | (uint64_t)FXT_STR_CPU << 16 | (uint64_t)cpu << 32);
+    fxt_put(c, 0); /* counter id */
     t->cpu = cpu;
   }
-  fxt_put(&c, header);
-  res->res.pos = c.pos;
-  return 0;
+  /* Fast again unless drops are still pending (a drop_stats record carries at most
+   * UINT32_MAX: the excess goes into the next reservation's). */
+  t->cpu_fast = t->w.drop_records | t->w.drop_bytes ? FXT_CPU_SLOW : cpu;
+  return cur;
 }
 
 void fxt_put_hex(struct fxt_cursor *c, const void *bytes, uint32_t n)
