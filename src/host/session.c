@@ -16,6 +16,7 @@
 #include "control.h"
 #include "live.h"
 #include "registry.h"
+#include "server.h"
 #include "session_int.h"
 
 struct session fxt_session;
@@ -68,6 +69,7 @@ static uint32_t round_pow2(uint64_t bytes)
  * the registry), registry. */
 static void atfork_prepare(void)
 {
+  fxt_server_fork_prepare(); /* first: the server thread may need lifecycle to finish */
   pthread_mutex_lock(&lifecycle);
   if (running)
     pthread_mutex_lock(&fxt_session.pool_lock);
@@ -84,6 +86,7 @@ static void atfork_parent(void)
   if (running)
     pthread_mutex_unlock(&fxt_session.pool_lock);
   pthread_mutex_unlock(&lifecycle);
+  fxt_server_fork_parent();
 }
 
 static void atfork_child(void)
@@ -105,6 +108,7 @@ static void atfork_child(void)
     }
   }
   pthread_mutex_init(&lifecycle, NULL);
+  fxt_server_after_fork();
 }
 
 static void register_atfork(void)
@@ -178,12 +182,15 @@ int fxt_session_start(const struct fxt_session_config *user)
     rc = rc < 0 ? rc : 0;
   }
   pthread_mutex_unlock(&lifecycle);
+  if (rc == 0)
+    fxt_server_start(); /* outside lifecycle; a refused directory leaves tracing on */
   return rc;
 }
 
 int fxt_session_stop(void)
 {
   struct session *s = &fxt_session;
+  fxt_server_stop(); /* before lifecycle: the server thread may be waiting for it */
   pthread_mutex_lock(&lifecycle);
   if (!running) {
     pthread_mutex_unlock(&lifecycle);

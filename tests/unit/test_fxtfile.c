@@ -14,118 +14,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <fxtrace/meta.h>
-
 #include "export/fxtfile.h"
 #include "export/text.h"
 
 /* ---- building files --------------------------------------------------------------------- */
 
-static uint8_t g_buf[1u << 16];
-static size_t g_len;
-#define ROOM (g_buf + g_len), (sizeof g_buf - g_len)
+#include "fxt_build.h"
 
-static uint64_t emit(int64_t n) {
-  assert_true(n > 0);
-  uint64_t at = g_len;
-  g_len += (size_t)n;
-  return at;
-}
-
-static struct fxt_str_ref sref(uint16_t index) { return fxt_str_index(index); }
-static struct fxt_str_ref inl_str(const char *s) { return fxt_str_inline(s, (uint16_t)strlen(s)); }
-
-static void magic(void) { emit(fxt_encode_magic(ROOM)); }
-
-static void provider(uint32_t id, uint64_t tps) {
-  struct fxt_provider_info p = {id, 9, "fxtrace/1"};
-  emit(fxt_encode_provider_info(ROOM, &p));
-  struct fxt_init i = {tps};
-  emit(fxt_encode_init(ROOM, &i));
-}
-
-static uint64_t string(uint16_t index, const char *text) {
-  struct fxt_string s = {index, (uint16_t)strlen(text), text};
-  return emit(fxt_encode_string(ROOM, &s));
-}
-
-/* The bookkeeping strings at their fixed indices (meta.h). */
-static void meta_strings(void) {
-#define META_STRING(name, index, text) string(index, text);
-  FXT_META_STRINGS(META_STRING)
-#undef META_STRING
-}
-
-static void thread(uint8_t index, uint64_t pid, uint64_t tid) {
-  struct fxt_thread t = {index, pid, tid};
-  emit(fxt_encode_thread(ROOM, &t));
-}
-
-static void kobj(uint8_t type, uint64_t koid, const char *name, uint64_t process) {
-  struct fxt_kernel_object k;
-  memset(&k, 0, sizeof k);
-  k.koid = koid;
-  k.obj_type = type;
-  k.name = inl_str(name);
-  if (process) {
-    k.num_args = 1;
-    k.args[0].type = FXT_ARG_KOID;
-    k.args[0].name = sref(FXT_STR_PROCESS);
-    k.args[0].value.koid = process;
-  }
-  emit(fxt_encode_kernel_object(ROOM, &k));
-}
-
-static struct fxt_event event(uint32_t type, struct fxt_thread_ref th, uint16_t cat,
-                              uint16_t name, uint64_t ts) {
-  struct fxt_event e;
-  memset(&e, 0, sizeof e);
-  e.type = type;
-  e.thread = th;
-  e.category = sref(cat);
-  e.name = sref(name);
-  e.timestamp = ts;
-  return e;
+/* Events named by string index; arguments by index with their value as 64 bits. */
+static struct fxt_event ev(uint32_t type, struct fxt_thread_ref th, uint16_t cat, uint16_t name,
+                           uint64_t ts) {
+  return event(type, th, sref(cat), sref(name), ts);
 }
 
 static void add_arg(struct fxt_event *e, uint32_t type, uint16_t name, uint64_t v) {
-  struct fxt_arg *a = &e->args[e->num_args++];
-  a->type = type;
-  a->name = sref(name);
-  a->value.u64 = 0;
+  struct fxt_arg *a = arg(e, type, sref(name));
   if (type == FXT_ARG_UINT32)
     a->value.u32 = (uint32_t)v;
   else if (type == FXT_ARG_INT32)
     a->value.i32 = (int32_t)v;
   else
     a->value.u64 = v;
-}
-
-static uint64_t put_event(const struct fxt_event *e) { return emit(fxt_encode_event(ROOM, e)); }
-
-static void clock_sync(uint64_t pid, uint64_t ticks, uint64_t mono) {
-  struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_inline(pid, 0), FXT_STR_KERNEL_META,
-                             FXT_STR_CLOCK_SYNC, ticks);
-  add_arg(&e, FXT_ARG_UINT64, FXT_STR_TICKS, ticks);
-  add_arg(&e, FXT_ARG_UINT64, FXT_STR_MONOTONIC_NS, mono);
-  add_arg(&e, FXT_ARG_UINT64, FXT_STR_REALTIME_NS, mono + 1000);
-  put_event(&e);
-}
-
-static void cpu(struct fxt_thread_ref th, uint64_t ts, uint32_t n) {
-  struct fxt_event e = event(FXT_EVENT_COUNTER, th, FXT_STR_KERNEL_META, FXT_STR_CPU, ts);
-  add_arg(&e, FXT_ARG_UINT32, FXT_STR_CPU, n);
-  put_event(&e);
-}
-
-/* drop_stats (duration complete), overrun or lost (instants). */
-static void loss(struct fxt_thread_ref th, uint16_t name, uint64_t ts, uint32_t records) {
-  uint32_t type = name == FXT_STR_DROP_STATS ? FXT_EVENT_DURATION_COMPLETE : FXT_EVENT_INSTANT;
-  struct fxt_event e = event(type, th, FXT_STR_KERNEL_META, name, ts);
-  add_arg(&e, FXT_ARG_UINT32, FXT_STR_NUM_RECORDS, records);
-  add_arg(&e, FXT_ARG_UINT32, FXT_STR_NUM_BYTES, records * 16);
-  e.trailer = ts + 1;
-  put_event(&e);
 }
 
 /* A description blob: fixed part, format, fields (name ref, type). */
@@ -192,14 +101,14 @@ static void provider_a(void) {
   kobj(FXT_KOBJ_THREAD, 101, "alpha", 100);
   kobj(FXT_KOBJ_THREAD, 102, "beta", 100);
   cpu(t101, T(10), 2);
-  struct fxt_event e = event(FXT_EVENT_INSTANT, t101, S_DEMO, S_WORK, T(10));
+  struct fxt_event e = ev(FXT_EVENT_INSTANT, t101, S_DEMO, S_WORK, T(10));
   add_arg(&e, FXT_ARG_UINT64, S_SEQ, 1);
-  g_off.seq1 = put_event(&e);
+  g_off.seq1 = put(&e);
   e.timestamp = T(30), e.args[0].value.u64 = 2;
-  g_off.seq2 = put_event(&e);
+  g_off.seq2 = put(&e);
   cpu(t102, T(20), 5);
   /* an ad-hoc instant with one argument of every type, one with an inline name */
-  struct fxt_event t = event(FXT_EVENT_INSTANT, t102, S_DEMO, S_TICK, T(20));
+  struct fxt_event t = ev(FXT_EVENT_INSTANT, t102, S_DEMO, S_TICK, T(20));
   add_arg(&t, FXT_ARG_INT32, S_A0, (uint64_t)-7);
   add_arg(&t, FXT_ARG_UINT32, S_SEQ, 7);
   add_arg(&t, FXT_ARG_INT64, S_SEQ, (uint64_t)INT64_MIN);
@@ -210,20 +119,20 @@ static void provider_a(void) {
   add_arg(&t, FXT_ARG_BOOL, S_SEQ, 0);
   t.args[t.num_args - 1].value.b = true;
   add_arg(&t, FXT_ARG_NULL, S_SEQ, 0);
-  t.args[t.num_args] = (struct fxt_arg){FXT_ARG_STRING, inl_str("inl"), {.u64 = 0}};
-  t.args[t.num_args++].value.str = inl_str("text value");
-  g_off.tick20 = put_event(&t);
+  t.args[t.num_args] = (struct fxt_arg){FXT_ARG_STRING, inl("inl"), {.u64 = 0}};
+  t.args[t.num_args++].value.str = inl("text value");
+  g_off.tick20 = put(&t);
   loss(t102, FXT_STR_DROP_STATS, T(25), 4);
-  struct fxt_event t30 = event(FXT_EVENT_INSTANT, t102, S_DEMO, S_TICK, T(30));
-  g_off.tick30 = put_event(&t30);
+  struct fxt_event t30 = ev(FXT_EVENT_INSTANT, t102, S_DEMO, S_TICK, T(30));
+  g_off.tick30 = put(&t30);
   cpu(t101, T(40), 3);
   e.timestamp = T(40), e.args[0].value.u64 = 3;
-  g_off.seq3 = put_event(&e);
+  g_off.seq3 = put(&e);
   loss(t102, FXT_STR_OVERRUN, T(45), 2);
   loss(t102, FXT_STR_LOST, T(46), 1);
-  struct fxt_event p = event(FXT_EVENT_INSTANT, t102, S_PRINTK, S_GOT, T(50));
+  struct fxt_event p = ev(FXT_EVENT_INSTANT, t102, S_PRINTK, S_GOT, T(50));
   add_arg(&p, FXT_ARG_INT32, S_A0, 7);
-  g_off.printk50 = put_event(&p);
+  g_off.printk50 = put(&p);
   loss(t101, FXT_STR_DROP_STATS, T(60), 9); /* after 101's last event: trailing */
   clock_sync(100, T(1000000), NS(1000000));
 }
@@ -238,11 +147,11 @@ static void provider_b(void) {
   thread(1, 200, 201);
   kobj(FXT_KOBJ_THREAD, 201, "gamma", 200);
   cpu(t201, 510, 0);
-  struct fxt_event e = event(FXT_EVENT_COUNTER, t201, S_DEMO, S_WORK, 510); /* 5e9 + 25 */
+  struct fxt_event e = ev(FXT_EVENT_COUNTER, t201, S_DEMO, S_WORK, 510); /* 5e9 + 25 */
   e.trailer = 4;
-  g_off.b25 = put_event(&e);
+  g_off.b25 = put(&e);
   e.timestamp = 525; /* 5e9 + 40: ties with A's seq=3, which comes first in the file */
-  g_off.b40 = put_event(&e);
+  g_off.b40 = put(&e);
 }
 
 static void build_two_providers(void) {
@@ -511,9 +420,9 @@ static void test_errors(void **state) {
   magic();
   provider(1, 1000);
   meta_strings();
-  struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_inline(1, 2), FXT_STR_KERNEL_META,
+  struct fxt_event e = ev(FXT_EVENT_INSTANT, fxt_thread_inline(1, 2), FXT_STR_KERNEL_META,
                              FXT_STR_OVERRUN, 5);
-  at = put_event(&e);
+  at = put(&e);
   snprintf(msg, sizeof msg,
            "offset %llu: kernel:meta overrun record without an unsigned integer argument "
            "'num_records'",

@@ -1,5 +1,6 @@
 /* tools/fxtrace/main.c - `fxtrace SUBCOMMAND ...`: dispatch and the helpers of cli.h. */
 #include "cli.h"
+#include "control_cmds.h"
 
 #include <errno.h>
 #include <string.h>
@@ -17,6 +18,12 @@ static const struct command k_commands[] = {
     {"report", cmd_report, "print a trace as ftrace text, one line per event, in time order"},
     {"stats", cmd_stats, "count events per event name and per thread, with losses"},
     {"check", cmd_check, "validate a trace against fxtrace's FXT conventions"},
+    {"ps", cmd_ps, "list the traced processes that serve live control"},
+    {"ls", cmd_ls, "list a directory of a traced process's tracefs tree"},
+    {"cat", cmd_cat, "print a file of a traced process's tracefs tree (trace_pipe streams)"},
+    {"write", cmd_write, "write a value to a file of a traced process's tracefs tree"},
+    {"mount", cmd_mount, "mount a traced process's tracefs tree with FUSE"},
+    {"convert", cmd_convert, "write a trace in another format (Chrome JSON for Perfetto UI)"},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
 

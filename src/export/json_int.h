@@ -1,0 +1,89 @@
+/* src/export/json_int.h - internals of the JSON exporter: the buffered output (json_out.c),
+ * JSON value writers, and a small hash map for the converter's per-thread state (json.c).
+ */
+#ifndef FXTRACE_EXPORT_JSON_INT_H
+#define FXTRACE_EXPORT_JSON_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "json.h"
+#include "text.h"
+
+/* The output is handed to the write callback in blocks of at least this many bytes. */
+#define FXT_JOUT_FLUSH (256u * 1024u)
+
+/* Buffered output. error is sticky: once a write failed (or memory ran out) nothing more is
+ * written and every flush returns it. */
+struct fxt_jout {
+  struct fxt_tbuf b;
+  fxt_json_write_fn write;
+  void *ctx;
+  int error;
+  uint64_t bytes; /* handed to write so far */
+};
+
+void fxt_jout_init(struct fxt_jout *o, fxt_json_write_fn write, void *ctx);
+void fxt_jout_free(struct fxt_jout *o);
+/* Writes out everything buffered; 0 or the sticky error. */
+int fxt_jout_flush(struct fxt_jout *o);
+/* Flushes when FXT_JOUT_FLUSH bytes are buffered; 0 or the sticky error. */
+static inline int fxt_jout_tick(struct fxt_jout *o) {
+  return o->b.len >= FXT_JOUT_FLUSH || o->b.oom ? fxt_jout_flush(o) : o->error;
+}
+
+/* ---- values (appended to a text buffer) ---------------------------------------------------- */
+
+/* n bytes of JSON syntax; inline, so a literal's copy is a few moves. */
+static inline void fxt_json_put(struct fxt_tbuf *b, const char *s, size_t n) {
+  if (fxt_tbuf_reserve(b, n)) {
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+  }
+}
+#define FXT_JSON_LIT(b, lit) fxt_json_put((b), "" lit, sizeof(lit) - 1)
+
+/* The text of a JSON string without its quotes: '"', '\\' and control characters escaped
+ * (\b \f \n \r \t, else \u00XX; DEL too, which Perfetto's JSON tokenizer refuses raw),
+ * each byte that does not start a valid UTF-8 sequence (RFC 3629: no overlongs, surrogates
+ * or code points above U+10FFFF) replaced by U+FFFD. */
+void fxt_json_str_body(struct fxt_tbuf *b, const char *s, size_t n);
+/* The same in quotes. s may be NULL when n is 0. */
+void fxt_json_str(struct fxt_tbuf *b, const char *s, size_t n);
+void fxt_json_raw(struct fxt_tbuf *b, const char *s); /* s as is (JSON syntax) */
+void fxt_json_u64(struct fxt_tbuf *b, uint64_t v);     /* a number, every digit */
+void fxt_json_i64(struct fxt_tbuf *b, int64_t v);
+/* Numbers while exact in a double (|v| <= 2^53), else decimal strings. */
+void fxt_json_u64_safe(struct fxt_tbuf *b, uint64_t v);
+void fxt_json_i64_safe(struct fxt_tbuf *b, int64_t v);
+/* The shortest decimal that reads back as v; NaN and infinities as the strings "NaN",
+ * "Infinity", "-Infinity" (JSON has no such numbers). */
+void fxt_json_double(struct fxt_tbuf *b, double v);
+/* "0x<lowercase hex>" in quotes. */
+void fxt_json_hex(struct fxt_tbuf *b, uint64_t v);
+/* Nanoseconds as microseconds with three decimals: 1234567 -> 1234.567. */
+void fxt_json_us(struct fxt_tbuf *b, uint64_t ns);
+
+/* ---- map (a, b) -> two values --------------------------------------------------------------- */
+
+struct fxt_jmap_entry {
+  uint64_t a, b;
+  uint64_t v[2];
+  bool used;
+};
+
+struct fxt_jmap {
+  struct fxt_jmap_entry *e;
+  size_t mask, count; /* capacity mask + 1 entries when e != NULL */
+};
+
+/* The values of (a, b) (an array of 2), added as zeros when absent; NULL when memory ran
+ * out. The pointer is valid until the next fxt_jmap_get. */
+uint64_t *fxt_jmap_get(struct fxt_jmap *m, uint64_t a, uint64_t b);
+/* The values of (a, b), or NULL when absent. */
+uint64_t *fxt_jmap_find(const struct fxt_jmap *m, uint64_t a, uint64_t b);
+void fxt_jmap_free(struct fxt_jmap *m);
+
+#endif /* FXTRACE_EXPORT_JSON_INT_H */

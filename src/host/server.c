@@ -1,0 +1,608 @@
+/* server.c - the live-control server (server.h): one thread, one poll loop, every client
+ * non-blocking.
+ *
+ * Why one thread and a poll loop: the tree is reached only through non-blocking calls
+ * (trace_pipe is opened FXT_FS_NONBLOCK), so no request can hold the loop, and a trace_pipe
+ * streamed to a slow client is read only when that client's previous chunk is gone: a stalled
+ * reader consumes nothing and blocks no one. While some stream waits for lines the loop wakes
+ * every PIPE_TICK_MS to look (the live view signals a condition variable, not a descriptor).
+ *
+ * Locks: `life` serializes start, stop and fork; `work` is held by the server thread while it
+ * is inside the tree (everything but poll), so fork (fxt_server_fork_prepare) can wait until
+ * no tracefs lock is held by this thread. Order: life -> work -> the tree's own locks. The
+ * server thread never takes `life` (a tree write may start a session, which starts the
+ * server: that call sees on_server_thread and returns at once).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fxtrace/errors.h>
+#include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../export/text.h"
+#include "server.h"
+
+#define MAX_CLIENTS 64
+#define PIPE_TICK_MS 20
+#define ACCEPT_BACKOFF_MS 100 /* out of descriptors: leave pending connections for a while */
+#define IN_START 256
+
+struct outbuf {
+  unsigned char *data;
+  size_t len, off, cap;
+};
+
+struct client {
+  int fd;
+  unsigned char *in; /* request bytes so far */
+  size_t in_len, in_cap;
+  struct outbuf out; /* reply bytes not yet sent */
+  struct fxt_fs_file *file; /* READ or PIPE in progress */
+  bool stream;              /* PIPE: trace_pipe waits for lines instead of ending */
+  unsigned char *carry;     /* PIPE: the start of a line, sent with the next frame */
+  size_t carry_len;
+  bool closing;             /* an error frame went out: close once it is sent */
+  uint64_t deadline;        /* ms (CLOCK_MONOTONIC): drop a stalled request; 0 = none */
+};
+
+static struct {
+  pthread_mutex_t life, work;
+  bool running;
+  pthread_t thread;
+  int listen_fd, wake_fd;
+  _Atomic bool stop;
+  char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+  dev_t dev;
+  ino_t ino;
+  struct client clients[MAX_CLIENTS];
+  int nclients;
+  uint64_t accept_pause_until;
+  /* The program closed our descriptors (a daemon closing them all): stop serving, and close
+   * or write none of them again (the numbers may be the program's files by now). */
+  _Atomic bool lost;
+} S = {.life = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_MUTEX_INITIALIZER,
+       .listen_fd = -1, .wake_fd = -1};
+
+static _Thread_local bool on_server_thread;
+
+static uint64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- replies ------------------------------------------------------------------------------ */
+
+static bool out_reserve(struct outbuf *o, size_t more)
+{
+  if (o->off == o->len)
+    o->off = o->len = 0;
+  if (o->len + more <= o->cap)
+    return true;
+  size_t cap = o->cap ? o->cap : 4096;
+  while (cap < o->len + more)
+    cap *= 2;
+  unsigned char *d = realloc(o->data, cap);
+  if (!d)
+    return false;
+  o->data = d;
+  o->cap = cap;
+  return true;
+}
+
+/* Queues one frame; false when out of memory (the client is then dropped). */
+static bool frame(struct client *c, int32_t status, const void *data, size_t len)
+{
+  if (!out_reserve(&c->out, FXT_CTL_REPLY_HEADER + len))
+    return false;
+  fxt_ctl_reply_header(c->out.data + c->out.len, status, (uint32_t)len);
+  if (len)
+    memcpy(c->out.data + c->out.len + FXT_CTL_REPLY_HEADER, data, len);
+  c->out.len += FXT_CTL_REPLY_HEADER + len;
+  return true;
+}
+
+/* A whole successful reply: MORE frames of FXT_CTL_MAX_CHUNK, then the last one. */
+static bool reply(struct client *c, const char *data, size_t len)
+{
+  while (len > FXT_CTL_MAX_CHUNK) {
+    if (!frame(c, FXT_CTL_MORE, data, FXT_CTL_MAX_CHUNK))
+      return false;
+    data += FXT_CTL_MAX_CHUNK;
+    len -= FXT_CTL_MAX_CHUNK;
+  }
+  return frame(c, 0, data, len);
+}
+
+static bool reply_error(struct client *c, int err, const char *msg)
+{
+  return frame(c, err < 0 ? err : FXT_EINVAL, msg, msg ? strlen(msg) : 0);
+}
+
+/* Serves one parsed request; false when the client must be dropped (out of memory). */
+static bool handle(struct client *c, const struct fxt_ctl_request *req)
+{
+  char path[FXT_CTL_MAX_PATH + 1];
+  memcpy(path, req->path, req->path_len);
+  path[req->path_len] = 0;
+  if (req->op == FXT_CTL_READ || req->op == FXT_CTL_PIPE) {
+    /* Non-blocking always: the loop must never wait inside the tree. */
+    int rc = fxt_fs_open(path, FXT_FS_READ | FXT_FS_NONBLOCK, &c->file);
+    if (rc != 0) {
+      c->file = NULL;
+      return reply_error(c, rc, NULL);
+    }
+    c->stream = req->op == FXT_CTL_PIPE;
+    return true;
+  }
+  struct fxt_tbuf t;
+  fxt_tbuf_init(&t);
+  int rc = fxt_srv_answer(req, path, &t);
+  bool ok = !t.oom && (rc < 0 ? reply_error(c, rc, NULL) : reply(c, t.data ? t.data : "", t.len));
+  fxt_tbuf_free(&t);
+  return ok;
+}
+
+/* ---- clients ------------------------------------------------------------------------------ */
+
+static void drop(struct client *c)
+{
+  if (c->fd >= 0)
+    close(c->fd);
+  fxt_fs_close(c->file);
+  free(c->carry);
+  free(c->in);
+  free(c->out.data);
+  memset(c, 0, sizeof(*c));
+  c->fd = -1;
+}
+
+/* Sends what is queued. False when the connection is gone. */
+static bool flush(struct client *c)
+{
+  while (c->out.off < c->out.len) {
+    ssize_t n = send(c->fd, c->out.data + c->out.off, c->out.len - c->out.off,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errno == EAGAIN || errno == EWOULDBLOCK;
+    c->out.off += (size_t)n;
+  }
+  c->out.off = c->out.len = 0;
+  return true;
+}
+
+/* Receives request bytes. False when the connection is gone. */
+static bool receive(struct client *c)
+{
+  if (c->file && c->stream) { /* streaming: the client only closes; what it sends is ignored */
+    char sink[512];
+    ssize_t n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
+  }
+  if (c->in_len == c->in_cap) {
+    size_t cap = c->in_cap ? c->in_cap : IN_START;
+    struct fxt_ctl_request req;
+    size_t need = 0;
+    if (fxt_ctl_parse(c->in, c->in_len, &req, &need, NULL, 0) == 0 && need > cap)
+      cap = need; /* a size word within the limit: room for exactly that frame */
+    if (cap == c->in_cap)
+      return true; /* a whole request is in: serve it before reading more */
+    unsigned char *in = realloc(c->in, cap);
+    if (!in)
+      return false;
+    c->in = in;
+    c->in_cap = cap;
+  }
+  ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+    return false;
+  if (n > 0) {
+    if (c->in_len == 0)
+      c->deadline = now_ms() + FXT_CTL_STALL_MS;
+    c->in_len += (size_t)n;
+  }
+  return true;
+}
+
+/* The next chunk of c's file as a MORE frame, read straight into the frame (header first,
+ * its size once the read says it). A stream's frames end at the end of a line, as the
+ * kernel's trace_pipe reads do, so a reader stopped between two frames never holds half a
+ * line: what the tree returned past the last newline waits in carry for the next frame (the
+ * rest of that line is in the tree already, so the next read does not wait). Returns the
+ * bytes queued, or the read's 0 (end), FXT_EAGAIN or error; FXT_ENOMEM. */
+static ssize_t read_chunk(struct client *c)
+{
+  if (!out_reserve(&c->out, FXT_CTL_REPLY_HEADER + FXT_CTL_MAX_CHUNK))
+    return FXT_ENOMEM;
+  unsigned char *h = c->out.data + c->out.len, *d = h + FXT_CTL_REPLY_HEADER;
+  size_t have = c->carry_len; /* < FXT_CTL_MAX_CHUNK: the read below asks for >= 1 byte */
+  if (have)
+    memcpy(d, c->carry, have);
+  ssize_t n = fxt_fs_read(c->file, d + have, FXT_CTL_MAX_CHUNK - have);
+  if (n < 0 || (n == 0 && have == 0))
+    return n; /* (carry unchanged) */
+  size_t total = have + (size_t)n, send = total;
+  const unsigned char *nl = c->stream && n > 0 ? memrchr(d, '\n', total) : NULL;
+  if (nl)
+    send = (size_t)(nl + 1 - d);
+  if (total > send && !c->carry && !(c->carry = malloc(FXT_CTL_MAX_CHUNK)))
+    return FXT_ENOMEM;
+  c->carry_len = total - send;
+  if (c->carry_len)
+    memcpy(c->carry, d + send, c->carry_len);
+  fxt_ctl_reply_header(h, FXT_CTL_MORE, (uint32_t)send);
+  c->out.len += FXT_CTL_REPLY_HEADER + send;
+  return (ssize_t)send;
+}
+
+/* Moves a client on while nothing of it is waiting to be sent: the next chunk of a READ or
+ * PIPE, or the next buffered request. False when it must be dropped. */
+static bool advance(struct client *c)
+{
+  while (c->out.off == c->out.len && !c->closing) {
+    if (c->file) {
+      ssize_t n = read_chunk(c);
+      if (n > 0)
+        continue;
+      if (n == FXT_ENOMEM)
+        return false;
+      if (n == FXT_EAGAIN && c->stream)
+        return true; /* trace_pipe is empty: the tick looks again */
+      fxt_fs_close(c->file);
+      c->file = NULL;
+      c->carry_len = 0;
+      if (!(n < 0 && n != FXT_EAGAIN ? reply_error(c, (int)n, NULL) : reply(c, "", 0)))
+        return false;
+      continue;
+    }
+    struct fxt_ctl_request req;
+    size_t used = 0;
+    char err[160];
+    int rc = fxt_ctl_parse(c->in, c->in_len, &req, &used, err, sizeof(err));
+    if (rc == 0)
+      return true;
+    if (rc < 0) { /* a malformed frame cannot be skipped: say why, then hang up */
+      c->closing = true;
+      c->deadline = now_ms() + FXT_CTL_STALL_MS;
+      return reply_error(c, rc, err);
+    }
+    bool ok = handle(c, &req);
+    memmove(c->in, c->in + used, c->in_len - used);
+    c->in_len -= used;
+    c->deadline = c->in_len ? now_ms() + FXT_CTL_STALL_MS : 0;
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+/* Whether advance() has something to do for c right now (then the loop does not wait). */
+static bool ready(const struct client *c)
+{
+  struct fxt_ctl_request req;
+  size_t used;
+  if (c->file)
+    return !c->stream;
+  return !c->closing && fxt_ctl_parse(c->in, c->in_len, &req, &used, NULL, 0) != 0;
+}
+
+static void accept_clients(void)
+{
+  for (;;) {
+    int fd = accept4(S.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        S.accept_pause_until = now_ms() + ACCEPT_BACKOFF_MS;
+      else if (errno == EBADF || errno == ENOTSOCK || errno == EINVAL)
+        S.lost = true;
+      return;
+    }
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
+        (cr.uid != geteuid() && cr.uid != 0)) {
+      close(fd); /* not our user: no reply at all */
+      continue;
+    }
+    if (S.nclients == MAX_CLIENTS) {
+      unsigned char h[FXT_CTL_REPLY_HEADER + 32];
+      static const char msg[] = "too many clients";
+      fxt_ctl_reply_header(h, FXT_EBUSY, sizeof(msg) - 1);
+      memcpy(h + FXT_CTL_REPLY_HEADER, msg, sizeof(msg) - 1);
+      ssize_t sent = send(fd, h, FXT_CTL_REPLY_HEADER + sizeof(msg) - 1,
+                          MSG_NOSIGNAL | MSG_DONTWAIT);
+      (void)sent; /* best effort */
+      close(fd);
+      continue;
+    }
+    struct client *c = &S.clients[S.nclients++];
+    memset(c, 0, sizeof(*c));
+    c->fd = fd;
+  }
+}
+
+static void *server_main(void *arg)
+{
+  (void)arg;
+  on_server_thread = true;
+  prctl(PR_SET_NAME, "fxtrace-control"); /* signals: blocked from birth (fxt_server_start) */
+  struct pollfd pfd[2 + MAX_CLIENTS];
+  while (!atomic_load_explicit(&S.stop, memory_order_acquire)) {
+    uint64_t now = now_ms();
+    int timeout = -1, n = 0;
+    pfd[n++] = (struct pollfd){S.wake_fd, POLLIN, 0};
+    pfd[n++] = (struct pollfd){S.listen_fd, now >= S.accept_pause_until ? POLLIN : 0, 0};
+    if (now < S.accept_pause_until)
+      timeout = (int)(S.accept_pause_until - now);
+    for (int i = 0; i < S.nclients; i++) {
+      struct client *c = &S.clients[i];
+      short ev = POLLIN; /* requests, or (streaming) the hang-up */
+      if (c->out.off < c->out.len)
+        ev = POLLOUT;
+      else if (ready(c))
+        timeout = 0; /* a READ to go on with, or requests that came in together */
+      else if (c->file && (timeout < 0 || timeout > PIPE_TICK_MS))
+        timeout = PIPE_TICK_MS;
+      if (c->deadline) {
+        int left = c->deadline > now ? (int)(c->deadline - now) : 0;
+        if (timeout < 0 || left < timeout)
+          timeout = left;
+      }
+      pfd[n++] = (struct pollfd){c->fd, ev, 0};
+    }
+    if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+      /* Only ENOMEM is possible with these arguments: breathe, then try again. */
+      struct timespec pause = {0, 10000000};
+      nanosleep(&pause, NULL);
+      continue;
+    }
+    /* Our eventfd is written only after stop is set; an invalid or otherwise readable one,
+     * or an invalid listening socket, means the program closed (and maybe reused) them. */
+    if ((pfd[0].revents && !atomic_load_explicit(&S.stop, memory_order_acquire)) ||
+        (pfd[1].revents & POLLNVAL))
+      S.lost = true;
+    pthread_mutex_lock(&S.work);
+    int before = S.nclients;
+    now = now_ms();
+    for (int i = 0; i < before && !S.lost; i++) {
+      struct client *c = &S.clients[i];
+      short re = pfd[2 + i].revents;
+      bool ok = !(re & (POLLERR | POLLNVAL));
+      if (re & POLLNVAL)
+        c->fd = -1; /* closed by the program: not ours to close again */
+      if (ok && (re & POLLOUT))
+        ok = flush(c);
+      if (ok && (re & (POLLIN | POLLHUP)))
+        ok = receive(c);
+      if (ok)
+        ok = advance(c) && flush(c);
+      if (ok && c->closing && c->out.off == c->out.len)
+        ok = false;
+      if (ok && c->deadline && now >= c->deadline)
+        ok = false; /* stalled half-way through a request, or not taking its error */
+      if (!ok)
+        drop(c);
+    }
+    if ((pfd[1].revents & POLLIN) && !S.lost)
+      accept_clients();
+    /* Compact: dropped clients have fd -1; new ones were appended after `before`. */
+    int k = 0;
+    for (int i = 0; i < S.nclients; i++)
+      if (S.clients[i].fd >= 0)
+        S.clients[k++] = S.clients[i];
+    S.nclients = k;
+    pthread_mutex_unlock(&S.work);
+    if (S.lost)
+      break; /* the socket stays until fxt_server_stop removes it */
+  }
+  pthread_mutex_lock(&S.work);
+  for (int i = 0; i < S.nclients; i++) {
+    if (S.lost)
+      S.clients[i].fd = -1;
+    drop(&S.clients[i]);
+  }
+  S.nclients = 0;
+  pthread_mutex_unlock(&S.work);
+  return NULL;
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void stop_at_exit(void)
+{
+  fxt_server_stop(); /* the socket file must not outlive the process */
+}
+
+static void register_exit(void)
+{
+  atexit(stop_at_exit);
+}
+
+static int refuse(const char *what, const char *why, int rc)
+{
+  fprintf(stderr, "fxtrace: live control off: %s: %s\n", what, why);
+  return rc;
+}
+
+/* Binds and listens under a temporary name, then renames into place (server.h). */
+static int open_socket(const char *dir, char *path, size_t size)
+{
+  char tmp[sizeof(S.path)], err[160];
+  int rc = fxt_ctl_socket_path(dir, (long)getpid(), path, size);
+  if (rc == 0 && (size_t)snprintf(tmp, sizeof(tmp), "%s/.%ld.tmp", dir, (long)getpid()) >=
+                     sizeof(tmp))
+    rc = FXT_E2BIG;
+  if (rc != 0)
+    return refuse(dir, "path too long for a Unix socket", rc);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return refuse(dir, strerror(errno), -errno);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  memcpy(sa.sun_path, tmp, strlen(tmp) + 1);
+  unlink(tmp); /* a leftover of an earlier process with our pid */
+  const char *step = "bind";
+  if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+      (step = "chmod", chmod(tmp, 0600) != 0) || (step = "listen", listen(fd, 16) != 0) ||
+      (step = "rename", rename(tmp, path) != 0)) {
+    rc = -errno;
+    snprintf(err, sizeof(err), "%s: %s", step, strerror(errno));
+    unlink(tmp);
+    close(fd);
+    return refuse(path, err, rc);
+  }
+  return fd;
+}
+
+int fxt_server_start(void)
+{
+  if (on_server_thread)
+    return 0; /* a tree write started a session: this server already serves it */
+  pthread_mutex_lock(&S.life);
+  if (S.running) {
+    pthread_mutex_unlock(&S.life);
+    return 0;
+  }
+  char dir[sizeof(S.path)], err[200], path[sizeof(S.path)];
+  int rc = fxt_ctl_dir(dir, sizeof(dir));
+  if (rc != 0)
+    rc = refuse("runtime directory", "path too long for a Unix socket", rc);
+  else if ((rc = fxt_ctl_dir_check(dir, true, err, sizeof(err))) != 0)
+    refuse(dir, err, rc);
+  int fd = rc == 0 ? open_socket(dir, path, sizeof(path)) : rc;
+  struct stat st = {0};
+  if (fd >= 0 && lstat(path, &st) != 0)
+    memset(&st, 0, sizeof(st));
+  int wake = fd >= 0 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+  if (fd >= 0 && wake >= 0) {
+    S.listen_fd = fd;
+    S.wake_fd = wake;
+    S.dev = st.st_dev;
+    S.ino = st.st_ino;
+    memcpy(S.path, path, sizeof(path));
+    S.nclients = 0;
+    S.accept_pause_until = 0;
+    S.lost = false;
+    atomic_store_explicit(&S.stop, false, memory_order_relaxed);
+    /* Born with every signal blocked (as the consumer): process-directed signals belong to
+     * the program's threads. */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    rc = -pthread_create(&S.thread, NULL, server_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  } else if (fd >= 0) {
+    rc = refuse(path, strerror(errno), -errno);
+  } else {
+    rc = fd;
+  }
+  if (rc == 0) {
+    S.running = true;
+    pthread_once(&exit_once, register_exit);
+  } else if (fd >= 0) {
+    unlink(path);
+    close(fd);
+    if (wake >= 0)
+      close(wake);
+    S.listen_fd = S.wake_fd = -1;
+  }
+  pthread_mutex_unlock(&S.life);
+  return rc;
+}
+
+/* Removes the socket file if it is still the one we made (a later process may own the name). */
+static void unlink_ours(void)
+{
+  struct stat st;
+  if (lstat(S.path, &st) == 0 && st.st_dev == S.dev && st.st_ino == S.ino)
+    unlink(S.path);
+}
+
+void fxt_server_stop(void)
+{
+  if (on_server_thread)
+    return; /* cannot join itself; nothing in the tree stops a session anyway */
+  pthread_mutex_lock(&S.life);
+  if (S.running) {
+    unlink_ours(); /* first: nobody new connects to a server about to go */
+    /* Release pairs with the server loop's acquire loads of stop. */
+    atomic_store_explicit(&S.stop, true, memory_order_release);
+    uint64_t one = 1;
+    ssize_t n = S.lost ? 0 : write(S.wake_fd, &one, sizeof(one));
+    (void)n; /* an eventfd write of 1 cannot fail short of overflow */
+    pthread_join(S.thread, NULL);
+    if (!S.lost) {
+      close(S.listen_fd);
+      close(S.wake_fd);
+    }
+    S.listen_fd = S.wake_fd = -1;
+    S.running = false;
+  }
+  pthread_mutex_unlock(&S.life);
+}
+
+int fxt_server_running(char *path, size_t size)
+{
+  pthread_mutex_lock(&S.life);
+  int r = S.running;
+  if (r && path && size)
+    snprintf(path, size, "%s", S.path);
+  pthread_mutex_unlock(&S.life);
+  return r;
+}
+
+void fxt_server_fork_prepare(void)
+{
+  pthread_mutex_lock(&S.life);
+  pthread_mutex_lock(&S.work);
+}
+
+void fxt_server_fork_parent(void)
+{
+  pthread_mutex_unlock(&S.work);
+  pthread_mutex_unlock(&S.life);
+}
+
+void fxt_server_after_fork(void)
+{
+  /* The child's only thread is the one that forked: whatever prepare locked is re-made, as
+   * session.c does with its own lock. */
+  pthread_mutex_init(&S.life, NULL);
+  pthread_mutex_init(&S.work, NULL);
+  bool was = S.running;
+  if (was) {
+    /* Copies of the parent's descriptors: closing them here leaves the parent's socket and
+     * connections alone (no shutdown, no unlink). */
+    for (int i = 0; i < S.nclients; i++) {
+      if (S.lost)
+        S.clients[i].fd = -1;
+      drop(&S.clients[i]);
+    }
+    S.nclients = 0;
+    if (!S.lost) {
+      close(S.listen_fd);
+      close(S.wake_fd);
+    }
+    S.listen_fd = S.wake_fd = -1;
+    S.running = false;
+    fxt_server_start();
+  }
+}

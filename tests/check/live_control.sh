@@ -1,0 +1,268 @@
+#!/bin/sh
+# Live control against the running demo (issue: "What it must show", 1). The demo runs traced
+# with no events and no file (FXTRACE='events=;output='); then, through the fxtrace tool (MODE
+# cli: fxtrace ps/ls/cat/write) or through a FUSE mount with plain ls/cat/echo/tail -f (MODE
+# fuse: fxtrace mount):
+#   - set_event and the enable files switch demo events on and off: set_event says so, and
+#     trace_pipe shows only the enabled events; a bad value fails with "Invalid argument";
+#   - every trace_pipe line has the ftrace layout (comm %16s, -pid %-7d, [cpu], flags,
+#     timestamp, event, fields; spec ftrace-text.md 1);
+#   - trace's header is exactly the kernel's, and its counts agree with the per_cpu stats
+#     files (read with tracing_on=0, so nothing moves) and with its own lines;
+#   - truncating trace clears it; saved_cmdlines lists producer, worker-0 and sink; a
+#     trace_marker write shows up in trace;
+#   - cli: `fxtrace ps` lists the demo and removes a stale socket; the socket is gone once the
+#     demo exits. fuse: `tail -f trace_pipe` streams; SIGINT unmounts.
+# Exit 77 (skipped) in fuse mode where /dev/fuse is absent or the mount fails.
+#   live_control.sh cli|fuse FXTRACE_BIN DEMO_BIN WORKDIR
+set -eu
+mode=$1
+fxtrace=$2
+demo=$3
+work=$4
+mnt="$work/mnt"
+# A mount left by an earlier run that died (a dead FUSE mount fails even mountpoint -q).
+unmount() { fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true; }
+[ ! -d "$mnt" ] || unmount
+rm -rf "$work"
+mkdir -p "$work"
+# A runtime directory of this run (short: a socket path has at most 107 bytes).
+FXTRACE_DIR=$(mktemp -d /tmp/fxlc.XXXXXX)
+rmdir "$FXTRACE_DIR" # the demo creates it, 0700
+export FXTRACE_DIR
+demo_pid=
+mount_pid=
+
+cleanup() {
+  if [ -n "$mount_pid" ]; then
+    kill -TERM "$mount_pid" 2>/dev/null || true
+    wait "$mount_pid" 2>/dev/null || true
+  fi
+  [ "$mode" != fuse ] || unmount
+  if [ -n "$demo_pid" ]; then
+    kill -TERM "$demo_pid" 2>/dev/null || true
+    wait "$demo_pid" 2>/dev/null || true
+  fi
+  rm -rf "$FXTRACE_DIR"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+fail() {
+  echo "FAIL ($mode): $*"
+  exit 1
+}
+skip() {
+  echo "SKIP ($mode): $*"
+  exit 77
+}
+
+if [ "$mode" = fuse ]; then
+  [ -e /dev/fuse ] || skip "/dev/fuse is absent"
+  command -v fusermount3 >/dev/null 2>&1 || [ "$(id -u)" = 0 ] || skip "no fusermount3"
+fi
+
+FXTRACE='events=;output=' "$demo" --duration 120 >"$work/demo.log" 2>&1 &
+demo_pid=$!
+sock="$FXTRACE_DIR/$demo_pid.sock"
+i=0
+until [ -S "$sock" ]; do
+  kill -0 "$demo_pid" 2>/dev/null || { cat "$work/demo.log"; fail "the demo exited"; }
+  i=$((i + 1))
+  [ $i -lt 200 ] || fail "no live-control socket $sock after 10 s (does the session start the server?)"
+  sleep 0.05
+done
+
+# Retries a condition (the session's consumer hands events on every 10 ms): up to 10 s.
+eventually() {
+  n=0
+  until eval "$1"; do
+    n=$((n + 1))
+    [ $n -lt 200 ] || return 1
+    sleep 0.05
+  done
+}
+
+# ---- the two ways in: rd FILE, wr FILE VALUE, ap FILE VALUE, ls_ DIR, pipe_for SECONDS ------
+if [ "$mode" = cli ]; then
+  rd() { "$fxtrace" cat "$demo_pid" "$1"; }
+  wr() { "$fxtrace" write "$demo_pid" "$1" "$2"; }
+  ap() { "$fxtrace" write -a "$demo_pid" "$1" "$2"; }
+  ls_() { "$fxtrace" ls "$demo_pid" "$1" | sed 's|/$||'; }
+  pipe_for() { timeout "$1" "$fxtrace" cat "$demo_pid" trace_pipe || true; }
+else
+  mkdir -p "$mnt"
+  "$fxtrace" mount "$demo_pid" "$mnt" >"$work/mount.log" 2>&1 &
+  mount_pid=$!
+  i=0
+  until mountpoint -q "$mnt"; do
+    if ! kill -0 "$mount_pid" 2>/dev/null; then
+      mount_pid=
+      cat "$work/mount.log"
+      grep -q "cannot mount" "$work/mount.log" || fail "fxtrace mount died"
+      skip "FUSE cannot mount here"
+    fi
+    i=$((i + 1))
+    [ $i -lt 200 ] || fail "not mounted after 10 s"
+    sleep 0.05
+  done
+  rd() { cat "$mnt/$1"; }
+  wr() { echo "$2" >"$mnt/$1"; }
+  ap() { echo "$2" >>"$mnt/$1"; }
+  ls_() { ls "$mnt/$1"; }
+  pipe_for() { timeout "$1" cat "$mnt/trace_pipe" || true; }
+fi
+
+# Lines of an event in the ftrace layout: "%16s-%-7d [%03d] ..... %5lu.%06lu: EVENT: ..."
+# (columns checked for pids of at most 7 digits, which every Linux pid is).
+check_layout() { # FILE EVENT-REGEX: every line, or a LOST line
+  bad=$(grep -vE "^ *[^ ]+-[0-9]+ +\[[0-9]{3}\] \.{5} +[0-9]+\.[0-9]{6}: ($2): |^CPU:[0-9]+ \[LOST [0-9]+ EVENTS\]\$" "$1" | head -3)
+  [ -z "$bad" ] || fail "lines not in the ftrace layout or of other events than '$2':
+$bad"
+  # 1-16 comm, 17 '-', 18-24 pid, 25-31 " [cpu] ", 32-36 flags, 37 ' ', then the seconds
+  # right-aligned in at least 5 columns, '.', 6 digits of microseconds.
+  bad=$(grep -v '^CPU:' "$1" | awk 'substr($0, 1, 16) !~ /^ *[^ ]+$/ || substr($0, 17, 1) != "-" ||
+      substr($0, 18, 7) !~ /^[0-9]+ *$/ || substr($0, 25, 7) !~ /^ \[[0-9][0-9][0-9]\] $/ ||
+      substr($0, 32, 5) != "....." || substr($0, 37, 1) != " " ||
+      index(substr($0, 38), ".") < 6 { print; exit }')
+  [ -z "$bad" ] || fail "columns off the kernel's: $bad"
+}
+
+check_demo_lines() { # FILE EVENT-REGEX MIN-LINES
+  n=$(grep -c -v '^CPU:' "$1" || true)
+  [ "$n" -ge "$3" ] || fail "only $n trace_pipe lines of '$2' (want >= $3)"
+  check_layout "$1" "$2"
+}
+
+# ---- the tree ---------------------------------------------------------------------------------
+ls_ "" >"$work/root.txt"
+for f in events per_cpu trace trace_pipe trace_marker set_event saved_cmdlines tracing_on; do
+  grep -qx "$f" "$work/root.txt" || fail "no $f in the root"
+done
+ls_ events/demo | grep -qx block_done || fail "no events/demo/block_done"
+[ "$(rd set_event)" = "" ] || fail "set_event not empty at start"
+
+# ---- set_event and enable ---------------------------------------------------------------------
+wr set_event demo:block_done
+[ "$(rd set_event)" = "demo:block_done" ] || fail "set_event: $(rd set_event)"
+[ "$(rd events/demo/block_done/enable)" = 1 ] || fail "block_done/enable not 1"
+[ "$(rd events/demo/enable)" = X ] || fail "events/demo/enable not X (mixed)"
+wr trace ""
+pipe_for 1.5 >"$work/pipe1.txt"
+check_demo_lines "$work/pipe1.txt" block_done 20
+grep -qE 'block_done: seq=[0-9]+ worker=[0-9]+ crc=[0-9a-f]{8} verdict=ok$' "$work/pipe1.txt" ||
+  fail "block_done fields not rendered"
+
+ap set_event demo:block_produced
+[ "$(rd set_event | sort | tr '\n' ' ')" = "demo:block_done demo:block_produced " ] ||
+  fail "appending to set_event: $(rd set_event)"
+ap set_event '!demo:block_done'
+[ "$(rd set_event)" = "demo:block_produced" ] || fail "'!' in set_event: $(rd set_event)"
+wr trace ""
+pipe_for 1.5 >"$work/pipe2.txt"
+check_demo_lines "$work/pipe2.txt" block_produced 20
+
+wr events/demo/enable 1
+rd available_events | grep '^demo:' | sort >"$work/all_demo.txt"
+rd set_event | sort >"$work/set_event.txt"
+cmp -s "$work/all_demo.txt" "$work/set_event.txt" || fail "events/demo/enable=1: set_event differs"
+[ "$(rd events/demo/enable)" = 1 ] || fail "events/demo/enable not 1"
+pipe_for 1 >"$work/pipe3.txt"
+check_layout "$work/pipe3.txt" '[a-z_0-9]+'
+
+if [ "$mode" = cli ]; then
+  "$fxtrace" write "$demo_pid" events/demo/enable 2 2>"$work/err.txt" && fail "writing 2 worked"
+  grep -qx "fxtrace write: events/demo/enable: Invalid argument" "$work/err.txt" ||
+    fail "error message: $(cat "$work/err.txt")"
+else
+  # (coreutils' echo: dash's own says "I/O error" whatever the errno)
+  env echo 2 2>"$work/err.txt" >"$mnt/events/demo/enable" && fail "writing 2 worked"
+  grep -q "Invalid argument" "$work/err.txt" || fail "error message: $(cat "$work/err.txt")"
+fi
+[ "$(rd events/demo/enable)" = 1 ] || fail "a bad write changed events/demo/enable"
+
+# ---- trace: header and counts, frozen with tracing_on=0 ----------------------------------------
+wr tracing_on 0
+sleep 0.2 # (what the consumer still hands on is not taken: nothing moves any more)
+rd trace >"$work/trace.txt"
+header=$(sed -n 3p "$work/trace.txt")
+echo "$header" | grep -qE '^# entries-in-buffer/entries-written: [0-9]+/[0-9]+   #P:[0-9]+$' ||
+  fail "header line 3: '$header'"
+entries=$(echo "$header" | sed 's|.*: \([0-9]*\)/.*|\1|')
+written=$(echo "$header" | sed 's|.*/\([0-9]*\) .*|\1|')
+cpus=$(echo "$header" | sed 's|.*#P:||')
+[ "$cpus" = "$(getconf _NPROCESSORS_ONLN)" ] || fail "#P:$cpus"
+cat >"$work/legend.txt" <<'EOF'
+# tracer: nop
+#
+#
+#                                _-----=> irqs-off/BH-disabled
+#                               / _----=> need-resched
+#                              | / _---=> hardirq/softirq
+#                              || / _--=> preempt-depth
+#                              ||| / _-=> migrate-disable
+#                              |||| /     delay
+#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+#              | |         |   |||||     |         |
+EOF
+sed 3d "$work/trace.txt" | head -11 | cmp -s - "$work/legend.txt" || fail "trace header differs"
+sum_e=0
+sum_o=0
+for cpu in $(ls_ per_cpu); do
+  rd "per_cpu/$cpu/stats" >"$work/stats.txt"
+  e=$(sed -n 's/^entries: //p' "$work/stats.txt")
+  o=$(sed -n 's/^overrun: //p' "$work/stats.txt")
+  sum_e=$((sum_e + e))
+  sum_o=$((sum_o + o))
+done
+[ "$entries" -eq "$sum_e" ] || fail "header entries $entries, per_cpu stats $sum_e"
+[ "$written" -eq $((sum_e + sum_o)) ] || fail "header written $written, stats $sum_e + $sum_o"
+lines=$(sed 1,12d "$work/trace.txt" | wc -l)
+[ "$lines" -eq "$entries" ] || fail "$lines event lines, header says $entries"
+[ "$entries" -gt 0 ] || fail "trace is empty"
+sed 1,12d "$work/trace.txt" >"$work/trace_lines.txt"
+check_layout "$work/trace_lines.txt" '[a-z_0-9]+'
+
+# ---- truncation, saved_cmdlines, trace_marker ---------------------------------------------------
+wr trace ""
+rd trace >"$work/trace0.txt"
+sed -n 3p "$work/trace0.txt" | grep -qE '^# entries-in-buffer/entries-written: 0/0   #P:' ||
+  fail "after truncation: $(sed -n 3p "$work/trace0.txt")"
+[ "$(wc -l <"$work/trace0.txt")" -eq 12 ] || fail "lines left after truncation"
+rd saved_cmdlines >"$work/cmdlines.txt"
+for name in producer worker-0 sink; do
+  grep -qE "^[0-9]+ $name\$" "$work/cmdlines.txt" || fail "saved_cmdlines has no $name"
+done
+wr tracing_on 1
+wr events/demo/enable 0
+[ "$(rd set_event)" = "" ] || fail "events/demo/enable=0 left: $(rd set_event)"
+wr trace_marker "hello from $mode"
+eventually 'rd trace | grep -q "tracing_mark_write: hello from $mode\$"' ||
+  fail "the marker is not in trace"
+
+# ---- what only one way has ------------------------------------------------------------------------
+if [ "$mode" = cli ]; then
+  "$fxtrace" ps >"$work/ps.txt"
+  awk -v p="$demo_pid" '$1 == p && $2 == "demo" && $3 == "running"' "$work/ps.txt" | grep -q . ||
+    fail "fxtrace ps: $(cat "$work/ps.txt")"
+  if command -v python3 >/dev/null 2>&1; then # a socket nobody listens on: a dead process's
+    python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+      "$FXTRACE_DIR/999999999.sock"
+    "$fxtrace" ps >/dev/null
+    [ ! -e "$FXTRACE_DIR/999999999.sock" ] || fail "fxtrace ps left a stale socket"
+  fi
+  kill -TERM "$demo_pid"
+  wait "$demo_pid" || fail "the demo failed: $(cat "$work/demo.log")"
+  demo_pid=
+  [ ! -e "$sock" ] || fail "the socket outlived the demo"
+else
+  wr set_event demo:block_done
+  wr trace ""
+  timeout 3 tail -f "$mnt/trace_pipe" >"$work/tail.txt" || true
+  check_demo_lines "$work/tail.txt" block_done 20
+  kill -INT "$mount_pid"
+  wait "$mount_pid" || fail "fxtrace mount exited non-zero after SIGINT"
+  mount_pid=
+  ! mountpoint -q "$mnt" || fail "still mounted after SIGINT"
+fi
+echo "ok ($mode)"

@@ -1,0 +1,388 @@
+/* tools/fxtrace/control_cmds.c - `fxtrace ps`, `ls PID [DIR]`, `cat PID FILE`,
+ * `write PID FILE [VALUE...]`: the tracefs tree of a running traced process, through its
+ * live-control socket (src/host/server.h), with the kernel's errors as the shell shows them
+ * ("fxtrace write: events/demo/enable: Invalid argument").
+ */
+#define _GNU_SOURCE
+#include "control_cmds.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "control_client.h"
+
+#define DIR_HELP                                                                             \
+  "The runtime directory is $FXTRACE_DIR, else $XDG_RUNTIME_DIR/fxtrace, else\n"            \
+  "/tmp/fxtrace-$UID; each traced process serves its tree on PID.sock there.\n"
+
+static const char k_ps_usage[] =
+    "usage: fxtrace ps [--help]\n"
+    "\n"
+    "Lists your traced processes that serve live control:\n"
+    "  PID COMM SESSION EVENTS OUTPUT\n"
+    "(EVENTS: tracepoints enabled; OUTPUT: the session's file, '-' for none). Sockets whose\n"
+    "process is gone are removed.\n" DIR_HELP;
+
+static const char k_ls_usage[] =
+    "usage: fxtrace ls [--help] PID [DIR]\n"
+    "\n"
+    "Lists DIR (default: the root) of process PID's tracefs tree, one name per line,\n"
+    "directories with a trailing '/'.\n" DIR_HELP;
+
+static const char k_cat_usage[] =
+    "usage: fxtrace cat [--help] [-n|--nonblock] PID FILE\n"
+    "\n"
+    "Prints FILE of process PID's tracefs tree, as `cat` does on /sys/kernel/tracing.\n"
+    "trace_pipe streams (and consumes) events until interrupted; with --nonblock it prints\n"
+    "what is there now and exits.\n" DIR_HELP;
+
+static const char k_write_usage[] =
+    "usage: fxtrace write [--help] [-a|--append] [-n] PID FILE [VALUE...]\n"
+    "\n"
+    "Writes the VALUEs (joined by spaces, then a newline) to FILE of process PID's tracefs\n"
+    "tree, as `echo VALUE > FILE` does: the file is opened truncating (clears trace,\n"
+    "set_event, set_event_pid). -a: as `>>` (no truncation: set_event adds); -n: no newline.\n"
+    "Fails with the kernel's error, e.g. \"events/demo/enable: Invalid argument\".\n" DIR_HELP;
+
+/* Parsed arguments. Options go before FILE (after it, `write` takes everything as VALUE,
+ * "-1" included); "--" ends them. */
+struct opts {
+  bool nonblock, append, no_newline;
+  char *pos[64];
+  int npos;
+};
+
+/* The options of cmd; false for anything else. */
+static bool option(const char *cmd, const char *a, struct opts *o)
+{
+  bool cat = strcmp(cmd, "cat") == 0, wr = strcmp(cmd, "write") == 0;
+  if (cat && (strcmp(a, "-n") == 0 || strcmp(a, "--nonblock") == 0))
+    return o->nonblock = true;
+  if (wr && (strcmp(a, "-a") == 0 || strcmp(a, "--append") == 0))
+    return o->append = true;
+  if (wr && strcmp(a, "-n") == 0)
+    return o->no_newline = true;
+  return false;
+}
+
+/* Returns -1 when parsed, else the exit code (help printed, or a usage error). */
+static int parse(const char *cmd, const char *usage, int argc, char **argv, struct opts *o)
+{
+  memset(o, 0, sizeof(*o));
+  bool dash = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool is_opt = !dash && a[0] == '-' && a[1] != 0 && o->npos < 2;
+    if (is_opt && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+      fputs(usage, stdout);
+      return CLI_EXIT_OK;
+    }
+    if (is_opt && strcmp(a, "--") == 0) {
+      dash = true;
+    } else if (is_opt && option(cmd, a, o)) {
+      continue;
+    } else if (is_opt) {
+      char msg[300];
+      snprintf(msg, sizeof(msg), "unknown option '%s'", a);
+      return cli_usage_error(cmd, usage, msg);
+    } else if (o->npos == (int)(sizeof(o->pos) / sizeof(o->pos[0]))) {
+      return cli_usage_error(cmd, usage, "too many arguments");
+    } else {
+      o->pos[o->npos++] = argv[i];
+    }
+  }
+  return -1;
+}
+
+/* Connects to the process of pid_text, reporting errors. Returns -1 when connected, else the
+ * exit code. */
+static int open_process(const char *cmd, const char *usage, const char *pid_text,
+                        struct ctl_conn *c)
+{
+  long pid;
+  char dir[256], err[512];
+  if (!ctl_parse_pid(pid_text, &pid)) {
+    char msg[300];
+    snprintf(msg, sizeof(msg), "bad PID '%.200s'", pid_text);
+    return cli_usage_error(cmd, usage, msg);
+  }
+  if (ctl_dir(dir, sizeof(dir), err, sizeof(err)) != 0 ||
+      ctl_connect(dir, pid, c, err, sizeof(err)) != 0) {
+    fprintf(stderr, "fxtrace %s: %s\n", cmd, err);
+    return CLI_EXIT_FAIL;
+  }
+  return -1;
+}
+
+/* A failed call: the file's error as the shell shows it, or what happened to the
+ * connection. */
+static int call_failed(const char *cmd, const char *what, const struct ctl_conn *c, int rc)
+{
+  if (rc == -EPIPE || rc == -ECONNRESET)
+    fprintf(stderr, "fxtrace %s: process %ld closed the connection\n", cmd, c->pid);
+  else if (rc == -ETIMEDOUT)
+    fprintf(stderr, "fxtrace %s: process %ld: no reply within %d s (stopped?)\n", cmd, c->pid,
+            c->timeout_ms / 1000);
+  else
+    fprintf(stderr, "fxtrace %s: %s: %s\n", cmd, what[0] ? what : "/", strerror(-rc));
+  return CLI_EXIT_FAIL;
+}
+
+/* ---- ps ----------------------------------------------------------------------------------- */
+
+static int cmp_long(const void *a, const void *b)
+{
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* The value of key in INFO's "key=value\n" lines, into out. */
+static void info_value(const char *info, const char *key, char *out, size_t size)
+{
+  size_t k = strlen(key);
+  out[0] = 0;
+  for (const char *p = info; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, key, k) == 0 && p[k] == '=') {
+      size_t n = strcspn(p + k + 1, "\n");
+      snprintf(out, size, "%.*s", (int)n, p + k + 1);
+      return;
+    }
+}
+
+int cmd_ps(int argc, char **argv)
+{
+  struct opts o;
+  int rc = parse("ps", k_ps_usage, argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  if (o.npos)
+    return cli_usage_error("ps", k_ps_usage, "no arguments expected");
+  char dir[256], err[512];
+  rc = ctl_dir(dir, sizeof(dir), err, sizeof(err));
+  if (rc == -ENOENT) { /* no directory yet: nothing was traced since boot */
+    printf("%7s %-16s %-8s %6s %s\n", "PID", "COMM", "SESSION", "EVENTS", "OUTPUT");
+    return CLI_EXIT_OK;
+  }
+  if (rc != 0) {
+    fprintf(stderr, "fxtrace ps: %s\n", err);
+    return CLI_EXIT_FAIL;
+  }
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "fxtrace ps: %s: %s\n", dir, strerror(errno));
+    return CLI_EXIT_FAIL;
+  }
+  long *pids = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    long pid;
+    char name[64];
+    const char *dot = strrchr(e->d_name, '.');
+    if (!dot || strcmp(dot, ".sock") != 0 || (size_t)(dot - e->d_name) >= sizeof(name))
+      continue;
+    snprintf(name, sizeof(name), "%.*s", (int)(dot - e->d_name), e->d_name);
+    if (!ctl_parse_pid(name, &pid))
+      continue;
+    if (n == cap) {
+      long *m = realloc(pids, (cap = cap ? cap * 2 : 64) * sizeof(*m));
+      if (!m)
+        break;
+      pids = m;
+    }
+    pids[n++] = pid;
+  }
+  closedir(d);
+  if (n)
+    qsort(pids, n, sizeof(*pids), cmp_long);
+  printf("%7s %-16s %-8s %6s %s\n", "PID", "COMM", "SESSION", "EVENTS", "OUTPUT");
+  for (size_t i = 0; i < n; i++) {
+    struct ctl_conn c;
+    rc = ctl_connect(dir, pids[i], &c, err, sizeof(err));
+    if (rc == -ECONNREFUSED) { /* nobody listens: the process died or exec'd (server.h) */
+      char path[256];
+      if (fxt_ctl_socket_path(dir, pids[i], path, sizeof(path)) == 0)
+        unlink(path);
+      continue;
+    }
+    if (rc != 0) {
+      fprintf(stderr, "fxtrace ps: %s\n", err);
+      continue;
+    }
+    char *info = NULL, comm[64], session[16], events[16], output[4096];
+    c.timeout_ms = 2000; /* a stopped process must not hold the whole list for long */
+    rc = ctl_call(&c, FXT_CTL_INFO, 0, "", NULL, 0, &info, NULL);
+    if (rc == 0) {
+      info_value(info, "comm", comm, sizeof(comm));
+      info_value(info, "session", session, sizeof(session));
+      info_value(info, "events", events, sizeof(events));
+      info_value(info, "output", output, sizeof(output));
+      printf("%7ld %-16s %-8s %6s %s\n", pids[i], comm, session, events,
+             output[0] ? output : "-");
+    } else {
+      fprintf(stderr, "fxtrace ps: process %ld: %s\n", pids[i],
+              rc == -ETIMEDOUT ? "no reply (stopped?)" : strerror(-rc));
+    }
+    free(info);
+    ctl_close(&c);
+  }
+  free(pids);
+  return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+/* ---- ls ----------------------------------------------------------------------------------- */
+
+int cmd_ls(int argc, char **argv)
+{
+  struct opts o;
+  int rc = parse("ls", k_ls_usage, argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  if (o.npos < 1 || o.npos > 2)
+    return cli_usage_error("ls", k_ls_usage, o.npos ? "too many arguments" : "missing PID");
+  const char *dir = o.npos == 2 ? o.pos[1] : "";
+  struct ctl_conn c;
+  if ((rc = open_process("ls", k_ls_usage, o.pos[0], &c)) >= 0)
+    return rc;
+  char *list = NULL;
+  rc = ctl_call(&c, FXT_CTL_LIST, 0, dir, NULL, 0, &list, NULL);
+  if (rc == -EINVAL) { /* not a directory: a file is listed as itself, as ls does */
+    char *st = NULL;
+    if (ctl_call(&c, FXT_CTL_STAT, 0, dir, NULL, 0, &st, NULL) == 0 && st[0] == 'f') {
+      free(st);
+      free(list);
+      ctl_close(&c);
+      printf("%s\n", dir);
+      return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
+    free(st);
+  }
+  if (rc != 0) {
+    free(list);
+    call_failed("ls", dir, &c, rc);
+    ctl_close(&c);
+    return CLI_EXIT_FAIL;
+  }
+  ctl_close(&c);
+  /* "d NAME\n" / "f NAME\n" -> "NAME/" / "NAME" */
+  for (char *p = list, *nl; *p && (nl = strchr(p, '\n')); p = nl + 1) {
+    *nl = 0;
+    if (strlen(p) >= 2)
+      printf("%s%s\n", p + 2, p[0] == 'd' ? "/" : "");
+  }
+  free(list);
+  return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+/* ---- cat ---------------------------------------------------------------------------------- */
+
+static bool write_all(const unsigned char *p, size_t n)
+{
+  while (n) {
+    ssize_t k = write(STDOUT_FILENO, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
+    p += k;
+    n -= (size_t)k;
+  }
+  return true;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+  struct opts o;
+  int rc = parse("cat", k_cat_usage, argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  if (o.npos != 2)
+    return cli_usage_error("cat", k_cat_usage, o.npos < 2 ? "missing PID or FILE"
+                                                          : "too many arguments");
+  const char *file = o.pos[1];
+  struct ctl_conn c;
+  if ((rc = open_process("cat", k_cat_usage, o.pos[0], &c)) >= 0)
+    return rc;
+  /* PIPE: trace_pipe streams, any other file arrives whole; READ never waits. Only a stream
+   * may be silent for long, so only it waits without a limit. */
+  const char *base = strrchr(file, '/');
+  bool stream = !o.nonblock && strcmp(base ? base + 1 : file, "trace_pipe") == 0;
+  rc = ctl_send(&c, o.nonblock ? FXT_CTL_READ : FXT_CTL_PIPE, 0, file, NULL, 0);
+  int exit_code = CLI_EXIT_OK;
+  while (rc == 0) {
+    int32_t st;
+    const unsigned char *data;
+    uint32_t len;
+    int r = ctl_frame(&c, &st, &data, &len, stream ? -1 : CTL_TIMEOUT_MS);
+    if (r == 0 && stream)
+      break; /* the process went away: the end of its stream */
+    if (r <= 0) {
+      rc = r == 0 ? -EPIPE : r;
+      break;
+    }
+    if (st < 0) {
+      rc = st;
+      break;
+    }
+    if (!write_all(data, len)) {
+      fprintf(stderr, "fxtrace cat: writing the output: %s\n", strerror(errno));
+      exit_code = CLI_EXIT_FAIL;
+      break;
+    }
+    if (st == 0)
+      break;
+  }
+  if (rc != 0)
+    exit_code = call_failed("cat", file, &c, rc);
+  ctl_close(&c);
+  return exit_code;
+}
+
+/* ---- write -------------------------------------------------------------------------------- */
+
+int cmd_write(int argc, char **argv)
+{
+  struct opts o;
+  int rc = parse("write", k_write_usage, argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  if (o.npos < 2)
+    return cli_usage_error("write", k_write_usage, "missing PID or FILE");
+  /* As echo: the words joined by single spaces, then a newline unless -n. */
+  size_t len = 0;
+  for (int i = 2; i < o.npos; i++)
+    len += strlen(o.pos[i]) + 1;
+  char *value = malloc(len + 2);
+  if (!value) {
+    fprintf(stderr, "fxtrace write: out of memory\n");
+    return CLI_EXIT_FAIL;
+  }
+  value[0] = 0;
+  for (int i = 2; i < o.npos; i++) {
+    if (i > 2)
+      strcat(value, " ");
+    strcat(value, o.pos[i]);
+  }
+  if (!o.no_newline)
+    strcat(value, "\n");
+  if (strlen(value) > FXT_CTL_MAX_REQUEST - 6 - strlen(o.pos[1])) {
+    free(value);
+    return cli_usage_error("write", k_write_usage, "VALUE too long (at most 64 KiB)");
+  }
+  struct ctl_conn c;
+  if ((rc = open_process("write", k_write_usage, o.pos[0], &c)) >= 0) {
+    free(value);
+    return rc;
+  }
+  rc = ctl_call(&c, FXT_CTL_WRITE, o.append ? 0 : FXT_CTL_F_TRUNC, o.pos[1], value,
+                strlen(value), NULL, NULL);
+  free(value);
+  int exit_code = rc == 0 ? CLI_EXIT_OK : call_failed("write", o.pos[1], &c, rc);
+  ctl_close(&c);
+  return exit_code;
+}

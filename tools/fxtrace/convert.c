@@ -1,0 +1,311 @@
+/* tools/fxtrace/convert.c - `fxtrace convert FILE --to FORMAT -o OUT`: an fxtrace FXT file in
+ * another format. Each format is one entry of k_targets: a function that reads the mapped
+ * input and hands its output to the job's write callback (a new format is one entry and one
+ * function). The input is mapped once; a target may tell which parts it is done with
+ * (job.release), and those pages are dropped, so files far larger than memory convert in
+ * bounded resident memory. The output file is created at the first byte written, so a bad
+ * input leaves no file behind (and an existing OUT untouched); a failure after that removes it.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export/json.h"
+
+static const char k_usage[] =
+    "usage: fxtrace convert [--help] FILE [--to FORMAT] -o OUT [--no-cpu] [-q]\n"
+    "\n"
+    "Writes FILE (an fxtrace FXT file) as OUT in FORMAT (default: from OUT's extension):\n"
+    "  json   Chrome trace-event JSON, for chrome://tracing and ui.perfetto.dev (.json)\n"
+    "OUT \"-\" is stdout. Events are streamed in file order (viewers sort them), so memory\n"
+    "does not grow with the file. Bookkeeping shows as counters: \"fxtrace lost (tid T)\"\n"
+    "(running total of the thread's lost records) and \"cpu (tid T)\" (--no-cpu: none).\n"
+    "A summary goes to stderr unless -q.\n";
+
+/* What a target gets: the input, where the output goes, and the options. */
+struct job {
+  const char *in_path;
+  const void *data;
+  size_t len;
+  fxt_json_write_fn write; /* (same signature for every target) */
+  void *write_ctx;
+  fxt_json_release_fn release;
+  void *release_ctx;
+  bool no_cpu;
+  char err[FXTF_ERR_SIZE]; /* why run failed */
+  char summary[256];       /* what run wrote, for the line on stderr */
+};
+
+struct target {
+  const char *name;
+  const char *ext; /* OUT's extension that selects it when --to is not given */
+  int (*run)(struct job *j); /* 0, or a negative FXT_E* code with j->err set */
+};
+
+static int to_json(struct job *j) {
+  struct fxt_json_options o = {j->no_cpu ? FXT_JSON_NO_CPU : 0, j->write, j->write_ctx,
+                               j->release, j->release_ctx};
+  struct fxt_json_stats st;
+  int rc = fxt_json_convert(j->data, j->len, &o, &st, j->err, sizeof j->err);
+  snprintf(j->summary, sizeof j->summary,
+           "%" PRIu64 " events, %" PRIu64 " lost counters (%" PRIu64 " records lost), %" PRIu64
+           " cpu counters, %" PRIu64 " names, %" PRIu32 " processes; %" PRIu64 " bytes%s",
+           st.events, st.lost_counters, st.lost_records, st.cpu_counters, st.metadata,
+           st.providers, st.bytes,
+           st.unmatched_begin + st.unmatched_end ? " (durations cut by losses: " : "");
+  if (st.unmatched_begin + st.unmatched_end) {
+    size_t n = strlen(j->summary);
+    snprintf(j->summary + n, sizeof j->summary - n,
+             "%" PRIu64 " begins without end, %" PRIu64 " ends without begin)",
+             st.unmatched_begin, st.unmatched_end);
+  }
+  return rc;
+}
+
+static const struct target k_targets[] = {
+    {"json", ".json", to_json},
+};
+#define NTARGETS (sizeof k_targets / sizeof k_targets[0])
+
+/* ---- output: created at the first write ----------------------------------------------------- */
+
+struct output {
+  const char *path; /* "-": stdout */
+  int fd;           /* -1 until created */
+  bool regular;     /* a regular file: removed when incomplete (never a device or FIFO) */
+  int saved_errno;  /* of the failed open or write */
+};
+
+static int out_write(void *ctx, const void *data, size_t n) {
+  struct output *o = ctx;
+  if (o->fd < 0) {
+    o->fd = strcmp(o->path, "-") == 0
+                ? STDOUT_FILENO
+                : open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    struct stat st;
+    if (o->fd < 0 || fstat(o->fd, &st) != 0) {
+      o->saved_errno = errno;
+      return -1;
+    }
+    o->regular = o->fd != STDOUT_FILENO && S_ISREG(st.st_mode);
+  }
+  const char *p = data;
+  while (n > 0) {
+    ssize_t w = write(o->fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      o->saved_errno = w < 0 ? errno : EIO;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Ends the output: closes it, and removes a regular file left incomplete. false on a close
+ * error. */
+static bool out_finish(struct output *o, bool ok) {
+  if (o->fd >= 0 && o->fd != STDOUT_FILENO && close(o->fd) != 0 && ok) {
+    o->saved_errno = errno;
+    ok = false;
+  }
+  if (!ok && o->regular)
+    unlink(o->path);
+  return ok;
+}
+
+/* ---- input: mapped, pages dropped once a target is done with them --------------------------- */
+
+struct input {
+  unsigned char *map;
+  size_t len;
+};
+
+static void in_release(void *ctx, uint64_t from, uint64_t to) {
+  struct input *in = ctx;
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  from = (from + page - 1) / page * page; /* whole pages inside [from, to) only */
+  to = to / page * page;
+  if (in->map != NULL && to > from && to <= in->len)
+    madvise(in->map + from, (size_t)(to - from), MADV_DONTNEED);
+}
+
+static int in_open(const char *path, struct input *in, struct stat *st) {
+  in->map = NULL;
+  in->len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, st) != 0) {
+    cli_file_error("convert", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    cli_file_error("convert", path, "not a regular file");
+    close(fd);
+    return -1;
+  }
+  in->len = (size_t)st->st_size;
+  if (in->len > 0) {
+    void *m = mmap(NULL, in->len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      cli_file_error("convert", path, strerror(errno));
+      close(fd);
+      return -1;
+    }
+    in->map = m;
+    madvise(m, in->len, MADV_SEQUENTIAL);
+  }
+  close(fd);
+  return 0;
+}
+
+/* ---- arguments ------------------------------------------------------------------------------ */
+
+struct args {
+  const char *in, *out, *to;
+  bool no_cpu, quiet;
+};
+
+/* The value of option `name` (given as "NAME VALUE" or "NAME=VALUE", or for a one-letter
+ * option "-oVALUE"), advancing *i; NULL when argv[*i] is not that option. *missing is set when
+ * the option has no value. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) != 0)
+    return NULL;
+  if (a[n] == '=' && name[1] == '-')
+    return a + n + 1;
+  if (a[n] != '\0')
+    return name[1] != '-' ? a + n : NULL;
+  if (*i + 1 >= argc) {
+    *missing = true;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, struct args *a) {
+  char msg[300];
+  memset(a, 0, sizeof *a);
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i], *v;
+    bool missing = false;
+    if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+      fputs(k_usage, stdout);
+      return CLI_EXIT_OK;
+    }
+    if ((v = opt_value(argc, argv, &i, "--to", &missing)) != NULL)
+      a->to = v;
+    else if ((v = opt_value(argc, argv, &i, "-o", &missing)) != NULL ||
+             (v = opt_value(argc, argv, &i, "--output", &missing)) != NULL)
+      a->out = v;
+    else if (missing) {
+      snprintf(msg, sizeof msg, "option '%s' needs a value", s);
+      return cli_usage_error("convert", k_usage, msg);
+    } else if (strcmp(s, "--no-cpu") == 0)
+      a->no_cpu = true;
+    else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0)
+      a->quiet = true;
+    else if (strcmp(s, "--") == 0 && i + 1 < argc && a->in == NULL)
+      a->in = argv[++i];
+    else if (s[0] == '-' && s[1] != '\0') {
+      snprintf(msg, sizeof msg, "unknown option '%s'", s);
+      return cli_usage_error("convert", k_usage, msg);
+    } else if (a->in != NULL)
+      return cli_usage_error("convert", k_usage, "more than one FILE");
+    else
+      a->in = s;
+  }
+  if (a->in == NULL)
+    return cli_usage_error("convert", k_usage, "missing FILE");
+  if (a->out == NULL || a->out[0] == '\0')
+    return cli_usage_error("convert", k_usage, "missing -o OUT");
+  return -1;
+}
+
+static void supported(char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < NTARGETS && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", k_targets[i].name);
+}
+
+static const struct target *find_target(const struct args *a, int *rc) {
+  char names[200], msg[400];
+  supported(names, sizeof names);
+  if (a->to != NULL) {
+    for (size_t i = 0; i < NTARGETS; i++)
+      if (strcmp(a->to, k_targets[i].name) == 0)
+        return &k_targets[i];
+    snprintf(msg, sizeof msg, "unknown format '%s' (supported: %s)", a->to, names);
+  } else {
+    size_t n = strlen(a->out);
+    for (size_t i = 0; i < NTARGETS; i++) {
+      size_t e = strlen(k_targets[i].ext);
+      if (n > e && strcmp(a->out + n - e, k_targets[i].ext) == 0)
+        return &k_targets[i];
+    }
+    snprintf(msg, sizeof msg, "OUT's extension does not say the format: say --to FORMAT "
+                              "(supported: %s)", names);
+  }
+  *rc = cli_usage_error("convert", k_usage, msg);
+  return NULL;
+}
+
+int cmd_convert(int argc, char **argv) {
+  struct args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc >= 0)
+    return rc;
+  const struct target *t = find_target(&a, &rc);
+  if (t == NULL)
+    return rc;
+  struct input in;
+  struct stat in_st, out_st;
+  if (in_open(a.in, &in, &in_st) != 0)
+    return CLI_EXIT_FAIL;
+  if (strcmp(a.out, "-") != 0 && stat(a.out, &out_st) == 0 && out_st.st_dev == in_st.st_dev &&
+      out_st.st_ino == in_st.st_ino) { /* truncating the mapped input would crash the reader */
+    if (in.map)
+      munmap(in.map, in.len);
+    return cli_usage_error("convert", k_usage, "OUT is FILE itself");
+  }
+  struct output out = {.path = a.out, .fd = -1};
+  struct job *j = calloc(1, sizeof *j);
+  if (j == NULL) {
+    fprintf(stderr, "fxtrace convert: out of memory\n");
+    rc = CLI_EXIT_FAIL;
+  } else {
+    *j = (struct job){.in_path = a.in, .data = in.map, .len = in.len, .write = out_write,
+                      .write_ctx = &out, .release = in_release, .release_ctx = &in,
+                      .no_cpu = a.no_cpu};
+    int err = t->run(j);
+    bool ok = out_finish(&out, err == 0);
+    rc = CLI_EXIT_OK;
+    if (out.saved_errno != 0) { /* the output failed: say why in the system's words */
+      cli_file_error("convert", a.out, strerror(out.saved_errno));
+      rc = CLI_EXIT_FAIL;
+    } else if (err != 0 || !ok) {
+      cli_file_error("convert", a.in, j->err[0] ? j->err : fxt_strerror(err));
+      rc = CLI_EXIT_FAIL;
+    } else if (!a.quiet) {
+      fprintf(stderr, "fxtrace convert: %s -> %s (%s): %s\n", a.in, a.out, t->name, j->summary);
+    }
+    free(j);
+  }
+  if (in.map)
+    munmap(in.map, in.len);
+  return rc;
+}
