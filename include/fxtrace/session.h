@@ -10,8 +10,14 @@
  *   events=GLOB[,GLOB...]   tracepoints to enable, globs on "system:event" ('*', '?', '[...]';
  *                           a bare "demo" means "demo:*"); default "*:*" (everything)
  *   buffer_kb=N             bytes per thread buffer, in KiB, N >= 1; rounded up to a power of
- *                           two (the real size is what fxtrace reports); default 256
- *   total_kb=N              cap on all buffers together, in KiB; default 65536
+ *                           two (the real size is what fxtrace reports); default 4096: ~8 ms
+ *                           of a thread writing 10 M events/s, what it takes to ride out the
+ *                           consumer being descheduled for milliseconds on a busy machine (as
+ *                           LTTng-UST's 4 x 512 KiB per CPU). A thread's buffer is faulted in
+ *                           on its first event: that much resident memory per tracing thread
+ *   total_kb=N              cap on all buffers together, in KiB (address space, reserved
+ *                           without backing: only attached threads' buffers are resident);
+ *                           default 1048576, room for 255 threads at the default buffer_kb
  *   mode=discard|overwrite|block[:MS]   what a full buffer does: drop and count (default),
  *                           overwrite the oldest records (flight recorder), or wait up to MS
  *                           milliseconds (default 10) for the consumer, then drop and count

@@ -48,7 +48,7 @@ struct sink { char *buf; size_t size, used; };
 
 static const struct fxt_session_config k_defaults = {
     .struct_size = sizeof k_defaults, .mode = FXT_MODE_DISCARD, .block_timeout_ms = 10,
-    .clock = FXT_CLOCK_AUTO, .buffer_kb = 256, .total_kb = 65536, .max_file_kb = 0,
+    .clock = FXT_CLOCK_AUTO, .buffer_kb = 4096, .total_kb = 1048576, .max_file_kb = 0,
     .events = "*:*", .output = "fxtrace-%p.fxt"};
 
 /* "FXTRACE: at pos: " and the reason into err; returns FXT_EINVAL. */

@@ -124,8 +124,8 @@ int fxt_session_start(const struct fxt_session_config *user)
       .mode = FXT_MODE_DISCARD,
       .block_timeout_ms = 10,
       .clock = FXT_CLOCK_AUTO,
-      .buffer_kb = 256,
-      .total_kb = 65536,
+      .buffer_kb = 4096,
+      .total_kb = 1048576,
       .events = "*:*",
       .output = "fxtrace-%p.fxt",
   };

@@ -418,6 +418,12 @@ struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint6
                        : fxt_writer_reserve_prefixed(&t->w, header, words * 8, &res);
   if (rc != 0) {
     t->cpu_fast = FXT_CPU_SLOW; /* the next record that fits reports the drop run first */
+    if (!atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
+      /* Full without a wake pending (the mark was passed while the last one was in
+       * flight): the consumer must come now. */
+      atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
+      fxt_consumer_wake(&fxt_session);
+    }
     return cur;
   }
   *c = fxt_cursor_of(&res); /* after the drop_stats record, if one was pending */

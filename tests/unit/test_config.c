@@ -196,8 +196,8 @@ static void expect_defaults(const struct fxt_session_config *c) {
   assert_int_equal(c->mode, FXT_MODE_DISCARD);
   assert_int_equal(c->block_timeout_ms, 10);
   assert_int_equal(c->clock, FXT_CLOCK_AUTO);
-  assert_int_equal(c->buffer_kb, 256);
-  assert_int_equal(c->total_kb, 65536);
+  assert_int_equal(c->buffer_kb, 4096);
+  assert_int_equal(c->total_kb, 1048576);
   assert_true(c->max_file_kb == 0);
   assert_string_equal(c->events, "*:*");
   assert_string_equal(c->output, "fxtrace-%p.fxt");
@@ -220,8 +220,8 @@ static void expect_case(const struct tcase *t, const struct fxt_session_config *
   assert_int_equal(c->mode, t->mode);
   assert_int_equal(c->block_timeout_ms, t->block_ms ? t->block_ms : 10);
   assert_int_equal(c->clock, t->clock);
-  assert_int_equal(c->buffer_kb, t->buffer_kb ? t->buffer_kb : 256);
-  assert_int_equal(c->total_kb, t->total_kb ? t->total_kb : 65536);
+  assert_int_equal(c->buffer_kb, t->buffer_kb ? t->buffer_kb : 4096);
+  assert_int_equal(c->total_kb, t->total_kb ? t->total_kb : 1048576);
   assert_true(c->max_file_kb == t->max_file_kb);
   check_string(c->events, t->events, "*:*");
   check_string(c->output, t->output, "fxtrace-%p.fxt");

@@ -76,12 +76,17 @@ static void nested_emission_goes_through_ingress(void **state)
   atomic_store(&signalling, true);
   pthread_t sender;
   pthread_create(&sender, NULL, signaller, NULL);
-  /* Emit until enough signals arrived (at most ~20 s). */
+  /* Emit until enough handlers interrupted an emission (at most ~20 s): how many of the
+   * signals land inside one depends on the machine's load. */
   uint64_t n = 0;
   time_t until = time(NULL) + 20;
-  while (handler_fired < 15000 && time(NULL) < until)
+  struct fxt_session_counters now = {.struct_size = sizeof(now)};
+  while (time(NULL) < until) {
     for (int k = 0; k < 10000; k++, n++)
       FXT_TRACE(sig, main_ev, n);
+    if (handler_fired >= 15000 && fxt_session_counters(&now) == 0 && now.nested_records >= 12000)
+      break;
+  }
   atomic_store(&signalling, false);
   pthread_join(sender, NULL);
   sigset_t set;
