@@ -19,9 +19,11 @@
 #if defined(__GNUC__)
 #define FXT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FXT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define FXT_ALWAYS_INLINE __attribute__((always_inline))
 #else
 #define FXT_LIKELY(x) (x)
 #define FXT_UNLIKELY(x) (x)
+#define FXT_ALWAYS_INLINE
 #endif
 
 /* Atomic members of public structs. C code sees _Atomic(T); C++ code (which may include the

@@ -23,6 +23,7 @@
 #ifndef __cplusplus
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
@@ -42,6 +43,11 @@ struct fxt_tslot {
   uint32_t cpu_fast;     /* == cpu while an event may take the fast path; FXT_CPU_SLOW when the
                             next one must go through the writer (a run of drops to report, a
                             thread's first event); owner only */
+  unsigned char *fast_base; /* the ring's storage and size - 1, for the fast path; set at */
+  uint32_t fast_mask;       /* attach */
+  uint32_t fast_end;     /* ring position up to which an event may take the fast path: no
+                            further than the room as of tail_cache, the end of the storage
+                            (no wrap) and the wake watermark (fxt_fast_refresh); owner only */
   uint64_t thread_bits;  /* thread ref << 24 for event headers; 0 = inline koids */
   uint32_t wake_mark;    /* bytes in the buffer at which the consumer is woken */
   uint32_t block_ms;     /* block mode: how long a full buffer waits for the consumer; 0 =
@@ -72,6 +78,11 @@ FXT_API extern FXT_ATOMIC(uint32_t) fxt_session_active;
 FXT_API extern uint32_t fxt_clock_is_tsc;
 /* glibc's rseq area offset from the thread pointer, or 0 when rseq is not registered. */
 FXT_API extern ptrdiff_t fxt_rseq_offset;
+/* Where the fast path reads the CPU, as an offset from the thread pointer: the rseq area's
+ * cpu_id when the trace clock is the TSC and rseq is registered, else fxt_tls_no_cpu (which
+ * holds FXT_CPU_NEVER: no event takes the fast path). Set before a session starts. */
+FXT_API extern ptrdiff_t fxt_fast_cpu_at;
+FXT_API extern _Thread_local const uint32_t fxt_tls_no_cpu __attribute__((tls_model("initial-exec")));
 
 FXT_EXTERN_C_BEGIN
 FXT_API struct fxt_tslot *fxt_emit_enter_slow(void);
@@ -96,8 +107,12 @@ FXT_API struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cp
                                                 uint64_t header);
 FXT_EXTERN_C_END
 
-/* cpu_fast when the next event must take the slow path. */
-#define FXT_CPU_SLOW 0xffffffffu
+/* cpu_fast when the next event must take the slow path: a value no CPU number and no rseq
+ * cpu_id (-1 uninitialized, -2 registration failed) ever has. */
+#define FXT_CPU_SLOW 0xfffffff0u
+/* What fxt_fast_cpu_at reads when the fast path is off (no TSC clock or no rseq): a value
+ * that is no cpu_fast, so every event takes the general path. */
+#define FXT_CPU_NEVER 0xfffffff1u
 
 /* A slot generation with this bit is muted: its events are not recorded (set_event_pid). */
 #define FXT_GEN_MUTED 0x80000000u
@@ -200,14 +215,14 @@ static inline bool fxt_emit_reserve(struct fxt_tslot *t, uint32_t cpu, uint64_t 
   return c->base != NULL;
 }
 
-static inline void fxt_put(struct fxt_cursor *c, uint64_t w)
+static inline FXT_ALWAYS_INLINE void fxt_put(struct fxt_cursor *c, uint64_t w)
 {
   fxt_ring_put_word(c->base, c->pos & c->mask, w);
   c->pos += 8;
 }
 
 /* len bytes then zero padding to a word boundary. */
-static inline void fxt_put_bytes(struct fxt_cursor *c, const void *p, uint32_t len)
+static inline FXT_ALWAYS_INLINE void fxt_put_bytes(struct fxt_cursor *c, const void *p, uint32_t len)
 {
   const unsigned char *s = (const unsigned char *)p;
   for (; len >= 8; len -= 8, s += 8) {
@@ -245,20 +260,107 @@ static inline void fxt_emit_commit(struct fxt_tslot *t, const struct fxt_cursor 
     fxt_emit_wake(t);
 }
 
-/* Length of s up to bound (strnlen without libc). */
-static inline uint32_t fxt_strnlen(const char *s, uint32_t bound)
+/* ---- the fast path ------------------------------------------------------------------------
+ * One event of a thread in the common case, with no call: the thread has a slot of the running
+ * session, is not inside another emission, runs where its stream last said, has nothing to
+ * report first (drops, a `cpu` record) and uses a thread ref, the tracepoint has no filter,
+ * and the event fits in the ring without wrapping. Anything else returns false having changed
+ * nothing, and the caller takes the general path (fxt_emit_enter ...), which re-checks all of
+ * it. fxt_fast_begin raises the nesting depth and writes the header; the caller writes the
+ * rest (fxt_fast_ticks for the timestamp) through f->c and ends with fxt_fast_end (commit,
+ * leave). */
+struct fxt_fast {
+  struct fxt_cursor c; /* mask all ones: offsets from the event's first byte fold away */
+  struct fxt_tslot *t;
+  uint32_t end; /* ring position after the event */
+};
+
+static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint *tp,
+                                                    uint32_t words, uint64_t header_bits,
+                                                    struct fxt_fast *f)
 {
-  uint32_t n = 0;
-  if (s)
-    while (n < bound && s[n])
-      n++;
-  return n;
+#if defined(__GNUC__) && defined(__x86_64__)
+  struct fxt_tslot *t = fxt_tls_slot;
+  if (FXT_UNLIKELY(t == NULL))
+    return false;
+  uint32_t depth = atomic_load_explicit(&t->depth, memory_order_relaxed);
+  atomic_store_explicit(&t->depth, depth + 1, memory_order_relaxed);
+  /* Depth is raised before the session-active load, in program order (as fxt_emit_enter). */
+  atomic_signal_fence(memory_order_seq_cst);
+  uint32_t cpu =
+      *(volatile const uint32_t *)((const char *)__builtin_thread_pointer() + fxt_fast_cpu_at);
+  struct fxt_ring *r = &t->w.ring;
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  uint32_t bytes = words * 8;
+  if (FXT_UNLIKELY((depth | (cpu ^ t->cpu_fast) |
+                    (atomic_load_explicit(&fxt_session_active, memory_order_relaxed) ^
+                     atomic_load_explicit(&t->gen, memory_order_relaxed))) != 0 ||
+                   (int32_t)(t->fast_end - head - bytes) < 0 ||
+                   atomic_load_explicit(&tp->filter, memory_order_relaxed) != NULL)) {
+    atomic_store_explicit(&t->depth, depth, memory_order_relaxed);
+    return false;
+  }
+  /* Pairs with the registry's release store of the tracepoint's enabled flag. */
+  atomic_thread_fence(memory_order_acquire);
+  f->c.base = t->fast_base + (head & t->fast_mask);
+  f->c.mask = 0xffffffffu;
+  f->c.pos = 0;
+  f->t = t;
+  f->end = head + bytes;
+  fxt_put(&f->c, tp->header | t->thread_bits | header_bits | (uint64_t)words << 4);
+  return true;
+#else
+  (void)tp, (void)words, (void)header_bits, (void)f;
+  return false;
+#endif
+}
+
+/* The timestamp on the fast path (which runs only where the trace clock is the TSC). */
+static inline FXT_ALWAYS_INLINE uint64_t fxt_fast_ticks(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+  return __rdtsc();
+#else
+  return 0;
+#endif
+}
+
+/* Publishes the event (release pairs with the readers' acquire loads of head) and leaves
+ * (depth back to 0: see fxt_emit_leave). No watermark check: fast_end stops short of it. */
+static inline FXT_ALWAYS_INLINE void fxt_fast_end(const struct fxt_fast *f)
+{
+  atomic_store_explicit(&f->t->w.ring.head, f->end, memory_order_release);
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&f->t->depth, 0, memory_order_release);
+}
+
+/* Recomputes fast_end after the general path wrote (owner only). */
+static inline void fxt_fast_refresh(struct fxt_tslot *t)
+{
+  struct fxt_ring *r = &t->w.ring;
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint32_t used = head - r->tail_cache;
+  uint32_t d = r->size - used;                   /* room */
+  uint32_t w = r->size - (head & (r->size - 1)); /* to the end of the storage */
+  uint32_t m = t->wake_mark > used ? t->wake_mark - used : 0; /* to the watermark */
+  d = w < d ? w : d;
+  t->fast_end = head + (m < d ? m : d);
+}
+
+/* POSIX, declared here too for programs built with a strict -std=c11 (which hides it). */
+size_t strnlen(const char *s, size_t maxlen);
+
+/* Length of s up to bound; NULL is empty. (libc's strnlen: async-signal-safe, no lock, and
+ * a word or a vector at a time where a loop here would go byte by byte.) */
+static inline FXT_ALWAYS_INLINE uint32_t fxt_strnlen(const char *s, uint32_t bound)
+{
+  return s ? (uint32_t)strnlen(s, bound) : 0;
 }
 
 /* ---- typed fields (type is a constant at every call: the switches fold away) ---------- */
 
 /* Bytes of a field's variable part: string length, or 2 hex digits per byte of an array. */
-static inline uint32_t fxt_field_len(uint32_t type, uint32_t bound, union fxt_value v)
+static inline FXT_ALWAYS_INLINE uint32_t fxt_field_len(uint32_t type, uint32_t bound, union fxt_value v)
 {
   if (type == FXT_TYPE_STR)
     return fxt_strnlen(v.s, bound < FXT_STR_MAX_BOUND ? bound : FXT_STR_MAX_BOUND);
@@ -268,7 +370,7 @@ static inline uint32_t fxt_field_len(uint32_t type, uint32_t bound, union fxt_va
 }
 
 /* Words of a field's FXT argument. */
-static inline uint32_t fxt_field_words(uint32_t type, uint32_t len)
+static inline FXT_ALWAYS_INLINE uint32_t fxt_field_words(uint32_t type, uint32_t len)
 {
   switch (type) {
   case FXT_TYPE_U64:
@@ -288,34 +390,36 @@ FXT_EXTERN_C_BEGIN
 FXT_API void fxt_put_hex(struct fxt_cursor *c, const void *bytes, uint32_t n);
 FXT_EXTERN_C_END
 
-/* Writes a field as an FXT argument; ah = the argument header's type and name bits. */
-static inline void fxt_put_field(struct fxt_cursor *c, uint64_t ah, uint32_t type,
-                                 union fxt_value v, uint32_t len)
+/* Writes a field as an FXT argument; ah = the argument header's type and name bits, and its
+ * size bits for a fixed-size type (the registry's arg_header). */
+static inline FXT_ALWAYS_INLINE void fxt_put_field_sized(struct fxt_cursor *c, uint64_t ah,
+                                                         uint32_t type, union fxt_value v,
+                                                         uint32_t len)
 {
   uint64_t words = fxt_field_words(type, len);
   switch (type) {
   case FXT_TYPE_U8:
   case FXT_TYPE_U16:
   case FXT_TYPE_U32:
-    fxt_put(c, ah | 1u << 4 | (uint64_t)(uint32_t)v.u << 32);
+    fxt_put(c, ah | (uint64_t)(uint32_t)v.u << 32);
     break;
   case FXT_TYPE_S8:
   case FXT_TYPE_S16:
   case FXT_TYPE_S32:
-    fxt_put(c, ah | 1u << 4 | (uint64_t)(uint32_t)(int32_t)v.i << 32);
+    fxt_put(c, ah | (uint64_t)(uint32_t)(int32_t)v.i << 32);
     break;
   case FXT_TYPE_BOOL:
-    fxt_put(c, ah | 1u << 4 | (uint64_t)(v.u != 0) << 32);
+    fxt_put(c, ah | (uint64_t)(v.u != 0) << 32);
     break;
   case FXT_TYPE_DOUBLE: {
     uint64_t bits;
     __builtin_memcpy(&bits, &v.d, 8);
-    fxt_put(c, ah | 2u << 4);
+    fxt_put(c, ah);
     fxt_put(c, bits);
     break;
   }
   case FXT_TYPE_PTR:
-    fxt_put(c, ah | 2u << 4);
+    fxt_put(c, ah);
     fxt_put(c, (uint64_t)(uintptr_t)v.p);
     break;
   case FXT_TYPE_STR:
@@ -328,10 +432,18 @@ static inline void fxt_put_field(struct fxt_cursor *c, uint64_t ah, uint32_t typ
     fxt_put_hex(c, v.p, len / 2);
     break;
   default: /* U64, S64 */
-    fxt_put(c, ah | 2u << 4);
+    fxt_put(c, ah);
     fxt_put(c, v.u);
     break;
   }
+}
+
+/* The same with ah = type and name bits only (size bits added here). */
+static inline FXT_ALWAYS_INLINE void fxt_put_field(struct fxt_cursor *c, uint64_t ah, uint32_t type,
+                                                  union fxt_value v, uint32_t len)
+{
+  uint64_t fixed = type == FXT_TYPE_STR || type == FXT_TYPE_BYTES ? 0 : fxt_field_words(type, 0);
+  fxt_put_field_sized(c, ah | fixed << 4, type, v, len);
 }
 
 #endif /* !__cplusplus */

@@ -101,9 +101,14 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 #define FXT_LENV_(i, f) fxt_len##i,
 #define FXT_WORDS_(i, f) FXT_FIELD_(FXT_WORDS_X, i, f)
 #define FXT_WORDS_X(i, code, ctype, n, bound, m) +fxt_field_words(code, fxt_len##i)
+#define FXT_NAME_(i, f) FXT_FIELD_(FXT_NAME_X, i, f)
+#define FXT_NAME_X(i, code, ctype, n, bound, m) , n
+#define FXT_PUTF_(i, f) FXT_FIELD_(FXT_PUTF_X, i, f)
+#define FXT_PUTF_X(i, code, ctype, n, bound, m)                                              \
+  fxt_put_field_sized(&fxt_f.c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i);
 #define FXT_PUT_(i, f) FXT_FIELD_(FXT_PUT_X, i, f)
 #define FXT_PUT_X(i, code, ctype, n, bound, m)                                               \
-  fxt_put_field(&fxt_c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i);
+  fxt_put_field_sized(&fxt_c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i);
 
 #define FXT_TRACEPOINT(sys, ev, fmt, ...)                                                    \
   static const struct fxt_field fxt_fields_##sys##_##ev[] = {                                \
@@ -119,7 +124,8 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
       .line = __LINE__};                                                                     \
   static struct fxt_tracepoint *const fxt_tp_ptr_##sys##_##ev FXT_TP_SECTION =             \
       &fxt_tp_##sys##_##ev;                                                                  \
-  __attribute__((unused, noinline)) static void fxt_fire_##sys##_##ev(                       \
+  /* The general path: every case (fxt_emit.h); the fast path below falls back to it. */   \
+  __attribute__((unused, noinline, cold)) static void fxt_fire_slow_##sys##_##ev(            \
       int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
   {                                                                                          \
     struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
@@ -150,8 +156,26 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
       fxt_put_event_head(&fxt_c, fxt_t, fxt_ts);                                             \
       FXT_PP_MAP(FXT_PUT_, __VA_ARGS__)                                                      \
       fxt_emit_commit(fxt_t, &fxt_c);                                                        \
+      fxt_fast_refresh(fxt_t);                                                               \
     }                                                                                        \
     fxt_emit_leave(fxt_t);                                                                   \
+  }                                                                                          \
+  /* The common case, with no call and so no stack frame (fxt_fast_begin). */               \
+  __attribute__((unused, noinline)) static void fxt_fire_##sys##_##ev(                       \
+      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
+  {                                                                                          \
+    struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
+    FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \
+    const uint32_t fxt_words = 2 FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);                        \
+    struct fxt_fast fxt_f;                                                                   \
+    if (FXT_LIKELY(fxt_fast_begin(fxt_tp, fxt_words,                                         \
+                                  (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 | 4u, &fxt_f))) { \
+      fxt_put(&fxt_f.c, fxt_fast_ticks());                                                   \
+      FXT_PP_MAP(FXT_PUTF_, __VA_ARGS__)                                                     \
+      fxt_fast_end(&fxt_f);                                                                  \
+      return;                                                                                \
+    }                                                                                        \
+    fxt_fire_slow_##sys##_##ev(fxt_unused_ FXT_PP_MAP(FXT_NAME_, __VA_ARGS__));              \
   }                                                                                          \
   struct fxt_swallow_semicolon_
 

@@ -81,7 +81,8 @@ struct fxt_tracepoint {
   /* Registry-owned. */
   uint32_t id;                         /* 1..65535, stable per "system:event" in the process */
   uint64_t header;                     /* FXT event header: category and name refs */
-  uint64_t arg_header[FXT_MAX_FIELDS]; /* typed: argument type and name ref of each field */
+  uint64_t arg_header[FXT_MAX_FIELDS]; /* typed: argument type, name ref and, for a
+                                          fixed-size type, size bits of each field */
   FXT_ATOMIC(uint32_t) arg_ref[FXT_MAX_FIELDS]; /* ad-hoc: argument name refs, interned at a
                                                    call site's first emission; 0 = not yet */
   /* The event's filter program (fxtrace/filter.h), or NULL: set by the control side with a

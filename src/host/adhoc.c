@@ -102,7 +102,23 @@ void fxt_emit_printk(struct fxt_tracepoint *tp, const struct fxt_argv *av, uint3
 
 /* A scope's end: a duration-complete event without arguments, written straight (the generic
  * path's argument loop is not needed): header, start, [koids], end. */
+static void scope_end_slow(struct fxt_scope *s);
+
 void fxt_scope_end(struct fxt_scope *s)
+{
+  struct fxt_fast f;
+  if (FXT_LIKELY(fxt_fast_begin(s->tp, 3,
+                                (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | FXT_RECORD_EVENT,
+                                &f))) {
+    fxt_put(&f.c, s->start);
+    fxt_put(&f.c, fxt_fast_ticks());
+    fxt_fast_end(&f);
+    return;
+  }
+  scope_end_slow(s);
+}
+
+__attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
 {
   struct fxt_tslot *t = fxt_emit_enter();
   if (!t)
@@ -118,6 +134,7 @@ void fxt_scope_end(struct fxt_scope *s)
     fxt_put_event_head(&c, t, s->start);
     fxt_put(&c, now);
     fxt_emit_commit(t, &c);
+    fxt_fast_refresh(t);
   }
   fxt_emit_leave(t);
 }

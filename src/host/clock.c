@@ -21,6 +21,19 @@ _Thread_local struct fxt_tslot *fxt_tls_slot __attribute__((tls_model("initial-e
 FXT_ATOMIC(uint32_t) fxt_session_active;
 uint32_t fxt_clock_is_tsc;
 ptrdiff_t fxt_rseq_offset;
+ptrdiff_t fxt_fast_cpu_at;
+_Thread_local const uint32_t fxt_tls_no_cpu __attribute__((tls_model("initial-exec"))) =
+    FXT_CPU_NEVER;
+
+static ptrdiff_t tls_offset(const void *p)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
+  return (const char *)p - (const char *)__builtin_thread_pointer();
+#else
+  (void)p;
+  return 0; /* no fast path here (fxt_fast_begin) */
+#endif
+}
 
 static uint64_t mono_ns(void)
 {
@@ -94,6 +107,10 @@ int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second)
     *ticks_per_second = calibrate_tsc();
     fxt_clock_is_tsc = 1;
   }
+  /* The same offset in every thread: initial-exec TLS and glibc's rseq area are both at fixed
+   * offsets from the thread pointer. */
+  fxt_fast_cpu_at = fxt_clock_is_tsc && fxt_rseq_offset ? fxt_rseq_offset + 4
+                                                        : tls_offset(&fxt_tls_no_cpu);
 #else
   if (which == FXT_CLOCK_TSC)
     return FXT_EINVAL;

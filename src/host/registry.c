@@ -13,6 +13,7 @@
 
 #include <fnmatch.h>
 #include <stdio.h>
+#include <fxtrace/emit.h>
 #include <fxtrace/fxt.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -148,7 +149,10 @@ static void prepare(struct fxt_tracepoint *tp)
     int ref = fxt_intern_cstr(f->name);
     if (ref <= 0 || f->type == 0 || f->type > FXT_TYPE_BYTES)
       return;
-    tp->arg_header[i] = arg_type_of[f->type] | (uint64_t)ref << 16;
+    uint64_t fixed = f->type == FXT_TYPE_STR || f->type == FXT_TYPE_BYTES
+                         ? 0
+                         : fxt_field_words(f->type, 0); /* emit.h: fxt_put_field_sized */
+    tp->arg_header[i] = arg_type_of[f->type] | fixed << 4 | (uint64_t)ref << 16;
   }
   for (uint32_t i = 0; i < FXT_MAX_FIELDS; i++)
     atomic_store_explicit(&tp->arg_ref[i], 0, memory_order_relaxed);

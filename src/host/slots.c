@@ -116,7 +116,10 @@ static void setup_companion(struct session *s, struct fxt_tslot *t, uint32_t i, 
   atomic_store_explicit(&n->lost, 0, memory_order_relaxed);
   atomic_store_explicit(&n->wake_sent, 1, memory_order_relaxed);
   n->cpu = UINT32_MAX;
-  n->cpu_fast = FXT_CPU_SLOW;
+  n->cpu_fast = FXT_CPU_SLOW; /* never fast: a companion is only entered nested */
+  n->fast_base = storage;
+  n->fast_mask = NESTED_BYTES - 1;
+  n->fast_end = 0;
   n->thread_bits = t->thread_bits;
   n->wake_mark = UINT32_MAX; /* never wakes the consumer: the flush does (ingress) */
   n->block_ms = 0;           /* never waits: this is signal context */
@@ -145,6 +148,9 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
                         memory_order_relaxed);
   t->cpu = UINT32_MAX; /* forces a `cpu` record before the first event */
   t->cpu_fast = FXT_CPU_SLOW;
+  t->fast_base = storage;
+  t->fast_mask = s->buffer_bytes - 1;
+  t->fast_end = 0; /* the first event takes the general path, which sets it */
   t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
   t->wake_mark = s->buffer_bytes / 2;
   t->block_ms = s->cfg.mode == FXT_MODE_BLOCK ? s->cfg.block_timeout_ms : 0;
@@ -438,7 +444,7 @@ struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint6
   }
   /* Fast again unless drops are still pending (a drop_stats record carries at most
    * UINT32_MAX: the excess goes into the next reservation's). */
-  t->cpu_fast = t->w.drop_records | t->w.drop_bytes ? FXT_CPU_SLOW : cpu;
+  t->cpu_fast = t->w.drop_records | t->w.drop_bytes || t->thread_bits == 0 ? FXT_CPU_SLOW : cpu;
   return cur;
 }
 
