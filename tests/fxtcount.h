@@ -19,6 +19,8 @@ struct fxtcount_thread {
   uint64_t events;      /* events named `seq_event` (all non-bookkeeping events if NULL) */
   uint64_t other;       /* other non-bookkeeping events */
   uint64_t dropped, overrun, lost, cpu_records;
+  uint64_t dropped_track; /* value of the last `dropped` counter (running total of losses) */
+  uint64_t dropped_track_records; /* `dropped` counters seen */
   uint64_t next_seq;    /* expected next sequence number */
   uint64_t gaps;        /* sequence numbers skipped */
   bool backwards;       /* a sequence number repeated or went back */
@@ -118,6 +120,10 @@ static int fxtcount_file(const char *path, const char *seq_event, struct fxtcoun
         t->lost += v;
       else if (fxtcount_is(&e->name, "cpu"))
         t->cpu_records++;
+      else if (fxtcount_is(&e->name, "dropped") && e->num_args == 1) {
+        t->dropped_track = e->args[0].value.u64;
+        t->dropped_track_records++;
+      }
       continue;
     }
     if (seq_event && !fxtcount_is(&e->name, seq_event)) {

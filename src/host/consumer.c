@@ -325,9 +325,38 @@ static void write_loss(struct session *s, uint32_t i, uint16_t name, uint64_t re
     e.args[1].name = ref_index(FXT_STR_NUM_BYTES);
     e.args[1].value.u32 = b;
     EMIT(fxt_encode_event, &e);
+    s->info[i].loss_total += r;
     records -= r;
     bytes -= b;
   }
+}
+
+/* A kernel:meta counter `dropped` when a thread's losses grew: their running total as one
+ * uint64 argument named "tid <tid>", so that Perfetto (which keys counter tracks by process,
+ * event name and argument name) draws one loss track per thread. */
+static void write_dropped(struct session *s, uint32_t i, uint64_t ts)
+{
+  struct slot_info *info = &s->info[i];
+  if (info->loss_total == info->loss_shown)
+    return;
+  info->loss_shown = info->loss_total;
+  struct fxt_tslot *t = session_slot(s, i);
+  char name[24];
+  int n = snprintf(name, sizeof(name), "tid %d", (int)info->tid);
+  struct fxt_event e = {0};
+  e.type = FXT_EVENT_COUNTER;
+  e.timestamp = ts;
+  e.thread.index = (uint8_t)(t->thread_bits >> 24);
+  e.thread.process_koid = (uint64_t)s->pid;
+  e.thread.thread_koid = (uint64_t)info->tid;
+  e.category = ref_index(FXT_STR_KERNEL_META);
+  e.name = ref_index(FXT_STR_DROPPED);
+  e.num_args = 1;
+  e.args[0].type = FXT_ARG_UINT64;
+  e.args[0].name = fxt_str_inline(name, (uint16_t)n);
+  e.args[0].value.u64 = info->loss_total;
+  e.trailer = (uint64_t)info->tid; /* counter id */
+  EMIT(fxt_encode_event, &e);
 }
 
 /* Events of threads that could get no buffer (total_kb reached): a `lost` record of the
@@ -607,10 +636,13 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
       C.capped_records += lost;
     } else {
       out_write_bulk(&C.out, st.buf, st.len);
+      info->loss_total += info->dropped_total - dropped_before; /* its drop_stats records */
     }
+    write_dropped(s, i, ts);
     total += (uint64_t)n;
   }
   info->delivered_bytes += total;
+  write_dropped(s, i, fxt_ticks()); /* losses written with nothing after them */
   atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed); /* drained: wake me again */
   return total;
 }

@@ -40,6 +40,8 @@ struct slot_info {
   uint32_t live_cpu;       /* CPU of the thread as its stream last said (live view) */
   uint64_t events_read;    /* events the consumer drained from this buffer */
   uint64_t dropped_total;  /* events its drop_stats records reported */
+  uint64_t loss_total;     /* events the file's loss records of this thread add up to */
+  uint64_t loss_shown;     /* loss_total as of the last `dropped` counter written */
 };
 
 struct session {

@@ -164,6 +164,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   info->seen_lost = 0;
   info->live_cpu = 0;
   info->events_read = info->dropped_total = 0;
+  info->loss_total = info->loss_shown = 0;
   info->owner_gen++;
   /* Release: the consumer that sees LIVE sees the slot set up. */
   atomic_store_explicit(&info->state, SLOT_LIVE, memory_order_release);

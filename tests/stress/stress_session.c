@@ -106,6 +106,10 @@ int main(int argc, char **argv)
            th->tid, th->events, th->dropped, th->overrun, th->lost, th->events + lost, records);
     if (th->events + lost != records)
       return fail("events + dropped + overrun + lost != emitted");
+    /* The per-thread `dropped` counter track ends at the same total (docs/fxt-conventions.md);
+     * written only once something was lost. */
+    if (th->dropped_track != lost || (lost != 0) != (th->dropped_track_records != 0))
+      return fail("the `dropped` counter track disagrees with the loss records");
     if (th->gaps + (records - th->next_seq) != lost)
       return fail("sequence gaps do not add up to the losses");
     if (cfg.mode == FXT_MODE_BLOCK && lost != 0)
