@@ -210,6 +210,7 @@ wr events/demo/block_produced/filter 0
 [ "$(rd events/demo/block_produced/filter)" = none ] ||
   fail "filter not cleared: $(rd events/demo/block_produced/filter)"
 wr events/demo/enable 1
+eventually '[ -n "$(rd trace | sed 1,12d | head -1)" ]' || fail "no events in trace after enabling"
 
 # ---- trace: header and counts, frozen with tracing_on=0 ----------------------------------------
 wr tracing_on 0
