@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../export/ftrace_format.h"
 #include "../export/text.h"
 #include "control.h"
 #include "filters.h"
@@ -184,58 +185,21 @@ static void put_enable(struct fxt_tbuf *b, const struct find *f)
   fxt_tbuf_puts(b, f->on + f->off == 0 ? "?\n" : f->off == 0 ? "1\n" : f->on == 0 ? "0\n" : "X\n");
 }
 
-static const char *field_type(uint16_t type, int *size, int *is_signed)
-{
-  static const struct {
-    const char *name;
-    int size, is_signed;
-  } t[] = {
-      [FXT_TYPE_U8] = {"u8", 1, 0},        [FXT_TYPE_U16] = {"u16", 2, 0},
-      [FXT_TYPE_U32] = {"u32", 4, 0},      [FXT_TYPE_U64] = {"u64", 8, 0},
-      [FXT_TYPE_S8] = {"s8", 1, 1},        [FXT_TYPE_S16] = {"s16", 2, 1},
-      [FXT_TYPE_S32] = {"s32", 4, 1},      [FXT_TYPE_S64] = {"s64", 8, 1},
-      [FXT_TYPE_BOOL] = {"bool", 1, 0},    [FXT_TYPE_DOUBLE] = {"double", 8, 1},
-      [FXT_TYPE_PTR] = {"void *", 8, 0},   [FXT_TYPE_STR] = {"__data_loc char[]", 4, 0},
-      [FXT_TYPE_BYTES] = {"u8", 1, 0},
-  };
-  if (type == 0 || type > FXT_TYPE_BYTES)
-    type = FXT_TYPE_U64;
-  *size = t[type].size;
-  *is_signed = t[type].is_signed;
-  return t[type].name;
-}
-
 /* The kernel's format file (spec ftrace-text.md 3): common fields, then the event's fields
- * laid out as a C struct after them, then the print format with its arguments. */
+ * laid out as a C struct after them (src/export/ftrace_format.h), then the print format with
+ * its arguments. */
 static void format_file(struct fxt_tbuf *b, const struct fxt_tracepoint *tp)
 {
   char line[1024];
-  int n = snprintf(line, sizeof(line), "name: %s\nID: %u\nformat:\n", tp->name, tp->id);
-  fxt_tbuf_put(b, line, (size_t)n);
-  fxt_tbuf_puts(b, "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-                   "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-                   "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-                   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n");
-  uint32_t off = 8;
-  for (uint32_t i = 0; tp->kind == FXT_TP_TYPED && i < tp->nfields; i++) {
-    const struct fxt_field *f = &tp->fields[i];
-    int size, sg;
-    const char *type = field_type(f->type, &size, &sg);
-    uint32_t align = (uint32_t)size, total = (uint32_t)size;
-    if (f->type == FXT_TYPE_BYTES)
-      total = f->bound;
-    off = (off + align - 1) & ~(align - 1);
-    if (f->type == FXT_TYPE_BYTES)
-      n = snprintf(line, sizeof(line), "\tfield:%s %s[%u];\toffset:%u;\tsize:%u;\tsigned:%d;\n",
-                   type, f->name, f->bound, off, total, sg);
-    else
-      n = snprintf(line, sizeof(line), "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
-                   type, f->name, off, total, sg);
-    fxt_tbuf_put(b, line, (size_t)n);
-    off += total;
-  }
+  int n;
+  struct fxt_ff_field fields[FXT_MAX_FIELDS];
+  uint32_t nf = tp->kind == FXT_TP_TYPED ? tp->nfields : 0;
+  for (uint32_t i = 0; i < nf; i++)
+    fields[i] = (struct fxt_ff_field){tp->fields[i].name, strlen(tp->fields[i].name),
+                                      (uint8_t)tp->fields[i].type, tp->fields[i].bound};
+  fxt_ff_head(b, tp->name, strlen(tp->name), tp->id, fields, nf);
   char fmt[2048];
-  fxt_tbuf_puts(b, "\nprint fmt: \"");
+  fxt_tbuf_puts(b, "\"");
   fxt_tbuf_puts(b, tp->kind == FXT_TP_TYPED ? fxt_tracepoint_print_fmt(tp, fmt, sizeof(fmt)) : "");
   fxt_tbuf_puts(b, "\"");
   for (uint32_t i = 0; tp->kind == FXT_TP_TYPED && i < tp->nfields; i++) {

@@ -55,7 +55,7 @@ fi
 
 # Usage errors exit 2; unsupported formats are named.
 rc=0
-"$fxtrace" convert "$work/demo.fxt" --to tracedat -o "$work/x.dat" 2>"$work/usage.err" || rc=$?
+"$fxtrace" convert "$work/demo.fxt" --to nosuch -o "$work/x.dat" 2>"$work/usage.err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "supported: json" "$work/usage.err" ||
   { cat "$work/usage.err"; echo "FAIL: unknown format (exit $rc)"; exit 1; }
 
