@@ -617,3 +617,47 @@ void fxtf_totals(const struct fxtf_file *f, struct fxtf_totals *t) {
       t->threads++;
   }
 }
+
+/* ---- providers as the exporters follow them (fxtfile_int.h) ------------------------------- */
+
+static int segs_enter(struct fxtf_segs *s, uint32_t id, bool add) {
+  if (!add) {
+    if (s->cur >= s->n) /* the first pass saw fewer: the input changed under us */
+      return FXT_EBADMSG;
+    s->cur++;
+    return 1;
+  }
+  if (fxtf_grow((void **)&s->v, &s->cap, (uint64_t)s->n + 1, sizeof *s->v))
+    return FXT_ENOMEM;
+  struct fxtf_seg *g = &s->v[s->n++];
+  memset(g, 0, sizeof *g);
+  g->p.id = id;
+  s->cur = s->n;
+  return 1;
+}
+
+int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add) {
+  switch (rec->kind) {
+  case FXT_KIND_PROVIDER_INFO:
+    return segs_enter(s, rec->u.provider_info.id, add);
+  case FXT_KIND_PROVIDER_SECTION: {
+    int entered = 0;
+    if (s->cur == 0 && (entered = segs_enter(s, 0, add)) < 0)
+      return entered;
+    if (s->v[s->cur - 1].p.id == rec->u.provider_section.id)
+      return entered;
+    return segs_enter(s, rec->u.provider_section.id, add);
+  }
+  case FXT_KIND_BLOB:
+    if (!fxtf_is_desc(rec))
+      return 0;
+    /* fall through */
+  case FXT_KIND_INIT:
+  case FXT_KIND_STRING:
+  case FXT_KIND_EVENT:
+  case FXT_KIND_KERNEL_OBJECT:
+    return s->cur == 0 ? segs_enter(s, 0, add) : 0;
+  default:
+    return 0;
+  }
+}

@@ -114,4 +114,24 @@ uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks);
 
 void fxtf_free_tables(struct fxtf_file *f);
 
+/* The providers of a file as the exporters (json.c, tracedat.c) follow them over two passes,
+ * split exactly as fxtf_open splits them: a provider info record, or a provider section of
+ * another id, starts one; a record that needs a provider before any (initialization, string,
+ * event, tracepoint description, kernel object) starts an anonymous one, id 0. The first
+ * pass adds them (and collects each one's clock syncs into p), the second enters them again. */
+struct fxtf_seg {
+  struct fxtf_provider p;
+  struct fxtf_clockmap map; /* the caller sets it from p between the passes */
+};
+struct fxtf_segs {
+  struct fxtf_seg *v;
+  uint32_t n, cap;
+  uint32_t cur; /* the current provider + 1; 0 before the first */
+};
+/* Follows rec: 1 when it entered a provider (per-provider state starts afresh), 0 when not,
+ * FXT_ENOMEM, or FXT_EBADMSG when the second pass meets a provider the first did not add. */
+int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add);
+/* Starts the second pass. */
+static inline void fxtf_segs_rewind(struct fxtf_segs *s) { s->cur = 0; }
+
 #endif /* FXTRACE_EXPORT_FXTFILE_INT_H */

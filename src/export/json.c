@@ -20,11 +20,6 @@
 /* The release callback is called each time a pass has moved this far. */
 #define RELEASE_BYTES (8u << 20)
 
-struct prov {
-  struct fxtf_provider p; /* id, ticks_per_second, nsyncs, first_sync, last_sync */
-  struct fxtf_clockmap map;
-};
-
 struct conv {
   const struct fxt_json_options *opt;
   const unsigned char *buf;
@@ -34,9 +29,7 @@ struct conv {
   struct fxt_decoder dec;
   struct fxt_record rec;
   struct fxt_str_slot *table;
-  struct prov *provs;
-  uint32_t nprovs, cap_provs;
-  uint32_t cur; /* current provider index + 1; 0 before the first */
+  struct fxtf_segs segs; /* providers */
   uint64_t released;
   struct fxt_jmap threads; /* (pid, tid) -> {records lost so far, durations begun not ended} */
   struct fxt_jmap printk; /* (provider, system_ref << 16 | name_ref) of printk descriptions */
@@ -54,63 +47,21 @@ static int fail(struct conv *c, int code, const char *msg) {
 
 /* ---- providers ------------------------------------------------------------------------- */
 
-/* Enters the next provider: in the first pass (add) a new one, in the second the one the
- * first pass added at this point. */
-static int next_provider(struct conv *c, uint32_t id, bool add) {
-  if (!add) {
-    if (c->cur >= c->nprovs) /* the first pass saw fewer: the input changed under us */
-      return fail(c, FXT_EBADMSG, "input changed between the two passes");
-    c->cur++;
-    return 0;
-  }
-  if (c->nprovs == c->cap_provs) {
-    uint32_t cap = c->cap_provs ? c->cap_provs * 2 : 4;
-    struct prov *p = cap > UINT32_MAX / 2 ? NULL : realloc(c->provs, cap * sizeof *p);
-    if (p == NULL)
-      return fail(c, FXT_ENOMEM, "out of memory");
-    c->provs = p;
-    c->cap_provs = cap;
-  }
-  struct prov *p = &c->provs[c->nprovs++];
-  memset(p, 0, sizeof *p);
-  p->p.id = id;
-  c->cur = c->nprovs;
+/* Follows rec into its provider (fxtf_segs_step). */
+static int step_provider(struct conv *c, const struct fxt_record *rec, bool add) {
+  int rc = fxtf_segs_step(&c->segs, rec, add);
+  if (rc == FXT_ENOMEM)
+    return fail(c, rc, "out of memory");
+  if (rc < 0)
+    return fail(c, rc, "input changed between the two passes");
   return 0;
 }
 
-/* Follows rec into its provider exactly as fxtfile.c splits a file: a provider info record,
- * or a provider section of another id, starts one; a record that needs a provider before any
- * (initialization, string, event, description, kernel object) starts an anonymous one, id 0. */
-static int step_provider(struct conv *c, const struct fxt_record *rec, bool add) {
-  int rc;
-  switch (rec->kind) {
-  case FXT_KIND_PROVIDER_INFO:
-    return next_provider(c, rec->u.provider_info.id, add);
-  case FXT_KIND_PROVIDER_SECTION:
-    if (c->cur == 0 && (rc = next_provider(c, 0, add)) != 0)
-      return rc;
-    if (c->provs[c->cur - 1].p.id == rec->u.provider_section.id)
-      return 0;
-    return next_provider(c, rec->u.provider_section.id, add);
-  case FXT_KIND_BLOB:
-    if (!fxtf_is_desc(rec))
-      return 0;
-    /* fall through */
-  case FXT_KIND_INIT:
-  case FXT_KIND_STRING:
-  case FXT_KIND_EVENT:
-  case FXT_KIND_KERNEL_OBJECT:
-    return c->cur == 0 ? next_provider(c, 0, add) : 0;
-  default:
-    return 0;
-  }
-}
-
-static const struct prov *current(const struct conv *c) { return &c->provs[c->cur - 1]; }
+static const struct fxtf_seg *current(const struct conv *c) { return &c->segs.v[c->segs.cur - 1]; }
 
 /* CLOCK_MONOTONIC ns of the current provider's ticks (before any provider: ticks are ns). */
 static uint64_t ns_of(const struct conv *c, uint64_t ticks) {
-  return c->cur ? fxtf_clockmap_apply(&current(c)->map, ticks) : ticks;
+  return c->segs.cur ? fxtf_clockmap_apply(&current(c)->map, ticks) : ticks;
 }
 
 /* ---- pass 1: validate, collect clock syncs ---------------------------------------------- */
@@ -120,7 +71,7 @@ static int scan_record(struct conv *c) {
   int rc = step_provider(c, rec, true);
   if (rc != 0)
     return rc;
-  struct fxtf_provider *p = c->cur ? &c->provs[c->cur - 1].p : NULL;
+  struct fxtf_provider *p = c->segs.cur ? &c->segs.v[c->segs.cur - 1].p : NULL;
   if (rec->kind == FXT_KIND_INIT && p != NULL) {
     p->ticks_per_second = rec->u.init.ticks_per_second;
   } else if (rec->kind == FXT_KIND_EVENT) {
@@ -267,7 +218,7 @@ static bool is_printk(const struct conv *c, const struct fxt_event *ev) {
   uint16_t sys = ev->category.index, name = ev->name.index;
   if (sys == 0 || sys > FXT_MAX_STRING_INDEX || name == 0 || name > FXT_MAX_STRING_INDEX)
     return false;
-  return fxt_jmap_find(&c->printk, c->cur, (uint64_t)sys << 16 | name) != NULL;
+  return fxt_jmap_find(&c->printk, c->segs.cur, (uint64_t)sys << 16 | name) != NULL;
 }
 
 /* ,"name":"<the rendered message>" (the format is the event name; no final newline). */
@@ -468,7 +419,7 @@ static int on_blob(struct conv *c) {
   struct fxtf_desc d;
   int rc = fxtf_parse_desc(&c->dec, &c->rec, &d, c->err, c->err_size);
   if (rc == 0 && d.kind == FXT_TP_PRINTK &&
-      fxt_jmap_get(&c->printk, c->cur, (uint64_t)d.system_ref << 16 | d.name_ref) == NULL)
+      fxt_jmap_get(&c->printk, c->segs.cur, (uint64_t)d.system_ref << 16 | d.name_ref) == NULL)
     rc = fail(c, FXT_ENOMEM, "out of memory");
   c->st.skipped++;
   return rc;
@@ -510,7 +461,7 @@ static int emit_record(struct conv *c) {
 /* ---- driver ------------------------------------------------------------------------------ */
 
 static int pass(struct conv *c, int (*on_record)(struct conv *)) {
-  c->cur = 0;
+  fxtf_segs_rewind(&c->segs);
   c->released = 0;
   int rc = fxt_decoder_init(&c->dec, c->buf, c->len, c->table);
   while (rc == 0 && (rc = fxt_decoder_next(&c->dec, &c->rec, c->err, c->err_size)) == 1) {
@@ -565,9 +516,9 @@ static int convert(struct conv *c) {
   struct fxt_decoder_stats ds;
   fxt_decoder_stats(&c->dec, &ds);
   c->st.records = ds.records;
-  c->st.providers = c->nprovs;
-  for (uint32_t i = 0; i < c->nprovs; i++)
-    c->provs[i].map = fxtf_clockmap_of(&c->provs[i].p);
+  c->st.providers = c->segs.n;
+  for (uint32_t i = 0; i < c->segs.n; i++)
+    c->segs.v[i].map = fxtf_clockmap_of(&c->segs.v[i].p);
   rc = write_all(c);
   c->st.bytes = c->out.bytes;
   if (rc == FXT_ENOMEM)
@@ -611,7 +562,7 @@ int fxt_json_convert(const void *buf, size_t len, const struct fxt_json_options 
     fxt_tbuf_free(&c->msg);
     fxt_jmap_free(&c->threads);
     fxt_jmap_free(&c->printk);
-    free(c->provs);
+    free(c->segs.v);
   }
   free(table);
   free(c);

@@ -67,50 +67,17 @@ static bool text_eq(struct fxtf_text a, struct fxtf_text b) {
 
 /* ---- providers --------------------------------------------------------------------------- */
 
-/* Enters the next provider: a new one in pass 1 (add), the one pass 1 added here in pass 2. */
-static int next_provider(struct tdw *c, uint32_t id, bool add) {
-  memset(c->refs, 0, sizeof c->refs);
-  if (!add) {
-    if (c->cur >= c->nprovs)
-      return tdw_fail(c, FXT_EBADMSG, c->rec.offset, "input changed between passes");
-    c->cur++;
-    return 0;
-  }
-  if (fxtf_grow((void **)&c->provs, &c->cap_provs, (uint64_t)c->nprovs + 1, sizeof *c->provs))
-    return oom(c);
-  struct tdw_prov *p = &c->provs[c->nprovs++];
-  memset(p, 0, sizeof *p);
-  p->p.id = id;
-  c->cur = c->nprovs;
-  return 0;
-}
-
+/* Follows the current record into its provider (fxtf_segs_step); string refs start afresh in
+ * each provider. */
 static int step_provider(struct tdw *c, bool add) {
-  const struct fxt_record *rec = &c->rec;
-  switch (rec->kind) {
-  case FXT_KIND_PROVIDER_INFO:
-    return next_provider(c, rec->u.provider_info.id, add);
-  case FXT_KIND_PROVIDER_SECTION:
-    if (c->cur != 0 && c->provs[c->cur - 1].p.id == rec->u.provider_section.id)
-      return 0;
-    if (c->cur == 0) { /* the anonymous provider, then this one */
-      int rc = next_provider(c, 0, add);
-      if (rc)
-        return rc;
-    }
-    return next_provider(c, rec->u.provider_section.id, add);
-  case FXT_KIND_BLOB:
-    if (!fxtf_is_desc(rec))
-      return 0;
-    /* fall through */
-  case FXT_KIND_INIT:
-  case FXT_KIND_STRING:
-  case FXT_KIND_EVENT:
-  case FXT_KIND_KERNEL_OBJECT:
-    return c->cur == 0 ? next_provider(c, 0, add) : 0;
-  default:
-    return 0;
-  }
+  int rc = fxtf_segs_step(&c->segs, &c->rec, add);
+  if (rc == FXT_ENOMEM)
+    return oom(c);
+  if (rc < 0)
+    return tdw_fail(c, FXT_EBADMSG, c->rec.offset, "input changed between passes");
+  if (rc == 1)
+    memset(c->refs, 0, sizeof c->refs);
+  return 0;
 }
 
 /* ---- threads --------------------------------------------------------------------------------- */
@@ -120,14 +87,14 @@ static int64_t thread_get(struct tdw *c, uint64_t pid, uint64_t tid) {
   if (head == NULL)
     return oom(c);
   for (uint64_t i = head[0]; i != 0; i = c->threads[i - 1].next)
-    if (c->threads[i - 1].prov == c->cur - 1)
+    if (c->threads[i - 1].prov == c->segs.cur - 1)
       return (int64_t)i - 1;
   if (fxtf_grow((void **)&c->threads, &c->cap_threads, (uint64_t)c->nthreads + 1,
                 sizeof *c->threads))
     return oom(c);
   struct tdw_thread *t = &c->threads[c->nthreads];
   memset(t, 0, sizeof *t);
-  t->prov = c->cur - 1;
+  t->prov = c->segs.cur - 1;
   t->pid = pid;
   t->tid = tid;
   t->comm.data = "";
@@ -152,7 +119,7 @@ static int64_t event_thread(struct tdw *c, const struct fxt_event *ev) {
 static int name_thread(struct tdw *c, const struct fxt_kernel_object *k) {
   if (k->obj_type != FXT_KOBJ_THREAD)
     return 0;
-  uint64_t pid = c->provs[c->cur - 1].p.id;
+  uint64_t pid = c->segs.v[c->segs.cur - 1].p.id;
   for (uint32_t i = 0; i < k->num_args; i++)
     if (k->args[i].type == FXT_ARG_KOID && fxtf_str_is(&k->args[i].name, "process"))
       pid = k->args[i].value.koid;
@@ -214,11 +181,11 @@ static int add_desc(struct tdw *c) {
     return oom(c);
   uint32_t idx = c->ndescs++;
   c->descs[idx].d = d;
-  c->descs[idx].prov = c->cur - 1;
+  c->descs[idx].prov = c->segs.cur - 1;
   c->descs[idx].next = c->descs[idx].cnext = 0;
   if ((rc = desc_class(c, idx)) != 0)
     return rc;
-  uint64_t *v = fxt_jmap_get(&c->desc_map, c->cur - 1, desc_key(d.system, d.name));
+  uint64_t *v = fxt_jmap_get(&c->desc_map, c->segs.cur - 1, desc_key(d.system, d.name));
   if (v == NULL)
     return oom(c);
   uint64_t prev = 0; /* the latest of a system:name takes the place of the one before */
@@ -240,7 +207,7 @@ static int add_desc(struct tdw *c) {
 
 static const struct tdw_desc *find_desc(struct tdw *c, const struct fxt_event *ev) {
   struct fxtf_text sys = text_of(&ev->category), name = text_of(&ev->name);
-  const uint64_t *v = fxt_jmap_find(&c->desc_map, c->cur - 1, desc_key(sys, name));
+  const uint64_t *v = fxt_jmap_find(&c->desc_map, c->segs.cur - 1, desc_key(sys, name));
   for (uint64_t i = v ? v[0] : 0; i != 0; i = c->descs[i - 1].next)
     if (text_eq(c->descs[i - 1].d.system, sys) && text_eq(c->descs[i - 1].d.name, name))
       return &c->descs[i - 1];
@@ -254,7 +221,7 @@ static int scan_record(struct tdw *c) {
   int rc = step_provider(c, true);
   if (rc)
     return rc;
-  struct tdw_prov *p = c->cur ? &c->provs[c->cur - 1] : NULL;
+  struct fxtf_seg *p = c->segs.cur ? &c->segs.v[c->segs.cur - 1] : NULL;
   struct fxtf_meta m;
   switch (rec->kind) {
   case FXT_KIND_INIT:
@@ -300,7 +267,7 @@ static uint64_t take_losses(struct tdw_thread *t, struct tdw_cpu *cpu) {
 
 static int add_event(struct tdw *c, struct tdw_thread *t) {
   const struct fxt_event *ev = &c->rec.u.event;
-  const struct tdw_prov *p = &c->provs[c->cur - 1];
+  const struct fxtf_seg *p = &c->segs.v[c->segs.cur - 1];
   uint32_t n = t->cpu == FXTF_CPU_UNKNOWN ? 0 : t->cpu;
   if (n > MAX_CPU)
     return tdw_fail(c, FXT_E2BIG, c->rec.offset, "CPU %u: trace.dat takes CPUs 0..%u", n,
@@ -369,7 +336,7 @@ static int sort_record(struct tdw *c) {
 /* One pass of the decoder over the whole input, handing each record to fn. */
 static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
   int rc = fxt_decoder_init(&c->dec, c->buf, c->len, c->table);
-  c->cur = 0;
+  fxtf_segs_rewind(&c->segs);
   c->released = 0;
   memset(c->refs, 0, sizeof c->refs);
   while (rc == 0) {
@@ -514,10 +481,10 @@ static int convert(struct tdw *c) {
   int rc = pass(c, scan_record);
   if (rc)
     return rc;
-  for (uint32_t i = 0; i < c->nprovs; i++) {
-    c->provs[i].map = fxtf_clockmap_of(&c->provs[i].p);
-    if (c->provs[i].p.nsyncs && c->provs[i].p.last_sync.monotonic_ns > c->end_ns)
-      c->end_ns = c->provs[i].p.last_sync.monotonic_ns;
+  for (uint32_t i = 0; i < c->segs.n; i++) {
+    c->segs.v[i].map = fxtf_clockmap_of(&c->segs.v[i].p);
+    if (c->segs.v[i].p.nsyncs && c->segs.v[i].p.last_sync.monotonic_ns > c->end_ns)
+      c->end_ns = c->segs.v[i].p.last_sync.monotonic_ns;
   }
   rc = fxt_tdsort_init(&c->sort, c->opt->run_bytes, c->opt->tmpdir);
   c->sort_ready = true;
@@ -547,7 +514,7 @@ static void release_all(struct tdw *c) {
   fxt_jmap_free(&c->thread_map);
   fxt_jmap_free(&c->desc_map);
   fxt_jmap_free(&c->class_map);
-  free(c->provs);
+  free(c->segs.v);
   free(c->threads);
   free(c->descs);
   free(c->cpus);

@@ -38,11 +38,6 @@ struct tdw_desc {
   uint32_t cnext; /* a class: the next class of the same content hash + 1 */
 };
 
-struct tdw_prov {
-  struct fxtf_provider p; /* id, ticks_per_second, nsyncs, first_sync, last_sync */
-  struct fxtf_clockmap map;
-};
-
 struct tdw {
   const struct fxt_tracedat_options *opt;
   const unsigned char *buf;
@@ -53,8 +48,7 @@ struct tdw {
   struct fxt_record rec;
   uint64_t released;
 
-  struct tdw_prov *provs;
-  uint32_t nprovs, cap_provs, cur; /* cur: current provider + 1 */
+  struct fxtf_segs segs; /* providers */
   struct tdw_thread *threads;
   uint32_t nthreads, cap_threads;
   uint32_t refs[FXT_MAX_THREAD_INDEX + 1]; /* thread ref -> thread + 1 (current provider) */
