@@ -11,7 +11,10 @@
 #    DROPPED]" before the event `fxtrace report` shows it before;
 #  - tracedat_events: events trace-cmd prints through its plugins (compared field by field,
 #    `trace-cmd report -R`) and print formats of every field type, from two threads;
-#  - a truncated input: exit 1, "FILE: offset N: reason", no output file;
+#  - each trace.dat read back (`fxtrace convert --to fxt`): the same events, each with its
+#    thread, CPU, time and name;
+#  - a truncated input: exit 1, "FILE: offset N: reason", no output file; FXT given where a
+#    trace.dat is wanted and the other way round: exit 2, saying so;
 #  - 1M events (gen_events) in bounded memory: peak RSS under 64 MiB, every event in the file;
 #    size, RSS and speed printed.
 #   tracedat_check.sh FXTRACE DEMO TRACEDAT_EVENTS GEN_EVENTS PEAK_RSS WORKDIR
@@ -48,6 +51,23 @@ compare() {
   python3 "$here/tracedat_compare.py" "$f.report" "$f.tc" --raw "$f.raw" --stat "$f.stat" \
     --stats "$f.stats" >"$f.compare" || { cat "$f.compare"; fail "$1: the reports differ"; }
   echo "$1: $(cat "$f.compare")"
+  # Read back (`convert --to fxt`): the same events, each with its thread, CPU, time and name,
+  # and as many lost records: the pages' dropped events plus what CPUSTAT counts beyond them
+  # (per CPU there: no thread to show them before, so they are compared by their total).
+  "$fxtrace" convert "$f.dat" --to fxt -o "$f.back.fxt" 2>"$f.back.log" ||
+    { cat "$f.back.log"; fail "$1: convert --to fxt"; }
+  "$fxtrace" check "$f.back.fxt" >/dev/null || fail "$1: the trace.dat read back is not valid"
+  key='!/^CPU:/ { print $1, $2, $4, $5 }'
+  awk "$key" "$f.report" | sort >"$f.key"
+  "$fxtrace" report "$f.back.fxt" | awk "$key" | sort >"$f.back.key"
+  cmp -s "$f.key" "$f.back.key" || { diff "$f.key" "$f.back.key" | head -5;
+    fail "$1: the trace.dat read back has other events"; }
+  lost=$(sed -n 's/^CPU:[0-9]* \[LOST \([0-9]*\) EVENTS\]$/\1/p' "$f.report" |
+    awk '{ n += $1 } END { print n + 0 }')
+  back=$(sed -n 's/.*; lost: \([0-9]*\) events in .* + \([0-9]*\) from CPU stats;.*/\1 \2/p' \
+    "$f.back.log" | awk '{ print $1 + $2 }')
+  [ "$back" = "$lost" ] ||
+    { cat "$f.back.log"; fail "$1: read back, the trace.dat loses ${back:-?}, not $lost events"; }
 }
 
 "$fxtrace" record -e 'demo:*,printk:*' -o "$work/demo.fxt" -- "$demo" --duration 0.5 \
@@ -86,6 +106,14 @@ rc=0
 [ "$rc" -eq 1 ] || fail "truncated input exited $rc"
 grep -q "cut.fxt: offset [0-9]*: " "$work/cut.err" || { cat "$work/cut.err"; fail "message"; }
 [ ! -e "$work/cut.dat" ] || fail "output written for a bad input"
+rc=0
+"$fxtrace" convert "$work/demo.fxt" --to fxt -o "$work/x.fxt" 2>"$work/x.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "demo.fxt: not a trace.dat file" "$work/x.err" || fail "FXT to fxt"
+rc=0
+"$fxtrace" convert "$work/demo.dat" -o "$work/x.json" 2>"$work/x.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "demo.dat: a trace.dat file converts to fxt only" "$work/x.err" ||
+  fail "trace.dat to json"
+[ ! -e "$work/x.fxt" ] && [ ! -e "$work/x.json" ] || fail "output written for a wrong input"
 
 # 1M events in bounded memory (files on /dev/shm when there is one: the disk is not measured).
 dir=/dev/shm

@@ -1,5 +1,6 @@
 /* tools/fxtrace/convert.c - `fxtrace convert FILE --to FORMAT -o OUT`: an fxtrace FXT file in
- * another format. Each format is one entry of k_targets: a function that reads the mapped
+ * another format, or a trace-cmd trace.dat as FXT. Each format is one entry of k_targets: a
+ * function that reads the mapped
  * input and hands its output to the job's write callback (a new format is one entry and one
  * function). The input is mapped once; a target may tell which parts it is done with
  * (job.release), and those pages are dropped, so files far larger than memory convert in
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "export/json.h"
+#include "export/tdr_fxt.h"
 #include "export/tracedat.h"
 
 static const char k_usage[] =
@@ -28,6 +30,10 @@ static const char k_usage[] =
     "  json      Chrome trace-event JSON, for chrome://tracing and ui.perfetto.dev (.json)\n"
     "  tracedat  trace-cmd's trace.dat (version 6), for trace-cmd report and KernelShark\n"
     "            (.dat)\n"
+    "or FILE, a trace-cmd trace.dat (versions 6 and 7, uncompressed; from `trace-cmd record`\n"
+    "or fxtrace), as FXT:\n"
+    "  fxt       every event as an instant with its fields as arguments; sched_switch and\n"
+    "            sched_waking/wakeup also as scheduling records (Perfetto's CPU tracks) (.fxt)\n"
     "OUT \"-\" is stdout. Memory does not grow with the file. json: events are streamed in\n"
     "file order (viewers sort them); bookkeeping shows as counters: \"fxtrace lost (tid T)\"\n"
     "(running total of the thread's lost records) and \"cpu (tid T)\" (--no-cpu: none).\n"
@@ -47,13 +53,14 @@ struct job {
   void *release_ctx;
   bool no_cpu;
   char err[FXTF_ERR_SIZE]; /* why run failed */
-  char summary[256];       /* what run wrote, for the line on stderr */
+  char summary[512];       /* what run wrote, for the line on stderr */
 };
 
 struct target {
   const char *name;
   const char *ext; /* OUT's extension that selects it when --to is not given */
   int (*run)(struct job *j); /* 0, or a negative FXT_E* code with j->err set */
+  bool from_tracedat;
 };
 
 static int to_json(struct job *j) {
@@ -91,9 +98,27 @@ static int to_tracedat(struct job *j) {
   return rc;
 }
 
+static int to_fxt(struct job *j) {
+  struct tdr_fxt_stats st;
+  int rc = tdr_to_fxt(j->data, j->len, j->write, j->write_ctx, &st, j->err, sizeof j->err);
+  snprintf(j->summary, sizeof j->summary,
+           "trace.dat v%" PRIu32 ", %" PRIu32 " CPUs, clock %s: %" PRIu64 " events (%" PRIu64
+           " context switches, %" PRIu64 " wakeups), %" PRIu64 " tasks, %" PRIu64
+           " records of unknown events skipped; lost: %" PRIu64 " events in %" PRIu64
+           " pages (%" PRIu64 " pages without a count) + %" PRIu64 " from CPU stats; %" PRIu64
+           " bytes%s",
+           st.version, st.cpus, st.clock, st.events, st.switches, st.wakeups, st.threads,
+           st.unknown, st.lost_known, st.lost_pages, st.lost_unknown, st.lost_cpustat,
+           st.bytes_out,
+           st.cut_fields ? " (events with more than 15 fields keep their first 15)" : "");
+  return rc;
+}
+
+/* from_tracedat: the target reads a trace.dat (every other one reads FXT). */
 static const struct target k_targets[] = {
-    {"json", ".json", to_json},
-    {"tracedat", ".dat", to_tracedat},
+    {"json", ".json", to_json, false},
+    {"tracedat", ".dat", to_tracedat, false},
+    {"fxt", ".fxt", to_fxt, true},
 };
 #define NTARGETS (sizeof k_targets / sizeof k_targets[0])
 
@@ -303,6 +328,14 @@ int cmd_convert(int argc, char **argv) {
     if (in.map)
       munmap(in.map, in.len);
     return cli_usage_error("convert", k_usage, "OUT is FILE itself");
+  }
+  if (tdr_is_tracedat(in.map, in.len) != t->from_tracedat) {
+    if (in.map)
+      munmap(in.map, in.len);
+    cli_file_error("convert", a.in, t->from_tracedat
+                                        ? "not a trace.dat file: only a trace.dat converts to fxt"
+                                        : "a trace.dat file converts to fxt only (--to fxt)");
+    return CLI_EXIT_USAGE;
   }
   struct output out = {.path = a.out, .fd = -1};
   struct job *j = calloc(1, sizeof *j);

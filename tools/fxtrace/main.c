@@ -23,7 +23,8 @@ static const struct command k_commands[] = {
     {"cat", cmd_cat, "print a file of a traced process's tracefs tree (trace_pipe streams)"},
     {"write", cmd_write, "write a value to a file of a traced process's tracefs tree"},
     {"mount", cmd_mount, "mount a traced process's tracefs tree with FUSE"},
-    {"convert", cmd_convert, "write a trace in another format (Chrome JSON for Perfetto UI)"},
+    {"convert", cmd_convert, "write a trace in another format (JSON, trace.dat; trace.dat to FXT)"},
+    {"merge", cmd_merge, "align kernel (trace.dat) and fxtrace traces on CLOCK_MONOTONIC"},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
 

@@ -74,28 +74,30 @@ static struct part *list_parts(const char *dir, size_t *n) {
   return parts;
 }
 
-/* Bytes of buf that decode: all of it, or the records before the first bad one. */
-static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len) {
+int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len,
+                  fxt_part_fn fn, void *ctx, uint64_t *valid) {
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
   struct fxt_decoder *d = malloc(sizeof *d);
   struct fxt_record *rec = malloc(sizeof *rec);
   char err[FXT_DECODER_MSG_SIZE] = "out of memory";
   int rc = table && d && rec ? fxt_decoder_init(d, buf, len, table) : FXT_ENOMEM;
+  int fn_rc = 0;
   while (rc == 0 && (rc = fxt_decoder_next(d, rec, err, sizeof err)) == 1)
-    rc = 0;
+    rc = fn != NULL ? (fn_rc = fn(ctx, d, rec)) : 0;
   struct fxt_decoder_stats st = {0};
   if (d != NULL && rc != FXT_ENOMEM)
     fxt_decoder_stats(d, &st);
-  if (rc < 0)
-    fprintf(stderr, "fxtrace record: warning: %s: %s; keeping its first %llu bytes\n", p->path,
+  if (rc < 0 && fn_rc == 0)
+    fprintf(stderr, "fxtrace %s: warning: %s: %s; keeping its first %llu bytes\n", cmd, path,
             err, (unsigned long long)st.bytes);
+  *valid = st.bytes;
   free(rec);
   free(d);
   free(table);
-  return st.bytes;
+  return fn_rc != 0 ? fn_rc : rc == FXT_ENOMEM ? rc : 0;
 }
 
-static bool write_all(int fd, const unsigned char *p, size_t n) {
+bool fxt_part_write(int fd, const unsigned char *p, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR)
@@ -106,6 +108,13 @@ static bool write_all(int fd, const unsigned char *p, size_t n) {
     n -= (size_t)w;
   }
   return true;
+}
+
+/* Bytes of buf that decode: all of it, or the records before the first bad one. */
+static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len) {
+  uint64_t valid = 0;
+  fxt_part_walk("record", p->path, buf, len, NULL, NULL, &valid);
+  return valid;
 }
 
 /* Appends part p to out (skipping its magic record unless it is the first); 1 when something
@@ -128,7 +137,7 @@ static int append(int out, const struct part *p, bool first) {
   int rc = 0;
   if (keep > FXT_WORD_BYTES) {
     size_t skip = first ? 0 : FXT_WORD_BYTES;
-    rc = write_all(out, m + skip, (size_t)keep - skip) ? 1 : -1;
+    rc = fxt_part_write(out, m + skip, (size_t)keep - skip) ? 1 : -1;
   }
   munmap((void *)m, len);
   return rc;

@@ -2,7 +2,11 @@
 #ifndef FXTRACE_TOOLS_RECORD_MERGE_H
 #define FXTRACE_TOOLS_RECORD_MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include <fxtrace/fxt.h>
 
 /* Concatenates every "*.fxt" of dir into output, ordered by modification time then pid (the
  * number in "fxtrace-PID.fxt"): the first whole, the others without their magic record. A
@@ -11,5 +15,20 @@
  * Returns the number of files merged (output is written only when it is > 0), or -1 after
  * printing an error; *found gets the number of trace files dir held. */
 int record_merge(const char *dir, const char *output, size_t *found);
+
+/* The pieces `fxtrace merge` shares with it: */
+
+/* Called for each record of a part that decodes (rec->offset and rec->size locate its bytes;
+ * d resolves its refs). A nonzero return stops the walk and is returned by fxt_part_walk. */
+typedef int (*fxt_part_fn)(void *ctx, const struct fxt_decoder *d, const struct fxt_record *rec);
+/* Decodes buf[0..len) strictly, record by record, calling fn (may be NULL) on each. A part
+ * that stops decoding part-way (its writer was killed) keeps the records before the bad one:
+ * "fxtrace CMD: warning: PATH: offset N: reason; keeping its first K bytes" on stderr. *valid
+ * gets the bytes of the records that decoded. Returns 0, fn's nonzero value, or
+ * FXT_ENOMEM. */
+int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len,
+                  fxt_part_fn fn, void *ctx, uint64_t *valid);
+/* write(2) of all n bytes (EINTR and short writes retried); false on an error (errno). */
+bool fxt_part_write(int fd, const unsigned char *p, size_t n);
 
 #endif /* FXTRACE_TOOLS_RECORD_MERGE_H */

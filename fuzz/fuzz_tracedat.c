@@ -1,0 +1,107 @@
+/* fuzz/fuzz_tracedat.c - libFuzzer target for the trace.dat reader and its FXT conversion
+ * (src/export/tracedat_read.h, tdr_fxt.h).
+ *
+ * The input is read as a trace.dat and converted to FXT. Properties checked (abort() on a
+ * violation, on top of ASan/UBSan):
+ *  - a failure says "offset N: reason" with N at most the input size, and is FXT_EBADMSG or
+ *    FXT_ENOSYS (nothing here is big enough to run out of memory);
+ *  - a success writes an FXT file that the strict decoder reads to its end and that the
+ *    fxtrace file reader (what report, check and merge use) loads, with every data record
+ *    the statistics count either an event of it or skipped as unknown;
+ *  - the page decoder alone, over the input as one page of each layout, never reads outside
+ *    it and ends (every call consumes at least 4 bytes or stops).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/export/fxtfile.h"
+#include "../src/export/tdr_fxt.h"
+
+static struct fxt_str_slot g_table[FXT_STRING_TABLE_SIZE];
+static struct fxt_decoder g_dec;
+static struct fxt_record g_rec;
+
+static void check(int ok) {
+  if (!ok)
+    abort();
+}
+
+struct sink {
+  unsigned char *data;
+  size_t len, cap;
+};
+
+static int collect(void *ctx, const void *data, size_t n) {
+  struct sink *s = ctx;
+  if (s->len + n > s->cap) {
+    size_t cap = s->cap ? s->cap : 1 << 16;
+    while (cap < s->len + n)
+      cap *= 2;
+    unsigned char *more = realloc(s->data, cap);
+    check(more != NULL);
+    s->data = more;
+    s->cap = cap;
+  }
+  memcpy(s->data + s->len, data, n);
+  s->len += n;
+  return 0;
+}
+
+static void check_message(const char *err, size_t size) {
+  check(strncmp(err, "offset ", 7) == 0);
+  char *end;
+  unsigned long long n = strtoull(err + 7, &end, 10);
+  check(end != err + 7 && end[0] == ':' && end[1] == ' ' && end[2] != '\0');
+  check(n <= size);
+}
+
+static void check_output(const struct sink *s, const struct tdr_fxt_stats *st) {
+  fxt_decoder_init(&g_dec, s->data, s->len, g_table);
+  int rc;
+  uint64_t events = 0;
+  while ((rc = fxt_decoder_next(&g_dec, &g_rec, NULL, 0)) == 1)
+    events += g_rec.kind == FXT_KIND_EVENT;
+  check(rc == 0);
+  check(events >= st->events);
+  check(st->records == st->events + st->unknown);
+  char err[FXTF_ERR_SIZE];
+  struct fxtf_file *f = NULL;
+  check(fxtf_load(s->data, s->len, &f, err, sizeof err) == 0);
+  check(fxtf_event_count(f) == st->events);
+  fxtf_close(f);
+}
+
+static void pages_alone(const uint8_t *data, size_t size) {
+  static const struct tdr_layout lays[] = {{false, 8, 0, 8, 16}, {true, 4, 0, 8, 12}};
+  for (size_t k = 0; k < sizeof lays / sizeof lays[0]; k++) {
+    struct tdr_page p;
+    struct tdr_rec r;
+    if (tdr_page_open(&p, data, size, 0, &lays[k], NULL, 0) != 0)
+      continue;
+    uint32_t last = 0, n = 0;
+    while (tdr_page_next(&p, &r, NULL, 0) == 1) {
+      check(r.data >= data + lays[k].data_offset && r.data + r.len <= data + size);
+      check(p.pos > last); /* progress */
+      last = p.pos;
+      n++;
+    }
+    check(n <= size / 4);
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct sink s = {NULL, 0, 0};
+  struct tdr_fxt_stats st;
+  char err[TDR_ERR_SIZE];
+  int rc = tdr_to_fxt(data, size, collect, &s, &st, err, sizeof err);
+  if (rc != 0) {
+    check(rc == FXT_EBADMSG || rc == FXT_ENOSYS);
+    check_message(err, size);
+  } else {
+    check_output(&s, &st);
+  }
+  free(s.data);
+  pages_alone(data, size);
+  return 0;
+}
