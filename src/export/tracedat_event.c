@@ -141,9 +141,14 @@ static bool key_eq(const struct fxt_tdvariant *v, const struct fxt_tdev_key *k) 
   return text_eq(v->system, k->system) && text_eq(v->name, k->name);
 }
 
+/* The highest event ID written: KernelShark keeps an event's ID in an int16_t (kshark_entry's
+ * event_id) and takes negative IDs for its own entries, so an ID above 32767 shows there as a
+ * row with no event name and no info (trace-cmd itself reads all 16 bits). */
+#define TDEV_ID_MAX 32767u
+
 void fxt_tdev_table_init(struct fxt_tdev_table *t) {
   memset(t, 0, sizeof *t);
-  t->top = 65535;
+  t->top = TDEV_ID_MAX;
 }
 
 static void variant_free(struct fxt_tdvariant *v) {
@@ -657,7 +662,7 @@ static int build_variant(struct build *b, const struct fxt_tdev_key *k) {
 /* The ID of a new variant: its tracepoint's when free, else the highest free one. */
 static int take_id(struct fxt_tdev_table *t, const struct fxt_tdev_key *k, uint16_t *id) {
   uint32_t want = k->kind == FXT_TDEV_TYPED ? k->desc->id : 0;
-  if (want == 0 || want > 65535 || (t->used[want / 8] & (1u << (want % 8)))) {
+  if (want == 0 || want > TDEV_ID_MAX || (t->used[want / 8] & (1u << (want % 8)))) {
     while (t->top > 0 && (t->used[t->top / 8] & (1u << (t->top % 8))))
       t->top--;
     if (t->top == 0)
