@@ -656,7 +656,7 @@ static int section(struct builder *b, uint64_t offset, uint64_t from, uint64_t w
 /* Runs fn over the payload of a metadata section. */
 static int in_section(struct builder *b, uint64_t offset, uint64_t id, const char *what,
                       int (*fn)(struct builder *)) {
-  uint64_t at, size;
+  uint64_t at = 0, size = 0; /* set by section() when it returns 0 */
   int rc = section(b, offset, b->sec_from[id - OPT_HEADER_INFO], id, &at, &size, what);
   if (rc)
     return rc;
@@ -673,7 +673,7 @@ static int in_section(struct builder *b, uint64_t offset, uint64_t id, const cha
  * DONE(8 bytes: offset of the next section, 0 = last). */
 static int options_v7(struct builder *b, uint64_t offset, uint64_t from) {
   for (uint32_t n = 0; offset != 0; n++) {
-    uint64_t at, size;
+    uint64_t at = 0, size = 0; /* set by section() when it returns 0 */
     if (n == MAX_OPTION_SECTIONS)
       return tdr_fail(b->c.err, b->c.err_size, FXT_EBADMSG, offset,
                       "more than %u chained options sections (a cycle?)", MAX_OPTION_SECTIONS);
