@@ -22,7 +22,9 @@
  *                           overwrite the oldest records (flight recorder), or wait up to MS
  *                           milliseconds (default 10) for the consumer, then drop and count
  *   output=PATH             file to write; "%p" becomes the pid, "%%" a '%'; "-" is stdout;
- *                           default "fxtrace-%p.fxt"; "" writes no file
+ *                           default "fxtrace-%p.fxt"; "" writes no file; PATH ending in
+ *                           ".dat": trace-cmd's trace.dat, converted at the end from the FXT
+ *                           written to "PATH.fxt" (which a process that dies leaves behind)
  *   max_file_kb=N           stop writing events to the file past N KiB (counted in the file
  *                           as each thread's lost events);
  *                           default 0 = no limit

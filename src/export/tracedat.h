@@ -83,4 +83,13 @@ struct fxt_tracedat_stats {
 int fxt_tracedat_convert(const void *buf, size_t len, const struct fxt_tracedat_options *opt,
                          struct fxt_tracedat_stats *st, char *err, size_t err_size);
 
+/* The FXT file in_path written as the trace.dat out_path (created at its first byte; removed
+ * when the conversion fails after that, so a bad input leaves no file and an existing one
+ * untouched). The input is mapped, and its pages dropped as the conversion is done with
+ * them: memory stays bounded. Errors as fxt_tracedat_convert; FXT_ENOENT when a file cannot
+ * be opened, err then naming it and the system's reason. For a session's `output=X.dat` and
+ * `fxtrace record -o X.dat`. */
+int fxt_tracedat_file(const char *in_path, const char *out_path, struct fxt_tracedat_stats *st,
+                      char *err, size_t err_size);
+
 #endif /* FXTRACE_EXPORT_TRACEDAT_H */

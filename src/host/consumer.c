@@ -26,6 +26,7 @@
 
 #include "intern.h"
 #include "live.h"
+#include "outfile.h"
 #include "registry.h"
 #include "session_int.h"
 
@@ -749,7 +750,7 @@ static void *consumer_main(void *arg)
   if (C.out.error)
     fprintf(stderr, "fxtrace: %s: write failed: %s\n", s->output, strerror(C.out.error));
   if (C.out.fd > 1)
-    close(C.out.fd);
+    fxt_outfile_close(C.out.fd, s->output, C.out.error == 0);
   C.out.fd = -1;
   return NULL;
 }
@@ -783,7 +784,7 @@ int fxt_consumer_start(struct session *s)
   else if (strcmp(s->output, "-") == 0)
     C.out.fd = dup(1);
   else
-    C.out.fd = open(s->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    C.out.fd = fxt_outfile_open(s->output);
   if (s->output[0] && C.out.fd < 0) {
     fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(errno));
     return FXT_EINVAL;
@@ -800,7 +801,7 @@ int fxt_consumer_start(struct session *s)
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
   if (created != 0) {
     if (C.out.fd > 1)
-      close(C.out.fd);
+      fxt_outfile_close(C.out.fd, s->output, false);
     return FXT_ENOMEM;
   }
   s->consumer_running = true;

@@ -5,6 +5,7 @@
 #    by line, without a warning (tracedat_compare.py), and `trace-cmd report --stat` agrees with
 #    the counts (events and losses per CPU, totals of `fxtrace stats`);
 #  - a process tree of two demos (two providers in one file);
+#  - the writer as a session's output (FXTRACE output=X.dat, fxtrace record -o X.dat);
 #  - the demo with 4 KiB buffers, in discard and in overwrite mode (records are dropped or
 #    overwritten when the consumer falls behind), and tracedat_events in discard mode with
 #    4 KiB buffers (records are dropped all along): each loss shows as "CPU:N [n EVENTS
@@ -74,6 +75,28 @@ compare() {
   >"$work/record.log" 2>&1 || { cat "$work/record.log"; fail "record the demo"; }
 compare demo
 grep -q "^[^ ]* [0-9]* events identical" "$work/demo.compare" || fail "demo: no events"
+
+# The writer as a session's output (FXTRACE output=X.dat) and as fxtrace record -o X.dat: a
+# trace.dat trace-cmd reads without a warning, holding every event the session wrote, and
+# no X.dat.fxt (the FXT it is converted from) left behind.
+for how in session record; do
+  f="$work/as-$how.dat"
+  if [ $how = session ]; then
+    FXTRACE="events=demo:*,printk:*;output=$f" "$demo" --duration 0.2 >/dev/null ||
+      fail "the demo with output=X.dat"
+  else
+    "$fxtrace" record -e 'demo:*,printk:*' -o "$f" -- "$demo" --duration 0.2 \
+      >"$work/record.log" 2>&1 || { cat "$work/record.log"; fail "record -o X.dat"; }
+  fi
+  [ ! -e "$f.fxt" ] || fail "$how: $f.fxt left behind"
+  trace-cmd report -i "$f" >"$f.tc" 2>"$f.tc.err" || { cat "$f.tc.err"; fail "$how: report"; }
+  [ ! -s "$f.tc.err" ] || { cat "$f.tc.err"; fail "$how: trace-cmd report warned"; }
+  "$fxtrace" convert "$f" -o "$f.back.fxt" 2>"$f.back.log" || fail "$how: read back"
+  n=$(grep -c '^ *[^ ].*-[0-9]* *\[[0-9]*\] [0-9.]*: ' "$f.tc")
+  grep -q "clock mono: $n events (" "$f.back.log" && grep -q ' start: ' "$f.tc" ||
+    { cat "$f.back.log"; fail "$how: trace-cmd shows $n events, the file holds others"; }
+  echo "output=X.dat ($how): $n events"
+done
 
 "$fxtrace" record -e 'demo:*,printk:*' -o "$work/tree.fxt" -- \
   sh -c "'$demo' --duration 0.3 --workers 1 >/dev/null & '$demo' --duration 0.3 >/dev/null; wait" \

@@ -12,12 +12,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "export/tracedat.h"
 #include "record_merge.h"
 
 static const char k_usage[] =
@@ -27,9 +29,10 @@ static const char k_usage[] =
     "itself), waits for it, and merges the traces into FILE.\n"
     "  -e, --events EVENTS   tracepoints to enable: globs on system:event, comma-separated\n"
     "                        (default: all)\n"
-    "  -b, --buffer-kb KB    per-thread buffer size in KiB (default 256)\n"
+    "  -b, --buffer-kb KB    per-thread buffer size in KiB (default 4096)\n"
     "  -m, --mode MODE       discard (default), overwrite, block or block:MS\n"
-    "  -o, --output FILE     the merged trace (default fxtrace.fxt)\n"
+    "  -o, --output FILE     the merged trace (default fxtrace.fxt); FILE.dat: as trace-cmd's\n"
+    "                        trace.dat (for trace-cmd report and KernelShark)\n"
     "Prints \"fxtrace: recorded N events from P processes (T threads) to FILE; D dropped,\n"
     "O overrun, L lost\" and exits with CMD's exit status (128 + signal if it was killed).\n";
 
@@ -234,8 +237,9 @@ static void remove_dir(const char *dir) {
     fprintf(stderr, "fxtrace record: cannot remove %s: %s\n", dir, strerror(errno));
 }
 
-static void summary(const char *output) {
-  struct fxtf_file *f = cli_open("record", output);
+/* The summary line of the FXT file fxt, recorded for output. */
+static void summary(const char *fxt, const char *output) {
+  struct fxtf_file *f = cli_open("record", fxt);
   if (f == NULL)
     return;
   struct fxtf_totals t;
@@ -262,11 +266,31 @@ int cmd_record(int argc, char **argv) {
     return CLI_EXIT_FAIL;
   }
   rc = run(o.cmd, value);
+  /* -o X.dat: the merged FXT goes to X.dat.fxt, then is converted and removed (kept, with
+   * the reason, when the conversion fails). */
+  size_t n = strlen(o.output);
+  bool dat = n > 4 && strcmp(o.output + n - 4, ".dat") == 0;
+  char *fxt = malloc(n + 5);
+  if (fxt == NULL) {
+    fprintf(stderr, "fxtrace record: out of memory\n");
+    return CLI_EXIT_FAIL;
+  }
+  sprintf(fxt, dat ? "%s.fxt" : "%s", o.output);
   size_t found = 0;
-  int merged = record_merge(dir, o.output, &found);
+  int merged = record_merge(dir, fxt, &found);
   if (merged > 0)
-    summary(o.output);
-  else if (merged == 0 && found == 0)
+    summary(fxt, o.output);
+  if (merged > 0 && dat) {
+    char err[512] = "";
+    int crc = fxt_tracedat_file(fxt, o.output, NULL, err, sizeof err);
+    if (crc == 0)
+      unlink(fxt);
+    else
+      fprintf(stderr, "fxtrace record: %s: not written (%s: %s); the trace is in %s\n",
+              o.output, fxt_strerror(crc), err, fxt);
+    if (crc != 0 && rc == 0)
+      rc = CLI_EXIT_FAIL;
+  } else if (merged == 0 && found == 0)
     fprintf(stderr,
             "fxtrace record: %s wrote no trace: no process it ran is linked with libfxtrace "
             "(or none could start tracing); %s was not written\n",
@@ -277,6 +301,7 @@ int cmd_record(int argc, char **argv) {
             "a signal does not flush its trace); %s was not written\n",
             found, found == 1 ? "" : "s", o.cmd[0], o.output);
   remove_dir(dir);
+  free(fxt);
   free(value);
   free(dir);
   return rc;

@@ -1,0 +1,50 @@
+/* src/host/outfile.c - the session's output file (outfile.h). */
+#define _GNU_SOURCE
+#include "outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../export/tracedat.h"
+
+static bool is_dat(const char *path) {
+  size_t n = strlen(path);
+  return n > 4 && strcmp(path + n - 4, ".dat") == 0;
+}
+
+/* "<path>.fxt" in buf; false when it does not fit. */
+static bool fxt_part(const char *path, char *buf, size_t size) {
+  int n = snprintf(buf, size, "%s.fxt", path);
+  return n > 0 && (size_t)n < size;
+}
+
+int fxt_outfile_open(const char *path) {
+  char part[PATH_MAX];
+  if (is_dat(path) && !fxt_part(path, part, sizeof part)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return open(is_dat(path) ? part : path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+bool fxt_outfile_close(int fd, const char *path, bool complete) {
+  bool ok = close(fd) == 0;
+  if (!ok)
+    fprintf(stderr, "fxtrace: %s: %s\n", path, strerror(errno));
+  char part[PATH_MAX];
+  if (!ok || !complete || !is_dat(path) || !fxt_part(path, part, sizeof part))
+    return ok;
+  char err[512] = "";
+  int rc = fxt_tracedat_file(part, path, NULL, err, sizeof err);
+  if (rc != 0) {
+    fprintf(stderr, "fxtrace: %s: not written (%s: %s); the trace is in %s\n", path,
+            fxt_strerror(rc), err, part);
+    return false;
+  }
+  unlink(part);
+  return true;
+}
