@@ -32,7 +32,12 @@
 
 #define STAGE_BYTES (1u << 20)
 #define OUT_BYTES (1u << 20)
-#define POLL_NS 10000000 /* 10 ms between passes when nobody wakes the consumer */
+/* Between passes when no producer wakes the consumer (a producer does at half a buffer):
+ * 100 ms, so a burst that fits in the buffers is written after it, not while it takes every
+ * core (and an idle process wakes ten times a second); 10 ms while a trace_pipe reader waits
+ * (`trace` flushes before it reads). */
+#define POLL_NS 100000000
+#define POLL_LIVE_NS 10000000
 #define PROVIDER_NAME "fxtrace/1"
 
 struct out {
@@ -728,7 +733,7 @@ static void *consumer_main(void *arg)
       break;
     pass(s);
     pass_done();
-    struct timespec to = {0, POLL_NS};
+    struct timespec to = {0, live_has_waiters() ? POLL_LIVE_NS : POLL_NS};
     syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &to, NULL, 0);
   }
   /* Last pass: no thread emits any more; the consumer is every writer's producer now. */

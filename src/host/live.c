@@ -13,6 +13,7 @@
 #include <fxtrace/meta.h>
 #include <fxtrace/tracepoint.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 
 #include "../export/text.h"
 #include "intern.h"
+#include "session_int.h"
 
 #define PAGE_DATA 4080u      /* data bytes of a kernel ring-buffer page */
 #define DEFAULT_KB 1408u     /* the kernel's default request (reads back 1410) */
@@ -102,6 +104,10 @@ static struct {
   } *cmdlines;
   uint32_t cmdlines_size, cmdlines_next;
 } L = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+/* Readers inside live_wait: written by them, read by the consumer to choose how soon it looks
+ * again (live_has_waiters). Relaxed: a stale value costs one poll period of latency at most. */
+static atomic_uint waiters;
 
 /* ---- clock ------------------------------------------------------------------------------- */
 
@@ -780,6 +786,10 @@ bool live_wait(int timeout_ms)
       until.tv_nsec -= 1000000000;
     }
   }
+  /* A reader that starts waiting wakes the consumer, which then polls every 10 ms while
+   * it waits: the next events reach it within about that. */
+  if (atomic_fetch_add_explicit(&waiters, 1, memory_order_relaxed) == 0 && timeout_ms != 0)
+    fxt_consumer_wake(&fxt_session);
   pthread_mutex_lock(&L.lock);
   bool ready;
   while (!(ready = oldest_cpu() >= 0) && L.on && timeout_ms != 0) {
@@ -790,7 +800,13 @@ bool live_wait(int timeout_ms)
   }
   ready = oldest_cpu() >= 0;
   pthread_mutex_unlock(&L.lock);
+  atomic_fetch_sub_explicit(&waiters, 1, memory_order_relaxed);
   return ready;
+}
+
+bool live_has_waiters(void)
+{
+  return atomic_load_explicit(&waiters, memory_order_relaxed) != 0;
 }
 
 void live_cpu_stats(uint32_t cpu, struct live_cpu_stats *st)

@@ -60,6 +60,9 @@ size_t live_consume(struct fxt_tbuf *b, size_t want);
 /* Waits until an entry is available, tracing is off, or timeout_ms passes (-1: forever);
  * true when an entry is available. */
 bool live_wait(int timeout_ms);
+/* Whether a reader is waiting in live_wait: the consumer then looks at the threads' buffers
+ * every 10 ms instead of every 100 ms. */
+bool live_has_waiters(void);
 
 void live_cpu_stats(uint32_t cpu, struct live_cpu_stats *st);
 

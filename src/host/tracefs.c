@@ -282,6 +282,7 @@ static void fill(struct fxt_fs_file *f)
     fxt_tbuf_puts(b, tmp);
     break;
   case N_TRACE:
+    fxt_session_flush(); /* what the threads emitted until now, as the kernel's shows */
     live_snapshot(b);
     break;
   case N_SAVED_CMDLINES:
