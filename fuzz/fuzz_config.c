@@ -7,8 +7,8 @@
  *  - the result is 0, FXT_EINVAL or FXT_ENOBUFS; with a strbuf of 2 * size + 16 bytes
  *    (normalizing "a" to "a:*" at most doubles the events text) never FXT_ENOBUFS;
  *  - on 0: err is ""; every field is in its documented range; events and output are either
- *    the default literals (same pointers as parsing "") or NUL-terminated strings inside
- *    strbuf, never pointers into the input; events globs are normalized (one ':' each, no
+ *    the default literals (same pointers as parsing ""; buffers: NULL) or NUL-terminated
+ *    strings inside strbuf, never pointers into the input; events globs are normalized (one ':' each, no
  *    blank) and every '%' of output is followed by 'p' or '%';
  *  - on an error: err is "FXTRACE: ..." NUL-terminated, and *cfg equals the defaults;
  *  - the strbuf size reported by success is exact: one byte less gives FXT_ENOBUFS, the exact
@@ -37,7 +37,9 @@ static int same_config(const struct fxt_session_config *a, const struct fxt_sess
          a->block_timeout_ms == b->block_timeout_ms && a->clock == b->clock &&
          a->buffer_kb == b->buffer_kb && a->total_kb == b->total_kb &&
          a->max_file_kb == b->max_file_kb && strcmp(a->events, b->events) == 0 &&
-         strcmp(a->output, b->output) == 0;
+         strcmp(a->output, b->output) == 0 &&
+         (a->buffers == b->buffers ||
+          (a->buffers && b->buffers && strcmp(a->buffers, b->buffers) == 0));
 }
 
 static int inside(const void *p, const void *base, size_t size) {
@@ -160,12 +162,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(err[0] == '\0');
     check_ok(&cfg);
     size_t need = check_string(cfg.events, g_defaults.events, sb, sb_size, text, size + 1) +
-                  check_string(cfg.output, g_defaults.output, sb, sb_size, text, size + 1);
+                  check_string(cfg.output, g_defaults.output, sb, sb_size, text, size + 1) +
+                  check_string(cfg.buffers, g_defaults.buffers, sb, sb_size, text, size + 1);
     check_exact_size(text, &cfg, need);
   } else {
     check(strncmp(err, "FXTRACE: at ", 12) == 0 && strlen(err) > 12);
     check(same_config(&cfg, &g_defaults) && cfg.events == g_defaults.events &&
-          cfg.output == g_defaults.output);
+          cfg.output == g_defaults.output && cfg.buffers == g_defaults.buffers);
     check_short_err(text, rc, err, 1 + size % 40);
   }
   free(sb);

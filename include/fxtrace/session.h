@@ -30,6 +30,14 @@
  *                           default 0 = no limit
  *   clock=auto|tsc|monotonic   trace clock; auto = TSC where the kernel's clocksource is the
  *                           TSC, else CLOCK_MONOTONIC
+ *   buffers=DIR             where the buffers live: in files under DIR/<pid>.<n>/, mapped
+ *                           shared, so that when the process dies by any signal the kernel
+ *                           keeps every record not yet in the output and `fxtrace recover
+ *                           DIR/<pid>.<n> -o FILE` writes the complete trace
+ *                           (docs/recovery.md); removed at a normal stop. Default
+ *                           /dev/shm/fxtrace-<euid> (tmpfs: nothing is written back to a disk;
+ *                           when it cannot be used, anonymous memory and a message on stderr);
+ *                           "buffers=" (empty): anonymous memory, nothing survives a crash
  */
 #ifndef FXTRACE_SESSION_H
 #define FXTRACE_SESSION_H
@@ -62,6 +70,8 @@ struct fxt_session_config {
   uint64_t max_file_kb;      /* 0 = no limit */
   const char *events;        /* NULL = default "*:*" */
   const char *output;        /* NULL = default "fxtrace-%p.fxt"; "" = no file */
+  const char *buffers;       /* NULL = default directory (see buffers= above); "" = anonymous
+                                memory */
 };
 
 /* Counters of the running (or last) session, for tools and tests. */
@@ -101,6 +111,10 @@ FXT_API int fxt_session_running(void);
 
 /* The running (or last) session's output path, %p expanded ("" for none, "-" for stdout). */
 FXT_API const char *fxt_session_output(void);
+
+/* The running session's buffers directory (DIR/<pid>.<n>, what `fxtrace recover` reads), or
+ * "" when its buffers are in anonymous memory or no session runs. */
+FXT_API const char *fxt_session_buffers(void);
 
 /* Parses an FXTRACE string into *cfg (which it first resets to all defaults, struct_size set).
  * The events and output strings are copied into strbuf (strbuf_size bytes; cfg points into

@@ -6,8 +6,8 @@
  * valid. The text is read once, left to right, up to its NUL; no recursion, no allocation.
  *
  * Strings: the default events and output are string literals (valid forever; a reset to
- * defaults needs no strbuf). Only events= and output= given in the text go to strbuf, events
- * first, copied once after the whole text is valid: a repeated key costs no space, and a
+ * defaults needs no strbuf; the default buffers is NULL). Only events=, output= and buffers=
+ * given in the text go to strbuf, in that order, copied once after the whole text is valid: a repeated key costs no space, and a
  * malformed text is FXT_EINVAL whatever strbuf's size. events is stored normalized: globs
  * without blanks, joined by ',', "demo" completed to "demo:*".
  *
@@ -32,8 +32,8 @@ struct span { size_t pos, len; }; /* a piece of the text: [pos, pos + len) */
 struct parser {
   const char *text;
   struct fxt_session_config *cfg;
-  struct span events, output; /* the last events= and output= values */
-  int has_events, has_output;
+  struct span events, output, buffers; /* the last events=, output= and buffers= values */
+  int has_events, has_output, has_buffers;
   char *err; /* NULL, or err_size bytes */
   size_t err_size;
 };
@@ -49,7 +49,7 @@ struct sink { char *buf; size_t size, used; };
 static const struct fxt_session_config k_defaults = {
     .struct_size = sizeof k_defaults, .mode = FXT_MODE_DISCARD, .block_timeout_ms = 10,
     .clock = FXT_CLOCK_AUTO, .buffer_kb = 4096, .total_kb = 1048576, .max_file_kb = 0,
-    .events = "*:*", .output = "fxtrace-%p.fxt"};
+    .events = "*:*", .output = "fxtrace-%p.fxt", .buffers = NULL};
 
 /* "FXTRACE: at pos: " and the reason into err; returns FXT_EINVAL. */
 #if defined(__GNUC__)
@@ -264,13 +264,23 @@ static int key_output(struct parser *p, struct span v) {
   return 0;
 }
 
+/* A directory (session.h): any path; "" means anonymous memory. */
+static int key_buffers(struct parser *p, struct span v) {
+  if (v.len > CFG_OUTPUT_MAX - 32)
+    return fail(p, v.pos, "buffers: %zu bytes is longer than the limit of %u", v.len,
+                CFG_OUTPUT_MAX - 32);
+  p->buffers = v; /* used only if the whole text parses */
+  p->has_buffers = 1;
+  return 0;
+}
+
 static const struct {
   const char *name;
   int (*parse)(struct parser *p, struct span value);
 } k_keys[] = {
     {"events", key_events}, {"buffer_kb", key_buffer_kb}, {"total_kb", key_total_kb},
     {"mode", key_mode},     {"output", key_output},       {"max_file_kb", key_max_file_kb},
-    {"clock", key_clock},
+    {"clock", key_clock},       {"buffers", key_buffers},
 };
 
 /* The entry [b, e) of the text (without its ';'). */
@@ -307,7 +317,7 @@ static int parse_entries(struct parser *p) {
 /* Copies the given strings into strbuf, events first; pointers are set only once all fit. */
 static int store_strings(struct parser *p, char *strbuf, size_t strbuf_size) {
   struct sink s = {strbuf, strbuf != NULL ? strbuf_size : 0, 0};
-  size_t output_at = 0;
+  size_t output_at = 0, buffers_at = 0;
   if (p->has_events) { /* at strbuf + 0 */
     walk_events(p, p->events, &s); /* validated already: cannot fail */
     put(&s, "", 1);
@@ -317,17 +327,23 @@ static int store_strings(struct parser *p, char *strbuf, size_t strbuf_size) {
     put(&s, p->text + p->output.pos, p->output.len);
     put(&s, "", 1);
   }
+  if (p->has_buffers) {
+    buffers_at = s.used;
+    put(&s, p->text + p->buffers.pos, p->buffers.len);
+    put(&s, "", 1);
+  }
   if (s.used > s.size) {
     if (p->err != NULL && p->err_size > 0)
-      snprintf(p->err, p->err_size,
-               "FXTRACE: strbuf has %zu bytes, the events and output strings need %zu", s.size,
-               s.used);
+      snprintf(p->err, p->err_size, "FXTRACE: strbuf has %zu bytes, the events%s strings need %zu",
+               s.size, p->has_buffers ? ", output and buffers" : " and output", s.used);
     return FXT_ENOBUFS;
   }
   if (p->has_events)
     p->cfg->events = strbuf;
   if (p->has_output)
     p->cfg->output = strbuf + output_at;
+  if (p->has_buffers)
+    p->cfg->buffers = strbuf + buffers_at;
   return 0;
 }
 

@@ -2,12 +2,20 @@
  * writer (docs/fxt-conventions.md gives the file order).
  *
  * Each pass takes every non-free slot in turn: it announces a new owner thread (thread and
- * kernel-object records), reads the ring into a staging buffer, writes whatever strings and
- * tracepoint descriptions appeared meanwhile (after the read, so every string a staged record
- * refers to was interned before the read and is covered), writes loss records for the gap in
- * front of the staged records, then the staged records themselves. A slot whose thread exited
- * is drained to the end, its pending drop statistics written (the thread is gone, so the
- * consumer may act as its producer), and freed.
+ * kernel-object records), copies the ring's records into a staging buffer without consuming
+ * them, writes whatever strings and tracepoint descriptions appeared meanwhile (after the
+ * copy, so every string a staged record refers to was interned before and is covered), writes
+ * loss records for the gap in front of the staged records, then the staged records
+ * themselves, and only once write() has taken them moves the ring's tail past them (commit,
+ * below; deliver.c). A slot whose thread exited is drained to the end, its pending drop
+ * statistics written (the thread is gone, so the consumer may act as its producer), and freed.
+ *
+ * Every write to the output goes through commit(), the protocol that lets `fxtrace recover`
+ * know after a crash which records are in the file and which are still in their buffers
+ * (docs/recovery.md): the intent (what the write holds, where it starts) is stored in the
+ * session file before the write, marked WRITTEN after it returned, then applied (the slot's
+ * delivered position and reported losses, the committed length), and only then does the
+ * ring's tail move. All of it is the consumer thread's alone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,8 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deliver.h"
 #include "intern.h"
 #include "live.h"
+#include "metarec.h"
 #include "outfile.h"
 #include "registry.h"
 #include "session_int.h"
@@ -45,22 +55,31 @@ struct out {
   unsigned char *buf;
   size_t len;
   uint64_t written;  /* bytes handed to the file so far (incl. buffered) */
+  uint64_t file_len; /* bytes the file holds (what write() took) */
   uint64_t limit;    /* event bytes allowed (max_file_kb), 0 = none */
   int error;         /* first write error (errno), reported at stop */
 };
 
-/* Records popped from the ingress ring, waiting to be merged into their thread's stream:
- * entries of (u32 slot, u32 bytes, record). */
-struct held {
-  unsigned char *buf;
-  size_t len, cap;
+/* What a write changes once it is in the file (commit; the intent of shfile.h). */
+struct effect {
+  uint32_t slot;                  /* FXT_SH_NO_SLOT: no slot's records or losses */
+  struct fxt_staged st;           /* the slot's ring records in it (st.len 0: none) */
+  const unsigned char *ring_copy; /* their copy (the overwrite-mode credit) */
+  uint32_t rep[4];                /* the slot's reported overrun records, bytes, lost records,
+                                     bytes after it */
+  uint64_t rep_nested;
 };
 
 static struct {
+  struct session *s;
   struct out out;
   unsigned char *stage;
   unsigned char *merged; /* stage + held records in time order */
-  struct held held;
+  uint32_t seq;          /* intent seq of the next commit (held records it takes say so) */
+  bool held_taken;       /* the next commit takes held records: compact after it */
+  uint32_t held_n;       /* held records in the merged chunk, at these offsets */
+  uint32_t held_off[FXT_SH_HELD_MAX];
+  uint64_t no_slot_written; /* process-wide losses in the buffered records (last pass) */
   uint32_t strings_end; /* next string index to write */
   uint32_t registry_gen;
   uint8_t described[65536 / 8]; /* tracepoint ids with a description in the file */
@@ -81,53 +100,19 @@ int fxt_session_counters(struct fxt_session_counters *c)
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-static void out_flush(struct out *o)
-{
-  size_t off = 0;
-  while (off < o->len && o->fd >= 0) {
-    ssize_t n = write(o->fd, o->buf + off, o->len - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      if (!o->error)
-        o->error = n < 0 ? errno : EIO;
-      break;
-    }
-    off += (size_t)n;
-  }
-  o->len = 0;
-}
+static void commit(const unsigned char *chunk, size_t len, const struct effect *fx);
 
-static void out_write(struct out *o, const void *p, size_t n)
+/* Writes a[0..alen) then b[0..blen) (one writev at a time until both are in); counts what the
+ * file took in file_len. */
+static void write_all(struct out *o, const void *a, size_t alen, const void *b, size_t blen)
 {
-  const unsigned char *b = p;
-  o->written += n;
-  if (o->fd < 0)
+  struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
+  int first = alen ? 0 : 1;
+  if (blen == 0 && alen == 0)
     return;
-  while (n) {
-    size_t room = OUT_BYTES - o->len, k = n < room ? n : room;
-    memcpy(o->buf + o->len, b, k);
-    o->len += k;
-    b += k;
-    n -= k;
-    if (o->len == OUT_BYTES)
-      out_flush(o);
-  }
-}
-
-/* Writes a large chunk without copying it into the buffer: what is buffered, then the chunk,
- * in one writev. */
-static void out_write_bulk(struct out *o, const void *p, size_t n)
-{
-  if (n < OUT_BYTES / 4 || o->fd < 0) {
-    out_write(o, p, n);
-    return;
-  }
-  o->written += n;
-  struct iovec iov[2] = {{o->buf, o->len}, {(void *)p, n}};
-  int first = o->len ? 0 : 1;
-  while (first < 2) {
-    ssize_t k = writev(o->fd, iov + first, 2 - first);
+  int last = blen ? 2 : 1;
+  while (first < last && o->fd >= 0) {
+    ssize_t k = writev(o->fd, iov + first, last - first);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0) {
@@ -135,14 +120,44 @@ static void out_write_bulk(struct out *o, const void *p, size_t n)
         o->error = k < 0 ? errno : EIO;
       break;
     }
-    for (; first < 2 && (size_t)k >= iov[first].iov_len; first++)
+    o->file_len += (uint64_t)k;
+    for (; first < last && (size_t)k >= iov[first].iov_len; first++)
       k -= (ssize_t)iov[first].iov_len;
-    if (first < 2) {
+    if (first < last) {
       iov[first].iov_base = (char *)iov[first].iov_base + k;
       iov[first].iov_len -= (size_t)k;
     }
   }
-  o->len = 0;
+}
+
+/* Buffered records go out (a commit of their own). */
+static void out_flush(void)
+{
+  commit(NULL, 0, NULL);
+}
+
+/* Makes room for n bytes of whole records in the buffer. */
+static void out_reserve(size_t n)
+{
+  if (C.out.len + n > OUT_BYTES)
+    out_flush();
+}
+
+/* Buffers one whole record (or several): a record is never split across two writes, so every
+ * commit ends on a record boundary. */
+static void out_write(struct out *o, const void *p, size_t n)
+{
+  o->written += n;
+  if (o->fd < 0)
+    return;
+  if (n > OUT_BYTES - o->len)
+    out_flush();
+  if (n > OUT_BYTES) { /* cannot happen: records are at most 32 KiB */
+    write_all(o, NULL, 0, p, n);
+    return;
+  }
+  memcpy(o->buf + o->len, p, n);
+  o->len += n;
 }
 
 /* Encodes one record with an fxt_encode_* call into a word buffer and writes it. */
@@ -201,33 +216,9 @@ static int describe(void *ctx, struct fxt_tracepoint *tp)
   if (tp->id == 0 || (C.described[tp->id / 8] & (1u << (tp->id % 8))))
     return 0;
   unsigned char p[8192];
-  char fmt[2048];
-  const char *f = fxt_tracepoint_print_fmt(tp, fmt, sizeof(fmt));
-  size_t flen = strlen(f);
-  if (flen > 4096)
-    flen = 4096;
-  uint16_t nf = tp->kind == FXT_TP_TYPED ? tp->nfields : 0;
-  uint32_t id = tp->id;
-  uint16_t sys = (uint16_t)(tp->header >> 32), name = (uint16_t)(tp->header >> 48);
-  uint16_t kind = tp->kind, fl = (uint16_t)flen, zero = 0;
-  size_t n = 0;
-  memcpy(p + n, &id, 4), n += 4;
-  memcpy(p + n, &sys, 2), n += 2;
-  memcpy(p + n, &name, 2), n += 2;
-  memcpy(p + n, &kind, 2), n += 2;
-  memcpy(p + n, &nf, 2), n += 2;
-  memcpy(p + n, &fl, 2), n += 2;
-  memcpy(p + n, &zero, 2), n += 2;
-  memcpy(p + n, f, flen), n += flen;
-  for (uint32_t i = 0; i < nf; i++) {
-    uint16_t ref = (uint16_t)(tp->arg_header[i] >> 16);
-    uint8_t type = (uint8_t)tp->fields[i].type, rsv = 0;
-    uint32_t bound = tp->fields[i].bound;
-    memcpy(p + n, &ref, 2), n += 2;
-    p[n++] = type;
-    p[n++] = rsv;
-    memcpy(p + n, &bound, 4), n += 4;
-  }
+  size_t n = fxt_tp_describe(tp, p, sizeof(p));
+  if (n == 0)
+    return 0;
   struct fxt_blob rec = {ref_index(FXT_STR_TRACEPOINT), FXT_BLOB_DATA, (uint16_t)n, p};
   EMIT(fxt_encode_blob, &rec);
   C.described[tp->id / 8] |= (uint8_t)(1u << (tp->id % 8));
@@ -316,20 +307,10 @@ static void write_loss(struct session *s, uint32_t i, uint16_t name, uint64_t re
     uint32_t r = records > UINT32_MAX ? UINT32_MAX : (uint32_t)records;
     uint32_t b = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
     struct fxt_event e = {0};
-    e.type = FXT_EVENT_INSTANT;
-    e.timestamp = ts;
+    fxt_meta_loss(&e, name, r, b, ts);
     e.thread.index = (uint8_t)(t->thread_bits >> 24);
     e.thread.process_koid = (uint64_t)s->pid;
     e.thread.thread_koid = (uint64_t)s->info[i].tid;
-    e.category = ref_index(FXT_STR_KERNEL_META);
-    e.name = ref_index(name);
-    e.num_args = 2;
-    e.args[0].type = FXT_ARG_UINT32;
-    e.args[0].name = ref_index(FXT_STR_NUM_RECORDS);
-    e.args[0].value.u32 = r;
-    e.args[1].type = FXT_ARG_UINT32;
-    e.args[1].name = ref_index(FXT_STR_NUM_BYTES);
-    e.args[1].value.u32 = b;
     EMIT(fxt_encode_event, &e);
     s->info[i].loss_total += r;
     records -= r;
@@ -372,18 +353,8 @@ static void write_process_loss(struct session *s, uint64_t records)
   while (records) {
     uint32_t r = records > UINT32_MAX ? UINT32_MAX : (uint32_t)records;
     struct fxt_event e = {0};
-    e.type = FXT_EVENT_INSTANT;
-    e.timestamp = fxt_ticks();
+    fxt_meta_loss(&e, FXT_STR_LOST, r, 0, fxt_ticks());
     e.thread.process_koid = (uint64_t)s->pid;
-    e.category = ref_index(FXT_STR_KERNEL_META);
-    e.name = ref_index(FXT_STR_LOST);
-    e.num_args = 2;
-    e.args[0].type = FXT_ARG_UINT32;
-    e.args[0].name = ref_index(FXT_STR_NUM_RECORDS);
-    e.args[0].value.u32 = r;
-    e.args[1].type = FXT_ARG_UINT32;
-    e.args[1].name = ref_index(FXT_STR_NUM_BYTES);
-    e.args[1].value.u32 = 0;
     EMIT(fxt_encode_event, &e);
     records -= r;
   }
@@ -396,19 +367,8 @@ static void write_clock_sync(struct session *s, bool first)
   if (first)
     live_set_clock(ticks, mono, s->ticks_per_second);
   struct fxt_event e = {0};
-  e.type = FXT_EVENT_INSTANT;
-  e.timestamp = ticks;
+  fxt_meta_clock_sync(&e, ticks, mono, real);
   e.thread.process_koid = (uint64_t)s->pid;
-  e.category = ref_index(FXT_STR_KERNEL_META);
-  e.name = ref_index(FXT_STR_CLOCK_SYNC);
-  e.num_args = 3;
-  uint16_t names[3] = {FXT_STR_TICKS, FXT_STR_MONOTONIC_NS, FXT_STR_REALTIME_NS};
-  uint64_t values[3] = {ticks, mono, real};
-  for (int k = 0; k < 3; k++) {
-    e.args[k].type = FXT_ARG_UINT64;
-    e.args[k].name = ref_index(names[k]);
-    e.args[k].value.u64 = values[k];
-  }
   EMIT(fxt_encode_event, &e);
 }
 
@@ -441,19 +401,6 @@ static void write_header(struct session *s)
 
 /* ---- draining ---------------------------------------------------------------------------- */
 
-struct stage {
-  unsigned char *buf;
-  uint32_t len;
-};
-
-static int stage_copy(void *ctx, uint32_t off, const void *src, uint32_t len)
-{
-  struct stage *st = ctx;
-  memcpy(st->buf + off, src, len);
-  st->len = off + len;
-  return 0;
-}
-
 /* Timestamp of the first record of a chunk when it is an event, else the clock now. */
 static uint64_t first_ts(const unsigned char *p, uint32_t len)
 {
@@ -468,60 +415,128 @@ static uint64_t first_ts(const unsigned char *p, uint32_t len)
   return fxt_ticks();
 }
 
-/* ---- signal-context records (ingress) ------------------------------------------------ */
+/* ---- signal-context records (ingress) ------------------------------------------------ *
+ * Records popped from the ingress ring wait in the held area of the session file until they
+ * are merged into their thread's stream: entries of FXT_SH_HELD_HEADER bytes (u32 slot, u32
+ * len, u32 the ingress position they were popped from, u32 consumed_by) and the record. The
+ * area has two halves; the current one is sh->held_active, its length sh->held_len[active].
+ * An entry a write takes is marked with that write's intent seq before the write; after the
+ * commit the entries taken are dropped by copying the others into the other half and switching
+ * halves (one store), so a crash at any point leaves one consistent half (docs/recovery.md). */
+
+static unsigned char *held_half(uint32_t half)
+{
+  return C.s->held + (size_t)half * C.s->sh->held_half_bytes;
+}
 
 static void hold_fn(void *ctx, const void *rec, uint32_t len, uint32_t epoch, uint32_t tag)
 {
   struct session *s = ctx;
-  struct held *h = &C.held;
-  if (epoch != s->gen || tag >= s->nslots)
-    return; /* from an earlier session */
-  if (h->len + 8 + len > h->cap) {
-    size_t cap = h->cap ? h->cap * 2 : 65536;
-    while (cap < h->len + 8 + len)
-      cap *= 2;
-    unsigned char *b = realloc(h->buf, cap);
-    if (!b)
-      return;
-    h->buf = b;
-    h->cap = cap;
-  }
-  memcpy(h->buf + h->len, &tag, 4);
-  memcpy(h->buf + h->len + 4, &len, 4);
-  memcpy(h->buf + h->len + 8, rec, len);
-  h->len += 8 + len;
+  struct fxt_sh *h = s->sh;
+  uint32_t half = atomic_load_explicit(&h->held_active, memory_order_relaxed);
+  uint64_t used = atomic_load_explicit(&h->held_len[half], memory_order_relaxed);
+  if (epoch != s->gen || tag >= s->nslots || (len & 7) != 0 ||
+      used + FXT_SH_HELD_HEADER + len > h->held_half_bytes)
+    return; /* from an earlier session (pop_ingress leaves room for the largest record) */
+  unsigned char *e = held_half(half) + used;
+  /* ready_head is the position being popped: pop_batch stores it after this call. A crash
+   * between this entry and that store leaves the record both here and in the ring: the
+   * position tells a recovery which one to take. */
+  uint32_t qpos = atomic_load_explicit(&s->ingress->ready_head, memory_order_relaxed);
+  uint32_t zero = 0;
+  memcpy(e, &tag, 4);
+  memcpy(e + 4, &len, 4);
+  memcpy(e + 8, &qpos, 4);
+  memcpy(e + 12, &zero, 4);
+  memcpy(e + FXT_SH_HELD_HEADER, rec, len);
+  atomic_signal_fence(memory_order_seq_cst); /* the entry is whole before the length says so */
+  atomic_store_explicit(&h->held_len[half], used + FXT_SH_HELD_HEADER + len,
+                        memory_order_relaxed);
 }
 
 static void pop_ingress(struct session *s)
 {
-  while (fxt_ingress_pop_batch(&s->ingress, hold_fn, s, 128) > 0)
-    ;
+  struct fxt_sh *h = s->sh;
+  for (;;) {
+    uint32_t half = atomic_load_explicit(&h->held_active, memory_order_relaxed);
+    uint64_t room = h->held_half_bytes - atomic_load_explicit(&h->held_len[half],
+                                                              memory_order_relaxed);
+    uint32_t max = (uint32_t)(room / (FXT_SH_HELD_HEADER + INGRESS_PAYLOAD));
+    if (max == 0 || fxt_ingress_pop_batch(s->ingress, hold_fn, s, max < 128 ? max : 128) == 0)
+      break;
+  }
 }
 
+/* After a commit that took held records: the current half without them becomes the other. */
+static void held_compact(struct session *s)
+{
+  struct fxt_sh *h = s->sh;
+  uint32_t half = atomic_load_explicit(&h->held_active, memory_order_relaxed);
+  uint64_t used = atomic_load_explicit(&h->held_len[half], memory_order_relaxed), keep = 0;
+  const unsigned char *from = held_half(half);
+  unsigned char *to = held_half(half ^ 1);
+  for (uint64_t at = 0; at + FXT_SH_HELD_HEADER <= used;) {
+    uint32_t len, taken;
+    memcpy(&len, from + at + 4, 4);
+    memcpy(&taken, from + at + 12, 4);
+    if (!taken) {
+      memcpy(to + keep, from + at, FXT_SH_HELD_HEADER + len);
+      keep += FXT_SH_HELD_HEADER + len;
+    }
+    at += FXT_SH_HELD_HEADER + len;
+  }
+  atomic_store_explicit(&h->held_len[half ^ 1], keep, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&h->held_active, half ^ 1, memory_order_relaxed); /* the switch */
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&h->held_len[half], 0, memory_order_relaxed);
+}
+
+/* A record's place in its thread's time order: an event's timestamp, or for a
+ * duration-complete event (a scope, drop_stats: written when it ends) its end, as readers
+ * order them (docs/fxt-conventions.md; fxtrace check). */
 static uint64_t ts_of(const unsigned char *rec, uint32_t len)
 {
   uint64_t h, ts = 0;
   memcpy(&h, rec, 8);
-  if ((h & 0xf) == FXT_RECORD_EVENT && len >= 16)
-    memcpy(&ts, rec + 8, 8);
+  if ((h & 0xf) == FXT_RECORD_EVENT && len >= 16) {
+    if ((h >> 16 & 0xf) == FXT_EVENT_DURATION_COMPLETE && len >= 24)
+      memcpy(&ts, rec + len - 8, 8);
+    else
+      memcpy(&ts, rec + 8, 8);
+  }
   return ts;
 }
 
-/* Merges slot i's held records with ts <= limit (all of them when `all`) into the staged
- * chunk by time (stable: the chunk's records first on ties); returns the merged length and
- * removes what it took from the held buffer. */
+/* Merges slot i's held records into the staged chunk by time (stable: the chunk's records
+ * first on ties); returns the merged length and marks what it took with the next commit's
+ * seq. Which records: those no later than the chunk's last record (that record's emission
+ * began after the handler's, so the emission the handler interrupted, earlier, is staged
+ * already); or, when `all` (the ring is empty), those held before safe_end: popped before
+ * the thread was seen outside any emission, so the emission they interrupted has committed
+ * and been delivered. A record popped later waits: the emission it interrupted may still
+ * commit a record with an earlier timestamp. At most FXT_SH_HELD_MAX held records go into
+ * one chunk (the intent lists them); past that the chunk ends before the ring records that
+ * would follow, which stay in the ring for the next one: *ring_used says how many bytes of
+ * the staged ring records the chunk holds. */
 static uint32_t merge_held(uint32_t i, const unsigned char *stage, uint32_t len, bool all,
-                           unsigned char **out)
+                           uint64_t safe_end, unsigned char **out, uint32_t *ring_used)
 {
-  struct held *h = &C.held;
+  struct fxt_sh *h = C.s->sh;
+  uint32_t half = atomic_load_explicit(&h->held_active, memory_order_relaxed);
+  uint64_t used = atomic_load_explicit(&h->held_len[half], memory_order_relaxed);
+  unsigned char *held = held_half(half);
   size_t need = 0;
-  for (size_t at = 0; at < h->len;) {
-    uint32_t tag, n;
-    memcpy(&tag, h->buf + at, 4);
-    memcpy(&n, h->buf + at + 4, 4);
-    need += tag == i ? n : 0;
-    at += 8 + n;
+  for (uint64_t at = 0; at + FXT_SH_HELD_HEADER <= used;) {
+    uint32_t tag, n, taken;
+    memcpy(&tag, held + at, 4);
+    memcpy(&n, held + at + 4, 4);
+    memcpy(&taken, held + at + 12, 4);
+    need += tag == i && !taken ? n : 0;
+    at += FXT_SH_HELD_HEADER + n;
   }
+  C.held_n = 0;
+  *ring_used = len;
   if (need == 0) {
     *out = (unsigned char *)stage;
     return len;
@@ -542,13 +557,20 @@ static uint32_t merge_held(uint32_t i, const unsigned char *stage, uint32_t len,
   }
   unsigned char *m = C.merged;
   uint32_t mlen = 0, so = 0;
-  size_t keep = 0; /* compacted held length */
-  for (size_t at = 0; at < h->len;) {
-    uint32_t tag, n;
-    memcpy(&tag, h->buf + at, 4);
-    memcpy(&n, h->buf + at + 4, 4);
-    const unsigned char *rec = h->buf + at + 8;
-    if (tag == i && ts_of(rec, n) <= limit && mlen + n + (len - so) <= STAGE_BYTES * 2) {
+  bool capped = false;
+  C.held_n = 0;
+  for (uint64_t at = 0; at + FXT_SH_HELD_HEADER <= used;) {
+    uint32_t tag, n, taken;
+    memcpy(&tag, held + at, 4);
+    memcpy(&n, held + at + 4, 4);
+    memcpy(&taken, held + at + 12, 4);
+    const unsigned char *rec = held + at + FXT_SH_HELD_HEADER;
+    if (tag == i && !taken && (all ? at < safe_end : ts_of(rec, n) <= limit) &&
+        mlen + n + (len - so) <= STAGE_BYTES * 2) {
+      if (C.held_n == FXT_SH_HELD_MAX) {
+        capped = true; /* this one, and the ring records from so on, go in the next chunk */
+        break;
+      }
       uint64_t t = ts_of(rec, n);
       while (so + 8 <= len) { /* chunk records up to this time go first */
         uint64_t hd;
@@ -560,20 +582,127 @@ static uint32_t merge_held(uint32_t i, const unsigned char *stage, uint32_t len,
         mlen += b;
         so += b;
       }
+      C.held_off[C.held_n++] = mlen;
       memcpy(m + mlen, rec, n);
       mlen += n;
+      memcpy(held + at + 12, &C.seq, 4); /* taken by the next commit */
+      C.held_taken = true;
       atomic_fetch_add_explicit(&C.nested_records, 1, memory_order_relaxed);
-    } else {
-      memmove(h->buf + keep, h->buf + at, 8 + n);
-      keep += 8 + n;
     }
-    at += 8 + n;
+    at += FXT_SH_HELD_HEADER + n;
   }
-  h->len = keep;
-  memcpy(m + mlen, stage + so, len - so);
-  mlen += len - so;
+  if (capped) {
+    *ring_used = so;
+  } else {
+    memcpy(m + mlen, stage + so, len - so);
+    mlen += len - so;
+  }
   *out = m;
   return mlen;
+}
+
+/* ---- commit ---------------------------------------------------------------------------- */
+
+/* Writes the buffered records, then chunk[0..len), and makes the write count (the protocol of
+ * the file comment and docs/recovery.md; every store to the session file is the consumer
+ * thread's, ordered for a reader that looks after the process died: compiler barriers keep
+ * program order, and nothing the process stored before it died is lost). fx NULL: only
+ * buffered records, no slot. */
+static void commit(const unsigned char *chunk, size_t len, const struct effect *fx)
+{
+  struct session *s = C.s;
+  struct fxt_sh *h = s->sh;
+  struct out *o = &C.out;
+  bool has_slot = fx && fx->slot != FXT_SH_NO_SLOT;
+  if (o->fd < 0) {
+    o->len = 0;
+    len = 0;
+  }
+  if (o->len + len == 0 && !has_slot && !C.held_taken)
+    return;
+  struct fxt_sh_slot *e = has_slot ? sh_slot(s, fx->slot) : NULL;
+  uint32_t seq = C.seq;
+  /* 1. The intent: what this write holds, where it starts. */
+  atomic_store_explicit(&h->intent_slot, has_slot ? fx->slot : FXT_SH_NO_SLOT,
+                        memory_order_relaxed);
+  atomic_store_explicit(&h->intent_file_off, o->file_len, memory_order_relaxed);
+  atomic_store_explicit(&h->intent_len, o->len + len, memory_order_relaxed);
+  if (has_slot) {
+    atomic_store_explicit(&h->intent_from, fx->st.from, memory_order_relaxed);
+    atomic_store_explicit(&h->intent_to, fx->st.to, memory_order_relaxed);
+    atomic_store_explicit(&h->intent_consumed,
+                          atomic_load_explicit(&e->consumed, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&h->intent_rep_overrun_records, fx->rep[0], memory_order_relaxed);
+    atomic_store_explicit(&h->intent_rep_overrun_bytes, fx->rep[1], memory_order_relaxed);
+    atomic_store_explicit(&h->intent_rep_lost_records, fx->rep[2], memory_order_relaxed);
+    atomic_store_explicit(&h->intent_rep_lost_bytes, fx->rep[3], memory_order_relaxed);
+    atomic_store_explicit(&h->intent_rep_nested, fx->rep_nested, memory_order_relaxed);
+    atomic_store_explicit(&h->intent_credit_records,
+                          atomic_load_explicit(&e->credit_records, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&h->intent_credit_bytes,
+                          atomic_load_explicit(&e->credit_bytes, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&h->intent_chunk_off, o->file_len + o->len, memory_order_relaxed);
+    uint32_t held_n = chunk && chunk == C.merged ? C.held_n : 0;
+    atomic_store_explicit(&h->intent_held_n, held_n, memory_order_relaxed);
+    for (uint32_t k = 0; k < held_n; k++)
+      atomic_store_explicit(&h->intent_held_off[k], C.held_off[k], memory_order_relaxed);
+  }
+  atomic_store_explicit(&h->intent_rep_no_slot,
+                        atomic_load_explicit(&h->rep_no_slot, memory_order_relaxed) +
+                            C.no_slot_written,
+                        memory_order_relaxed);
+  atomic_store_explicit(&h->intent_seq, seq, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&h->intent_state, FXT_SH_WRITING, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  /* 2. The write. */
+  write_all(o, o->buf, o->len, chunk, len);
+  o->len = 0;
+  /* 3. It returned: from here a recovery applies the intent itself if we die. */
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&h->intent_state, FXT_SH_WRITTEN, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  /* 4. Apply. */
+  if (has_slot) {
+    if (fx->st.len)
+      atomic_store_explicit(&e->delivered, fx->st.to, memory_order_relaxed);
+    atomic_store_explicit(&e->rep_overrun_records, fx->rep[0], memory_order_relaxed);
+    atomic_store_explicit(&e->rep_overrun_bytes, fx->rep[1], memory_order_relaxed);
+    atomic_store_explicit(&e->rep_lost_records, fx->rep[2], memory_order_relaxed);
+    atomic_store_explicit(&e->rep_lost_bytes, fx->rep[3], memory_order_relaxed);
+    atomic_store_explicit(&e->rep_nested, fx->rep_nested, memory_order_relaxed);
+  }
+  atomic_store_explicit(&h->rep_no_slot,
+                        atomic_load_explicit(&h->intent_rep_no_slot, memory_order_relaxed),
+                        memory_order_relaxed);
+  C.no_slot_written = 0;
+  atomic_store_explicit(&h->committed, o->file_len, memory_order_relaxed);
+  /* 5. The records are in the file: their space goes back to the producer. */
+  if (has_slot && fx->st.len) {
+    struct fxt_ring *r = &session_slot(s, fx->slot)->w.ring;
+    uint32_t cr, cb;
+    uint32_t moved = fxt_deliver_advance(r, &fx->st, fx->ring_copy, &cr, &cb);
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&e->consumed,
+                          atomic_load_explicit(&e->consumed, memory_order_relaxed) + moved,
+                          memory_order_relaxed);
+    atomic_store_explicit(&e->credit_records,
+                          atomic_load_explicit(&e->credit_records, memory_order_relaxed) + cr,
+                          memory_order_relaxed);
+    atomic_store_explicit(&e->credit_bytes,
+                          atomic_load_explicit(&e->credit_bytes, memory_order_relaxed) + cb,
+                          memory_order_relaxed);
+  }
+  if (C.held_taken) {
+    held_compact(s);
+    C.held_taken = false;
+  }
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&h->intent_state, FXT_SH_IDLE, memory_order_relaxed);
+  C.seq = seq + 1 ? seq + 1 : 1;
 }
 
 /* Drains slot i: until it is empty, or (when `bounded`) one buffer's worth, so that a
@@ -583,69 +712,111 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
 {
   struct fxt_tslot *t = session_slot(s, i);
   struct slot_info *info = &s->info[i];
+  struct fxt_sh_slot *e = sh_slot(s, i);
   uint64_t total = 0;
   announce(s, i);
   for (;;) {
-    pop_ingress(s); /* everything the thread pushed before this read is merged below */
     if (bounded && total >= s->buffer_bytes)
       break;
-    struct stage st = {C.stage, 0};
-    int64_t n = fxt_writer_read(&t->w, stage_copy, &st, STAGE_BYTES);
+    struct effect fx = {.slot = i, .ring_copy = C.stage};
+    fx.rep[0] = atomic_load_explicit(&e->rep_overrun_records, memory_order_relaxed);
+    fx.rep[1] = atomic_load_explicit(&e->rep_overrun_bytes, memory_order_relaxed);
+    fx.rep[2] = atomic_load_explicit(&e->rep_lost_records, memory_order_relaxed);
+    fx.rep[3] = atomic_load_explicit(&e->rep_lost_bytes, memory_order_relaxed);
+    fx.rep_nested = atomic_load_explicit(&e->rep_nested, memory_order_relaxed);
+    /* The counters before the copy: an overrun counted now is of records older than the
+     * ones staged, so it is reported in front of them; a producer that overwrites staged
+     * records after this counts them later, and the claim credits them (deliver.c). */
+    /* Held records so far, and whether the thread is outside any emission now: acquire pairs
+     * with the release store of depth in fxt_emit_leave (its commits are visible). */
+    uint32_t half = atomic_load_explicit(&s->sh->held_active, memory_order_relaxed);
+    uint64_t safe_end = atomic_load_explicit(&s->sh->held_len[half], memory_order_relaxed);
+    if (atomic_load_explicit(&t->depth, memory_order_acquire) != 0)
+      safe_end = 0;
     struct fxt_ring_stats rs;
     fxt_ring_stats(&t->w.ring, &rs);
     uint64_t nested = atomic_load_explicit(&t->lost, memory_order_relaxed);
-    if (n < 0) {
+    atomic_thread_fence(memory_order_acquire); /* those loads before the copy's */
+    int rc = fxt_deliver_stage(&t->w.ring, C.stage, STAGE_BYTES, &fx.st);
+    /* Then the signal-context records: a handler pushes its record before the emissions that
+     * follow it commit, so everything the thread pushed before the newest staged record (the
+     * acquire of its commit makes the push visible) is popped now and merged below in time
+     * order, never in a later chunk behind newer records. */
+    pop_ingress(s);
+    out_reserve(4096); /* this slot's loss records and its commit go out together */
+    if (rc < 0) {
       /* A corrupt ring (a producer wrote a bad header): drop its contents, count them. */
       uint32_t lost = fxt_ring_drain(&t->w.ring);
+      atomic_store_explicit(&e->consumed,
+                            atomic_load_explicit(&e->consumed, memory_order_relaxed) + lost,
+                            memory_order_relaxed);
       write_loss(s, i, FXT_STR_LOST, 1, lost, fxt_ticks());
+      fx.st.len = 0;
+      commit(NULL, 0, &fx);
       continue;
     }
-    write_metadata();
-    uint64_t ts = first_ts(st.buf, st.len);
-    uint32_t orec = rs.overrun_records - info->seen_overrun_records;
-    uint32_t obytes = rs.overrun_bytes - info->seen_overrun_bytes;
+    uint64_t ts = first_ts(C.stage, fx.st.len);
+    bool wrote = false;
+    /* Overrun records the producer counted, less those it counted after they were delivered
+     * (the credit; deliver.c). A count not yet caught up with its credit waits. */
+    uint32_t ovr = rs.overrun_records - atomic_load_explicit(&e->credit_records, memory_order_relaxed);
+    uint32_t ovb = rs.overrun_bytes - atomic_load_explicit(&e->credit_bytes, memory_order_relaxed);
+    uint32_t orec = (int32_t)(ovr - fx.rep[0]) > 0 ? ovr - fx.rep[0] : 0;
+    uint32_t obytes = (int32_t)(ovb - fx.rep[1]) > 0 ? ovb - fx.rep[1] : 0;
     if (orec || obytes) {
       write_loss(s, i, FXT_STR_OVERRUN, orec, obytes, ts);
       live_lost(info->live_cpu, orec, true);
-      info->seen_overrun_records = rs.overrun_records;
-      info->seen_overrun_bytes = rs.overrun_bytes;
+      fx.rep[0] += orec;
+      fx.rep[1] += obytes;
+      wrote = true;
     }
-    uint32_t lrec = rs.lost_records - info->seen_lost_records;
-    uint32_t lbytes = rs.lost_bytes - info->seen_lost_bytes;
+    uint32_t lrec = rs.lost_records - fx.rep[2];
+    uint32_t lbytes = rs.lost_bytes - fx.rep[3];
     if (lrec || lbytes) { /* claimed by the consumer but not delivered (overwrite mode) */
       write_loss(s, i, FXT_STR_LOST, lrec, lbytes, ts);
       live_lost(info->live_cpu, lrec, false);
-      info->seen_lost_records = rs.lost_records;
-      info->seen_lost_bytes = rs.lost_bytes;
+      fx.rep[2] = rs.lost_records;
+      fx.rep[3] = rs.lost_bytes;
+      wrote = true;
     }
-    if (nested != info->seen_lost) {
-      write_loss(s, i, FXT_STR_LOST, nested - info->seen_lost, 0, ts);
-      live_lost(info->live_cpu, nested - info->seen_lost, false);
-      info->seen_lost = nested;
+    if (nested != fx.rep_nested) {
+      write_loss(s, i, FXT_STR_LOST, nested - fx.rep_nested, 0, ts);
+      live_lost(info->live_cpu, nested - fx.rep_nested, false);
+      fx.rep_nested = nested;
+      wrote = true;
     }
+    write_metadata(); /* strings interned before the copy: every staged ref is covered */
     /* Signal-context records of this thread, merged by time (all of them once the ring is
      * empty: they are newer than anything left in it). */
     unsigned char *chunk;
-    st.len = merge_held(i, st.buf, st.len, n == 0, &chunk);
-    st.buf = chunk;
-    if (st.len == 0)
+    uint32_t ring_used;
+    uint32_t len = merge_held(i, C.stage, fx.st.len, fx.st.len == 0, safe_end, &chunk,
+                              &ring_used);
+    fx.st.len = ring_used; /* the rest stays in the ring for the next chunk */
+    fx.st.to = fx.st.from + ring_used;
+    if (len == 0) {
+      if (wrote)
+        commit(NULL, 0, &fx); /* the loss records, and what they report */
       break;
+    }
     uint64_t events_before = info->events_read, dropped_before = info->dropped_total;
-    live_feed(st.buf, st.len, (uint32_t)info->tid, info->comm, &info->live_cpu,
-              &info->events_read, &info->dropped_total);
-    if (C.out.limit && C.out.written + st.len > C.out.limit) {
+    live_feed(chunk, len, (uint32_t)info->tid, info->comm, &info->live_cpu, &info->events_read,
+              &info->dropped_total);
+    if (C.out.limit && C.out.written + len > C.out.limit) {
       /* Past max_file_kb: the chunk is not written, and what it held is counted in-band as
        * the thread's lost events (its events, and the drops its drop_stats reported); the
        * small bookkeeping record may go past the limit. */
       uint64_t lost = info->events_read - events_before + info->dropped_total - dropped_before;
-      write_loss(s, i, FXT_STR_LOST, lost, st.len, ts);
+      write_loss(s, i, FXT_STR_LOST, lost, len, ts);
       C.capped_records += lost;
+      commit(NULL, 0, &fx);
     } else {
-      out_write_bulk(&C.out, st.buf, st.len);
+      C.out.written += len;
+      commit(chunk, len, &fx);
       info->loss_total += info->dropped_total - dropped_before; /* its drop_stats records */
     }
     write_dropped(s, i, ts);
-    total += (uint64_t)n;
+    total += fx.st.len;
   }
   info->delivered_bytes += total;
   write_dropped(s, i, fxt_ticks()); /* losses written with nothing after them */
@@ -664,8 +835,13 @@ static void finish_slot(struct session *s, uint32_t i, bool free_it)
 {
   struct fxt_tslot *t = session_slot(s, i);
   drain_slot(s, i);
-  while (fxt_writer_emit_drop_stats(&t->w) != 0)
+  for (;;) {
+    if (t->w.drop_records | t->w.drop_bytes)
+      fxt_pass_oldest(s, t, FXT_DROP_STATS_BYTES); /* as its producer (overwrite mode) */
+    if (fxt_writer_emit_drop_stats(&t->w) == 0)
+      break;
     drain_slot(s, i);
+  }
   drain_slot(s, i);
   if (free_it)
     fxt_slot_free(s, i);
@@ -682,9 +858,10 @@ static void pass(struct session *s)
   }
   refresh_names(s);
   write_metadata();
+  fxt_buffers_maintain(s); /* the latest clock sync, room for new strings */
   /* Hand each pass to the kernel: a process killed without running its exit handlers still
    * leaves a readable file with everything drained so far. */
-  out_flush(&C.out);
+  out_flush();
 }
 
 /* Passes completed, for fxt_session_flush: the consumer bumps it after each pass. */
@@ -742,13 +919,18 @@ static void *consumer_main(void *arg)
     if (state != SLOT_FREE)
       finish_slot(s, i, state == SLOT_EXITED);
   }
-  uint64_t no_slot = atomic_exchange_explicit(&s->no_slot_drops, 0, memory_order_relaxed);
-  if (no_slot)
-    write_process_loss(s, no_slot);
+  /* Threads that never got a buffer: what is not reported yet (rep_no_slot is applied with
+   * the commit that writes it, so a recovery reports the rest once). */
+  uint64_t no_slot = atomic_load_explicit(&s->sh->no_slot_drops, memory_order_relaxed);
+  uint64_t fresh = no_slot - atomic_load_explicit(&s->sh->rep_no_slot, memory_order_relaxed);
+  out_reserve(4096);
+  if (fresh)
+    write_process_loss(s, fresh);
+  C.no_slot_written = fresh;
   atomic_store_explicit(&C.no_buffer_lost, no_slot, memory_order_relaxed);
   write_metadata();
   write_clock_sync(s, false);
-  out_flush(&C.out);
+  out_flush();
   if (C.capped_records)
     fprintf(stderr, "fxtrace: %s: %llu events not written (max_file_kb=%llu; counted in the file)\n", s->output,
             (unsigned long long)C.capped_records, (unsigned long long)s->cfg.max_file_kb);
@@ -775,13 +957,18 @@ int fxt_consumer_start(struct session *s)
     C.stage = malloc(STAGE_BYTES);
   if (!C.merged)
     C.merged = malloc(STAGE_BYTES * 2);
-  C.held.len = 0;
+  C.s = s;
+  C.seq = atomic_load_explicit(&s->sh->intent_seq, memory_order_relaxed) + 1;
+  C.seq = C.seq ? C.seq : 1;
+  C.held_taken = false;
+  C.no_slot_written = 0;
   if (!C.out.buf)
     C.out.buf = malloc(OUT_BYTES);
   if (!C.stage || !C.merged || !C.out.buf)
     return FXT_ENOMEM;
   C.out.len = 0;
   C.out.written = 0;
+  C.out.file_len = 0;
   C.out.error = 0;
   C.out.limit = s->cfg.max_file_kb * 1024;
   if (s->output[0] == 0)
@@ -795,7 +982,7 @@ int fxt_consumer_start(struct session *s)
     return FXT_EINVAL;
   }
   write_header(s);
-  out_flush(&C.out);
+  out_flush();
   atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
   /* The consumer is born with every signal blocked (a thread inherits its creator's mask):
    * process-directed signals must go to the program's threads, never run a handler here. */

@@ -16,6 +16,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "shfile.h"
+
 #define HASH_SLOTS 65536u        /* power of two, at least 2 x the index space */
 #define ARENA_BYTES (8u << 20)   /* text of all interned strings */
 
@@ -39,6 +41,47 @@ static const struct {
     FXT_META_STRINGS(FXT_META_ROW)
 #undef FXT_META_ROW
 };
+
+static _Atomic(struct fxt_intern_mirror *) mirror;
+
+void fxt_intern_set_mirror(struct fxt_intern_mirror *m)
+{
+  atomic_store_explicit(&mirror, m, memory_order_release);
+}
+
+/* Copies string index into m (see intern.h). Two threads may copy the same index (the
+ * builder and fxt_intern_mirror_all): each into text of its own, the entry is one atomic word,
+ * and either copy is whole before its entry names it. */
+static void mirror_put(struct fxt_intern_mirror *m, uint32_t index, const char *s, uint32_t len)
+{
+  if (index >= FXT_SH_STR_ENTRIES)
+    return;
+  uint64_t off = atomic_fetch_add_explicit(&m->text_used, len, memory_order_relaxed);
+  /* Acquire pairs with the consumer's release store of text_limit: the pages below it are
+   * allocated (writing an unallocated page of a full tmpfs would be a SIGBUS). */
+  uint64_t limit = atomic_load_explicit(&m->text_limit, memory_order_acquire);
+  if (off > limit || len > limit - off || limit > m->text_cap || off > UINT32_MAX) {
+    atomic_store_explicit(&m->overflow, 1, memory_order_relaxed);
+    return;
+  }
+  memcpy(m->text + off, s, len);
+  uint64_t e = off | (uint64_t)len << 32 | (uint64_t)FXT_SH_STR_MARK << 48;
+  /* Release: the text is in place before the entry names it (for a reader of a live session;
+   * after the process died every store it made is in the file anyway). */
+  atomic_store_explicit(&m->entries[index], e, memory_order_release);
+}
+
+void fxt_intern_mirror_all(struct fxt_intern_mirror *m)
+{
+  uint32_t end = fxt_intern_end();
+  for (uint32_t i = 1; i < end && i < FXT_SH_STR_ENTRIES; i++) {
+    const char *text;
+    uint32_t len;
+    if (atomic_load_explicit(&m->entries[i], memory_order_relaxed) == 0 &&
+        fxt_intern_lookup(i, &text, &len) && len > 0)
+      mirror_put(m, i, text, len);
+  }
+}
 
 static uint32_t hash_of(const char *s, uint32_t len)
 {
@@ -76,6 +119,10 @@ static int build_entry(const char *s, uint32_t len)
   /* Release pairs with the acquire in fxt_intern_lookup (and, through hash_slots, with the
    * acquire load in fxt_intern). */
   atomic_store_explicit(&entries[index].ready, 1, memory_order_release);
+  /* Acquire pairs with fxt_intern_set_mirror's release: the mirror is set up. */
+  struct fxt_intern_mirror *m = atomic_load_explicit(&mirror, memory_order_acquire);
+  if (m)
+    mirror_put(m, index, s, len);
   return (int)index;
 }
 

@@ -25,6 +25,27 @@ int fxt_intern_cstr(const char *s);
  * lives as long as the process. */
 bool fxt_intern_lookup(uint32_t index, const char **s, uint32_t *len);
 
+/* A copy of the table in a session's file, for recovery (buffers.c; layout in shfile.h):
+ * while it is set, the thread that interns a string copies it there itself, in any context
+ * (atomics and memcpy only: no lock, no call into the OS). Text goes below text_limit only,
+ * the bytes the consumer has allocated; a string that finds no room sets overflow and the
+ * consumer copies it later (fxt_intern_mirror_all). */
+struct fxt_intern_mirror {
+  _Atomic uint64_t *entries;   /* FXT_SH_STR_ENTRIES entries, one per index */
+  unsigned char *text;         /* text area of text_cap bytes */
+  uint64_t text_cap;
+  _Atomic uint64_t text_used;  /* claimed by fetch-and-add (may run past the limit) */
+  _Atomic uint64_t text_limit; /* release store by the consumer after fallocate; writers load
+                                  it with acquire before writing below it */
+  _Atomic uint32_t overflow;   /* set by a writer that found no room */
+};
+
+/* Sets the mirror (NULL: none). Release: a writer that loads it (acquire) sees it set up. */
+void fxt_intern_set_mirror(struct fxt_intern_mirror *m);
+
+/* Copies every complete string that m does not have yet. */
+void fxt_intern_mirror_all(struct fxt_intern_mirror *m);
+
 /* One past the highest index handed out so far. Indices below it may still be completing
  * (fxt_intern_lookup false for a moment): readers that emit string records walk upward and
  * stop at the first incomplete one. */

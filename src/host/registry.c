@@ -43,6 +43,7 @@ static struct idname {
 static uint32_t nids, ids_cap;
 static char *patterns; /* the session's enabled patterns, normalized; NULL = none */
 static _Atomic uint32_t generation; /* bumped on every change of the tracepoint set */
+static void (*mirror_fn)(struct fxt_tracepoint *tp); /* under lock */
 
 static const uint8_t arg_type_of[] = {
     [FXT_TYPE_U8] = FXT_ARG_UINT32,  [FXT_TYPE_U16] = FXT_ARG_UINT32,
@@ -184,6 +185,8 @@ void fxt_register_section(struct fxt_tracepoint *const *begin, struct fxt_tracep
       *tail = tp;
       tail = &tp->next;
       set_enabled_locked(tp, matches_patterns(tp));
+      if (mirror_fn)
+        mirror_fn(tp);
     }
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
   }
@@ -241,6 +244,15 @@ struct fxt_tracepoint *fxt_tracepoint_by_name(const char *system, const char *na
       found = tp;
   pthread_mutex_unlock(&lock);
   return found;
+}
+
+void fxt_registry_set_mirror(void (*fn)(struct fxt_tracepoint *tp))
+{
+  pthread_mutex_lock(&lock);
+  mirror_fn = fn;
+  for (struct fxt_tracepoint *tp = head; tp && fn; tp = tp->next)
+    fn(tp);
+  pthread_mutex_unlock(&lock);
 }
 
 int fxt_tracepoint_foreach(fxt_tracepoint_fn fn, void *ctx)
@@ -402,4 +414,38 @@ const char *fxt_tracepoint_print_fmt(const struct fxt_tracepoint *tp, char *buf,
 int fxt_glob_match(const char *glob, const char *text)
 {
   return fnmatch(glob, text, 0) == 0;
+}
+
+size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *p, size_t cap)
+{
+  char fmt[2048];
+  const char *f = fxt_tracepoint_print_fmt(tp, fmt, sizeof(fmt));
+  size_t flen = strlen(f);
+  if (flen > 4096)
+    flen = 4096;
+  uint16_t nf = tp->kind == FXT_TP_TYPED ? tp->nfields : 0;
+  if (tp->id == 0 || 16 + flen + (size_t)nf * 8 > cap)
+    return 0;
+  uint32_t id = tp->id;
+  uint16_t sys = (uint16_t)(tp->header >> 32), name = (uint16_t)(tp->header >> 48);
+  uint16_t kind = tp->kind, fl = (uint16_t)flen, zero = 0;
+  size_t n = 0;
+  memcpy(p + n, &id, 4), n += 4;
+  memcpy(p + n, &sys, 2), n += 2;
+  memcpy(p + n, &name, 2), n += 2;
+  memcpy(p + n, &kind, 2), n += 2;
+  memcpy(p + n, &nf, 2), n += 2;
+  memcpy(p + n, &fl, 2), n += 2;
+  memcpy(p + n, &zero, 2), n += 2;
+  memcpy(p + n, f, flen), n += flen;
+  for (uint32_t i = 0; i < nf; i++) {
+    uint16_t ref = (uint16_t)(tp->arg_header[i] >> 16);
+    uint8_t type = (uint8_t)tp->fields[i].type, rsv = 0;
+    uint32_t bound = tp->fields[i].bound;
+    memcpy(p + n, &ref, 2), n += 2;
+    p[n++] = type;
+    p[n++] = rsv;
+    memcpy(p + n, &bound, 4), n += 4;
+  }
+  return n;
 }

@@ -17,6 +17,15 @@ int fxt_registry_set_glob(const char *glob, bool on);
 /* The tracepoint's print format: its own, or "f1=%u f2=%s..." made from its fields in buf. */
 const char *fxt_tracepoint_print_fmt(const struct fxt_tracepoint *tp, char *buf, size_t size);
 
+/* The payload of tp's `fxtrace:tracepoint` blob (docs/fxt-conventions.md) into out (cap
+ * bytes, 8192 always suffice). Returns its length, or 0 when tp has no id or it does not fit. */
+size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *out, size_t cap);
+
+/* Calls fn under the registry lock for every registered tracepoint now, and then for each one
+ * registered later, until it is set again (NULL: none). The session's tracepoint table
+ * (buffers.c) is kept this way. */
+void fxt_registry_set_mirror(void (*fn)(struct fxt_tracepoint *tp));
+
 /* Held across fork() by the session's atfork handlers. */
 void fxt_registry_lock(void);
 void fxt_registry_unlock(void);

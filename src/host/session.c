@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,13 +99,16 @@ static void atfork_child(void)
   if (running) {
     pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
     s->pid = pid;
-    fxt_slots_reset_after_fork(s, fxt_tls_slot, pid, tid);
+    int rc = expand_output(s->cfg.output, pid, true, s->output, sizeof(s->output));
+    fxt_slots_reset_after_fork(s, fxt_tls_slot, pid, tid); /* the child's own buffers */
     s->consumer_running = false; /* the parent's consumer thread does not exist here */
     atomic_store_explicit(&s->wake, 0, memory_order_relaxed);
-    if (expand_output(s->cfg.output, pid, true, s->output, sizeof(s->output)) != 0 ||
-        fxt_consumer_start(s) != 0) {
+    if (rc != 0 || fxt_consumer_start(s) != 0) {
       atomic_store_explicit(&fxt_session_active, 0, memory_order_release);
+      fxt_buffers_stop(s, true);
       running = false;
+    } else {
+      fxt_buffers_publish(s);
     }
   }
   pthread_mutex_init(&lifecycle, NULL);
@@ -128,6 +132,7 @@ int fxt_session_start(const struct fxt_session_config *user)
       .total_kb = 1048576,
       .events = "*:*",
       .output = "fxtrace-%p.fxt",
+      .buffers = NULL,
   };
   if (user) {
     size_t n = user->struct_size < sizeof(cfg) ? user->struct_size : sizeof(cfg);
@@ -147,9 +152,12 @@ int fxt_session_start(const struct fxt_session_config *user)
     if (!cfg.output)
       cfg.output = defaults.output;
   }
+  if (user && user->struct_size < offsetof(struct fxt_session_config, buffers) + sizeof(cfg.buffers))
+    cfg.buffers = NULL; /* a caller built before the field existed: the default */
   if (cfg.mode > FXT_MODE_BLOCK || cfg.clock > FXT_CLOCK_MONOTONIC ||
       cfg.buffer_kb > FXT_RING_MAX_SIZE / 1024 || strlen(cfg.events) >= sizeof(s->events) ||
-      strlen(cfg.output) >= sizeof(s->output))
+      strlen(cfg.output) >= sizeof(s->output) ||
+      (cfg.buffers && strlen(cfg.buffers) >= sizeof(s->buffers_base) - 32))
     return FXT_EINVAL;
 
   pthread_once(&atfork_once, register_atfork);
@@ -167,13 +175,24 @@ int fxt_session_start(const struct fxt_session_config *user)
   int rc = expand_output(s->output_pattern, s->pid, false, s->output, sizeof(s->output));
   s->buffer_bytes = round_pow2((uint64_t)cfg.buffer_kb * 1024);
   s->gen = ++last_gen;
-  atomic_store_explicit(&s->no_slot_drops, 0, memory_order_relaxed);
+  s->buffers_explicit = cfg.buffers != NULL;
+  if (cfg.buffers)
+    strcpy(s->buffers_base, cfg.buffers);
+  else if (fxt_buffers_default_dir(s->buffers_base, sizeof(s->buffers_base)) != 0)
+    s->buffers_base[0] = 0;
+  s->cfg.buffers = s->buffers_base;
   if (rc == 0)
     rc = fxt_clock_setup(cfg.clock, &s->ticks_per_second);
   if (rc == 0)
     rc = fxt_slots_setup(s);
-  if (rc == 0)
+  if (rc == 0) {
+    /* Before any event (the string table is complete from here) and before the consumer
+     * thread exists (it reads the mirror's geometry: pthread_create orders the two). */
+    fxt_buffers_publish(s);
     rc = fxt_consumer_start(s);
+    if (rc != 0)
+      fxt_buffers_stop(s, true);
+  }
   if (rc == 0) {
     /* Release pairs with the acquire in fxt_emit_enter_slow: the session is set up. */
     atomic_store_explicit(&fxt_session_active, s->gen, memory_order_release);
@@ -200,6 +219,7 @@ int fxt_session_stop(void)
   atomic_store_explicit(&fxt_session_active, 0, memory_order_release); /* (paused or not) */
   fxt_slots_quiesce(s); /* no thread is inside emit, nor will enter it */
   fxt_consumer_stop(s); /* last pass as every writer's producer, then the file is closed */
+  fxt_buffers_stop(s, true); /* everything is in the file: the buffers' files go */
   running = false;
   pthread_mutex_unlock(&lifecycle);
   return 0;
@@ -236,6 +256,12 @@ const char *fxt_session_output(void)
 {
   return fxt_session.output;
 }
+
+const char *fxt_session_buffers(void)
+{
+  return fxt_session.buffers_dir;
+}
+
 
 /* FXTRACE: a session with no code change, started when the library loads, stopped at exit. */
 static void stop_at_exit(void)

@@ -23,9 +23,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "shfile.h"
+
 enum slot_state { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
 
-/* Per-slot bookkeeping that is not on the emit path. */
+/* Per-slot bookkeeping that is not on the emit path. What a recovery needs of a slot (owner,
+ * state, delivered position, what losses the file reports) is in its entry of the session
+ * file's slot table (struct fxt_sh_slot, shfile.h), written beside this. */
 struct slot_info {
   _Atomic uint32_t state; /* enum slot_state; see above */
   uint32_t owner_gen;     /* bumped each time a new thread takes the slot (under pool_lock) */
@@ -33,9 +37,6 @@ struct slot_info {
   char comm[16];          /* thread name when attached (the consumer refreshes it) */
   /* Consumer-only. */
   uint32_t announced_gen; /* owner_gen whose thread/kobj records are in the file */
-  uint32_t seen_overrun_records, seen_overrun_bytes;
-  uint32_t seen_lost_records, seen_lost_bytes;
-  uint64_t seen_lost;
   uint64_t delivered_bytes;
   uint32_t live_cpu;       /* CPU of the thread as its stream last said (live view) */
   uint64_t events_read;    /* events the consumer drained from this buffer */
@@ -56,15 +57,28 @@ struct session {
   uint32_t nslots;
   size_t stride;         /* bytes per slot: fxt_tslot header page(s) + storage */
   unsigned char *pool;
+  size_t pool_map_bytes; /* bytes mapped at pool (at least stride * nslots) */
   struct slot_info *info;
+  size_t info_bytes;
   pthread_mutex_t pool_lock;
   _Atomic uint32_t slot_freed_gen; /* bumped when a slot is freed (threads without a slot retry) */
-  _Atomic uint64_t no_slot_drops;  /* events of threads that could get no buffer */
 
+  /* The session file (buffers.c, shfile.h): its header (sh->no_slot_drops counts the events
+   * of threads that could get no buffer), the slot table, and these regions of it. */
+  unsigned char *meta;
+  size_t meta_bytes, meta_map_bytes;
+  struct fxt_sh *sh;
   /* Signal context: records of emissions nested in a thread's own emission (slots.c pushes,
    * the consumer pops and merges them into their thread's stream). */
-  struct fxt_ingress ingress;
-  void *ingress_storage;
+  struct fxt_ingress *ingress;
+  unsigned char *held;   /* the consumer's popped, not yet written ingress records */
+
+  /* Buffers directory (buffers.c): files under buffers_dir, or anonymous memory. */
+  char buffers_base[4096]; /* the configured directory; "" = anonymous memory */
+  bool buffers_explicit;   /* configured (a failure is an error), not the default */
+  char buffers_dir[4096];  /* this session's directory; "" when anonymous */
+  int pool_fd, meta_fd;    /* -1 when anonymous */
+  uint64_t strings_alloc, tps_alloc; /* session file bytes allocated (fallocate) so far */
 
   /* Clock. */
   uint64_t ticks_per_second;
@@ -89,8 +103,26 @@ static inline struct fxt_tslot *session_slot(const struct session *s, uint32_t i
   return (struct fxt_tslot *)(void *)(s->pool + (size_t)i * s->stride);
 }
 
+/* Slot i's entry in the session file's slot table. */
+static inline struct fxt_sh_slot *sh_slot(const struct session *s, uint32_t i)
+{
+  return (struct fxt_sh_slot *)(void *)(s->meta + s->sh->slots_off +
+                                        (size_t)i * FXT_SH_SLOT_BYTES);
+}
+
+/* buffers.c */
+int fxt_buffers_setup(struct session *s, uint32_t nslots); /* maps pool and session file */
+void fxt_buffers_publish(struct session *s); /* string/tracepoint tables on; state RUNNING */
+void fxt_buffers_stop(struct session *s, bool clean); /* clean: files removed */
+int fxt_buffers_reserve_slot(struct session *s, uint32_t i); /* allocate before first touch */
+void fxt_buffers_maintain(struct session *s); /* consumer, each pass */
+int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep);
+int fxt_buffers_default_dir(char *out, size_t size);
+
 /* slots.c */
 int fxt_slots_setup(struct session *s);
+size_t fxt_companion_storage_off(void); /* from the slot start */
+void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need); /* overwrite mode */
 void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid);
 void fxt_slot_free(struct session *s, uint32_t i);
 bool fxt_slots_quiesce(struct session *s); /* stop handshake; see session.c */

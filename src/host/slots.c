@@ -41,6 +41,7 @@ static void on_thread_exit(void *p)
       !s->pool)
     return; /* a slot of an earlier session: that session already took it over */
   uint32_t i = (uint32_t)(((unsigned char *)t - s->pool) / s->stride);
+  atomic_store_explicit(&sh_slot(s, i)->state, FXT_SH_SLOT_EXITED, memory_order_relaxed);
   /* Release: every commit of this thread happens before the consumer sees EXITED. */
   atomic_store_explicit(&s->info[i].state, SLOT_EXITED, memory_order_release);
   fxt_consumer_wake(s);
@@ -51,49 +52,46 @@ static void make_exit_key(void)
   (void)pthread_key_create(&exit_key, on_thread_exit);
 }
 
+size_t fxt_companion_storage_off(void)
+{
+  return (2 * sizeof(struct fxt_tslot) + 7) & ~(size_t)7;
+}
+
 int fxt_slots_setup(struct session *s)
 {
   pthread_once(&exit_key_once, make_exit_key);
   /* Header page(s): the thread's slot, its companion and the companion's storage. */
-  size_t header = (2 * sizeof(struct fxt_tslot) + NESTED_BYTES + 64 + 4095) & ~(size_t)4095;
+  size_t header = (fxt_companion_storage_off() + NESTED_BYTES + 4095) & ~(size_t)4095;
   size_t stride = header + s->buffer_bytes;
   uint64_t total = (uint64_t)s->cfg.total_kb * 1024;
   uint32_t nslots = (uint32_t)(total / stride);
   if (nslots == 0)
     nslots = 1; /* one buffer even when the cap is smaller than it */
-  if (s->pool && (s->stride != stride || s->nslots < nslots)) {
-    /* Geometry changed: the old pool stays mapped (threads may still point into it). */
+  if (s->pool && s->stride != stride) {
+    /* Geometry changed: the old pool stays mapped (threads may still point into it), and
+     * slots of another stride never share its addresses. */
     s->pool = NULL;
-    s->info = NULL;
+    s->pool_map_bytes = 0;
   }
-  if (!s->pool) {
-    void *pool = mmap(NULL, stride * nslots, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (pool == MAP_FAILED)
+  size_t info_bytes = sizeof(struct slot_info) * nslots;
+  if (!s->info || s->info_bytes < info_bytes) {
+    void *info = mmap(NULL, info_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (info == MAP_FAILED)
       return FXT_ENOMEM;
-    void *info = mmap(NULL, sizeof(struct slot_info) * nslots, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (info == MAP_FAILED) {
-      munmap(pool, stride * nslots);
-      return FXT_ENOMEM;
-    }
-    s->pool = pool;
-    s->info = info;
+    s->info = info; /* an old one stays mapped, as the pool */
+    s->info_bytes = info_bytes;
   }
   s->stride = stride;
+  int rc = fxt_buffers_setup(s, nslots);
+  if (rc != 0)
+    return rc;
   s->nslots = nslots;
   for (uint32_t i = 0; i < nslots; i++) {
     atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
     s->info[i].announced_gen = s->info[i].owner_gen;
   }
-  if (!s->ingress_storage) {
-    size_t n = FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD);
-    void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (q == MAP_FAILED)
-      return FXT_ENOMEM;
-    s->ingress_storage = q;
-  }
-  if (fxt_ingress_init(&s->ingress, s->ingress_storage,
+  if (fxt_ingress_init(s->ingress, s->meta + s->sh->ingress_off + s->sh->ingress_ctl_bytes,
                        FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD),
                        INGRESS_PAYLOAD) != 0)
     return FXT_EINVAL;
@@ -107,8 +105,7 @@ int fxt_slots_setup(struct session *s)
 static void setup_companion(struct session *s, struct fxt_tslot *t, uint32_t i, pid_t tid)
 {
   struct fxt_tslot *n = t + 1;
-  unsigned char *storage = (unsigned char *)(n + 1);
-  storage += (8 - (uintptr_t)storage % 8) % 8;
+  unsigned char *storage = (unsigned char *)t + fxt_companion_storage_off();
   fxt_writer_init_flags(&n->w, storage, NESTED_BYTES, FXT_RING_DISCARD, (uint64_t)s->pid,
                         (uint64_t)tid);
   atomic_store_explicit(&n->depth, 0, memory_order_relaxed);
@@ -131,6 +128,31 @@ static void setup_companion(struct session *s, struct fxt_tslot *t, uint32_t i, 
   t->slot_index = i;
 }
 
+/* Slot i's entry in the session file's slot table for its new owner (the slot is FREE: the
+ * consumer does not touch the entry; under pool_lock). Its consumer fields start again with
+ * the owner's ring. */
+static void sh_slot_own(struct session *s, uint32_t i, const struct fxt_tslot *t)
+{
+  struct fxt_sh_slot *e = sh_slot(s, i);
+  const struct slot_info *info = &s->info[i];
+  e->owner_gen = info->owner_gen;
+  e->tid = (uint32_t)info->tid;
+  e->thread_ref = (uint32_t)(t->thread_bits >> 24);
+  memcpy(e->comm, info->comm, sizeof(e->comm));
+  atomic_store_explicit(&e->delivered, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->consumed, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->credit_records, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->credit_bytes, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rep_overrun_records, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rep_overrun_bytes, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rep_lost_records, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rep_lost_bytes, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->rep_nested, 0, memory_order_relaxed);
+  atomic_store_explicit(&e->pass_state, 0, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst); /* entry complete before the state says LIVE */
+  atomic_store_explicit(&e->state, FXT_SH_SLOT_LIVE, memory_order_relaxed);
+}
+
 /* Sets up slot i for the calling thread. Under pool_lock. */
 static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
 {
@@ -138,6 +160,10 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   struct slot_info *info = &s->info[i];
   unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
   pid_t tid = (pid_t)syscall(SYS_gettid);
+  /* A file-backed slot's pages are allocated before anything touches them: a page the file
+   * system cannot give would be a SIGBUS here, or later inside an emission. */
+  if (fxt_buffers_reserve_slot(s, i) != 0)
+    return NULL;
   uint32_t flags = s->cfg.mode == FXT_MODE_OVERWRITE ? FXT_RING_OVERWRITE : FXT_RING_DISCARD;
   if (fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)s->pid,
                             (uint64_t)tid) != 0)
@@ -159,13 +185,11 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   info->tid = tid;
   memset(info->comm, 0, sizeof(info->comm));
   prctl(PR_GET_NAME, info->comm);
-  info->seen_overrun_records = info->seen_overrun_bytes = 0;
-  info->seen_lost_records = info->seen_lost_bytes = 0;
-  info->seen_lost = 0;
   info->live_cpu = 0;
   info->events_read = info->dropped_total = 0;
   info->loss_total = info->loss_shown = 0;
   info->owner_gen++;
+  sh_slot_own(s, i, t);
   /* Release: the consumer that sees LIVE sees the slot set up. */
   atomic_store_explicit(&info->state, SLOT_LIVE, memory_order_release);
   return t;
@@ -179,12 +203,12 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
     return NULL;
   if (attaching) {
     /* A signal handler interrupted this thread's own attach: count, never recurse. */
-    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->sh->no_slot_drops, 1, memory_order_relaxed);
     unattached_drops++;
     return NULL;
   }
   if (no_slot_seen == gen + atomic_load_explicit(&s->slot_freed_gen, memory_order_relaxed)) {
-    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->sh->no_slot_drops, 1, memory_order_relaxed);
     unattached_drops++;
     return NULL;
   }
@@ -199,7 +223,7 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
   pthread_mutex_unlock(&s->pool_lock);
   if (!t) {
     no_slot_seen = gen + atomic_load_explicit(&s->slot_freed_gen, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->sh->no_slot_drops, 1, memory_order_relaxed);
     unattached_drops++;
     attaching = 0;
     return NULL;
@@ -221,7 +245,7 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
   if (pending) {
     unattached_drops = 0;
     atomic_fetch_add_explicit(&t->lost, pending, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&s->no_slot_drops, pending, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->sh->no_slot_drops, pending, memory_order_relaxed);
   }
   return fxt_emit_enter();
 }
@@ -256,6 +280,7 @@ struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth)
 void fxt_slot_free(struct session *s, uint32_t i)
 {
   pthread_mutex_lock(&s->pool_lock);
+  atomic_store_explicit(&sh_slot(s, i)->state, FXT_SH_SLOT_FREE, memory_order_relaxed);
   atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->slot_freed_gen, 1, memory_order_relaxed);
   pthread_mutex_unlock(&s->pool_lock);
@@ -308,13 +333,22 @@ void fxt_slots_sync(struct session *s)
 }
 
 /* In a forked child: only the forking thread exists. Its slot is kept (emptied: the parent's
- * unread records stay the parent's) and renamed to the child's ids; every other slot is free. */
+ * unread records stay the parent's) and renamed to the child's ids; every other slot is free.
+ * File-backed buffers are first given files of the child's own (buffers.c): the parent's are
+ * mapped MAP_SHARED and must never be written by the child. */
 void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid)
 {
   pthread_mutex_init(&s->pool_lock, NULL);
+  uint32_t k = UINT32_MAX;
+  for (uint32_t i = 0; i < s->nslots && keep; i++)
+    if (session_slot(s, i) == keep &&
+        atomic_load_explicit(&s->info[i].state, memory_order_relaxed) == SLOT_LIVE)
+      k = i;
+  if (fxt_buffers_after_fork(s, k, k != UINT32_MAX) != 0)
+    k = UINT32_MAX; /* its slot could not be kept: the thread attaches again */
   for (uint32_t i = 0; i < s->nslots; i++) {
     struct fxt_tslot *t = session_slot(s, i);
-    if (t == keep && atomic_load_explicit(&s->info[i].state, memory_order_relaxed) == SLOT_LIVE) {
+    if (i == k) {
       uint32_t flags = s->cfg.mode == FXT_MODE_OVERWRITE ? FXT_RING_OVERWRITE : FXT_RING_DISCARD;
       unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
       fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)pid, (uint64_t)tid);
@@ -322,46 +356,53 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
       atomic_store_explicit(&t->gen, s->gen, memory_order_relaxed);
       t->cpu = UINT32_MAX;
       t->cpu_fast = FXT_CPU_SLOW;
+      t->fast_end = 0;
+      setup_companion(s, t, i, tid); /* the parent's signal-context records stay its own */
       s->info[i].tid = tid;
-      s->info[i].seen_overrun_records = s->info[i].seen_overrun_bytes = 0;
-      s->info[i].seen_lost_records = s->info[i].seen_lost_bytes = 0;
-      s->info[i].seen_lost = 0;
       s->info[i].owner_gen++;
+      sh_slot_own(s, i, t);
       continue;
     }
     atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
+    atomic_store_explicit(&sh_slot(s, i)->state, FXT_SH_SLOT_FREE, memory_order_relaxed);
   }
+  /* Records other threads of the parent pushed are the parent's. */
+  fxt_ingress_init(s->ingress, s->meta + s->sh->ingress_off + s->sh->ingress_ctl_bytes,
+                   FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD), INGRESS_PAYLOAD);
 }
 
 /* ---- rare emit paths --------------------------------------------------------------------- */
 
-static int copy_flat(void *ctx, uint32_t off, const void *src, uint32_t len)
+/* Leaving an emission on a companion (signal context): its records go to the ingress ring,
+ * tagged with the thread's slot; what the ring does not take is counted as the thread's. */
+static int copy_nothing(void *ctx, uint32_t off, const void *src, uint32_t len)
 {
-  memcpy((unsigned char *)ctx + off, src, len);
+  (void)ctx, (void)off, (void)src, (void)len;
   return 0;
 }
 
-/* Leaving an emission on a companion (signal context): its records go to the ingress ring,
- * tagged with the thread's slot; what the ring does not take is counted as the thread's. */
 void fxt_emit_nested_done(struct fxt_tslot *n)
 {
   struct session *s = &fxt_session;
   struct fxt_tslot *t = session_slot(s, n->slot_index);
   _Alignas(8) unsigned char buf[NESTED_BYTES];
-  int64_t got = fxt_ring_read(&n->w.ring, copy_flat, buf, sizeof(buf));
-  for (uint32_t off = 0; got > 0 && off + 8 <= (uint32_t)got;) {
+  /* Each record leaves the companion only once it is in the ingress ring (or counted), so a
+   * death in between leaves it in both, never in neither: `fxtrace recover` keeps one copy
+   * (docs/recovery.md). The companion has no other reader: its tail is ours here. */
+  struct fxt_ring_iter it;
+  fxt_ring_iter_begin(&n->w.ring, &it);
+  uint32_t len;
+  while (fxt_ring_iter_next(&it, buf, sizeof(buf), &len) == 1) {
     uint64_t h;
-    memcpy(&h, buf + off, 8);
-    uint32_t len = fxt_ring_record_bytes(h);
-    if (len == 0 || len > (uint32_t)got - off)
-      break;
-    if (fxt_ingress_push(&s->ingress, buf + off, len, s->gen, n->slot_index) != 0) {
+    memcpy(&h, buf, 8);
+    int pushed = fxt_ingress_push(s->ingress, buf, len, s->gen, n->slot_index);
+    (void)fxt_ring_read(&n->w.ring, copy_nothing, NULL, len); /* consume exactly it */
+    if (pushed != 0) {
       uint64_t records = 1;
       if ((h & 0xf) == FXT_RECORD_EVENT && (h >> 48) == FXT_STR_DROP_STATS && len >= 40)
-        records = (uint32_t)(*(const uint64_t *)(const void *)(buf + off + 32) >> 32);
+        records = (uint32_t)(*(const uint64_t *)(const void *)(buf + 32) >> 32);
       atomic_fetch_add_explicit(&t->lost, records, memory_order_relaxed);
     }
-    off += len;
   }
   /* A record too big for the companion was counted by its writer: the thread's loss too. */
   if (n->w.drop_records) {
@@ -380,6 +421,62 @@ void fxt_emit_wake(struct fxt_tslot *t)
     return;
   atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
   fxt_consumer_wake(&fxt_session);
+}
+
+/* Overwrite mode: makes room for `need` bytes by moving the tail past the oldest records, as
+ * the ring's make_room would (src/core/ring.c) - and then the ring finds the room and moves
+ * nothing - but states the move in the slot's entry of the session file first. make_room
+ * moves the tail with a compare-and-swap and updates the overrun counters after it: a death
+ * between the two would leave records overwritten and counted nowhere, and `fxtrace recover`
+ * could not tell how many (docs/recovery.md). Producer side only (the owner thread, or the
+ * consumer once it is gone): the same single-writer rules as make_room for the counters,
+ * the same orders for the tail (acquire on both outcomes of the compare-and-swap: pairs with
+ * the consumer's release when it claims, ring.c (2); the release fence before the gained
+ * space is written is the ring's reserve_slow, which runs because tail_cache is older). */
+void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
+{
+  struct fxt_ring *r = &t->w.ring;
+  if (!(r->flags & FXT_RING_OVERWRITE) || need > r->size || !s->sh ||
+      t->slot_index >= s->nslots || t->flush_on_leave)
+    return;
+  struct fxt_sh_slot *e = sh_slot(s, t->slot_index);
+  const unsigned char *base = (const unsigned char *)r + r->storage_off;
+  uint32_t mask = r->size - 1;
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+  while (need > r->size - (head - tail)) {
+    uint32_t to = tail, records = 0;
+    while (need > r->size - (head - to)) {
+      /* [tail, head) is ours and committed: the consumer only reads it. */
+      uint64_t h = atomic_load_explicit((const _Atomic uint64_t *)(const void *)(base + (to & mask)),
+                                        memory_order_relaxed);
+      uint32_t n = fxt_ring_record_bytes(h);
+      if (n == 0 || n > head - to)
+        return; /* corrupt: the ring's own make_room reports it */
+      records += !((h & 0xf) == FXT_RECORD_EVENT && (h >> 32 & 0xffff) == FXT_STR_KERNEL_META);
+      to += n;
+    }
+    uint32_t ovr = atomic_load_explicit(&r->overrun_records, memory_order_relaxed);
+    uint32_t ovb = atomic_load_explicit(&r->overrun_bytes, memory_order_relaxed);
+    atomic_store_explicit(&e->pass_from, tail, memory_order_relaxed);
+    atomic_store_explicit(&e->pass_to, to, memory_order_relaxed);
+    atomic_store_explicit(&e->pass_records, records, memory_order_relaxed);
+    atomic_store_explicit(&e->pass_ovr_before, ovr, memory_order_relaxed);
+    atomic_store_explicit(&e->pass_ovb_before, ovb, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&e->pass_state, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    uint32_t from = tail;
+    if (atomic_compare_exchange_strong_explicit(&r->tail, &tail, to, memory_order_acquire,
+                                                memory_order_acquire)) {
+      atomic_store_explicit(&r->overrun_records, ovr + records, memory_order_relaxed);
+      atomic_store_explicit(&r->overrun_bytes, ovb + (to - from), memory_order_relaxed);
+      tail = to;
+    }
+    /* On failure the consumer claimed meanwhile: tail is its new position; look again. */
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&e->pass_state, 0, memory_order_relaxed);
+  }
 }
 
 /* Block mode: waits (yielding) until the consumer made room, the timeout passed, or the
@@ -421,6 +518,10 @@ struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint6
    * in front of the event, in the same reservation, when the thread moved. */
   uint32_t words = cpu != t->cpu ? 4 + fxt_emit_thread_words(t) : 0;
   struct fxt_reservation res;
+  if (t->w.ring.flags & FXT_RING_OVERWRITE)
+    fxt_pass_oldest(&fxt_session, t,
+                    fxt_ring_record_bytes(header) + words * 8 +
+                        (t->w.drop_records | t->w.drop_bytes ? FXT_DROP_STATS_BYTES : 0));
   int rc = t->block_ms ? reserve_blocking(t, header, words * 8, &res)
                        : fxt_writer_reserve_prefixed(&t->w, header, words * 8, &res);
   if (rc != 0) {

@@ -23,6 +23,7 @@ int cmd_check(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 
 /* Prints "fxtrace CMD: FILE: msg" on stderr. */
 void cli_file_error(const char *cmd, const char *file, const char *msg);

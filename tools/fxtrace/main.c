@@ -25,6 +25,7 @@ static const struct command k_commands[] = {
     {"mount", cmd_mount, "mount a traced process's tracefs tree with FUSE"},
     {"convert", cmd_convert, "write a trace in another format (JSON, trace.dat; trace.dat to FXT)"},
     {"merge", cmd_merge, "align kernel (trace.dat) and fxtrace traces on CLOCK_MONOTONIC"},
+    {"recover", cmd_recover, "write the complete trace of a session whose process died"},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
 

@@ -1,0 +1,150 @@
+/* deliver.c - the consumer's two-step read of a ring: copy records without consuming them,
+ * write them to the output, and only then move the ring's tail past them (consumer.c), so a
+ * record is always in the output file or still in its buffer (docs/recovery.md).
+ *
+ * Staging uses the ring's non-consuming iterator (fxt_ring_iter_*), which returns only whole,
+ * untorn records in both modes. Consuming:
+ *
+ *  - discard mode: the consumer is the only one that moves tail, so the staged records are
+ *    still the oldest; fxt_ring_read with a copy function that copies nothing and max_bytes =
+ *    exactly their bytes moves tail to their end (release store, ring.c (2)).
+ *  - overwrite mode: the producer moves tail too, overwriting the oldest records and counting
+ *    them in overrun_records. It may have passed some of the staged records after they were
+ *    copied (they are in the output all the same); the consumer moves tail from where it is to
+ *    the end of the staged records with a release compare-and-swap (ring.c (2): it pairs with
+ *    the producer's acquire load of tail in make_room, so the copy happens before the space is
+ *    reused), and credits the staged records the producer had passed: they are delivered, so
+ *    they must not be reported as overrun. This is the only place outside ring.c that writes a
+ *    ring's tail; it does so under the protocol of ring.c's comment.
+ */
+#include <fxtrace/errors.h>
+#include <fxtrace/meta.h>
+#include <string.h>
+
+#include "deliver.h"
+
+/* Discard mode: only this consumer moves tail, so [tail, head) holds whole committed records
+ * that stay where they are until it does. One copy of the bytes (the acquire load of head pairs
+ * with the producer's release in commit, ring.h), then a walk over the copy for the record
+ * boundaries: no atomic per record, which the iterator needs only against a moving tail. */
+static int stage_discard(struct fxt_ring *r, unsigned char *buf, uint32_t cap,
+                         struct fxt_staged *st)
+{
+  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed); /* ours */
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  uint32_t avail = head - tail, n = avail < cap ? avail : cap;
+  const unsigned char *base = (const unsigned char *)r + r->storage_off;
+  uint32_t off = tail & (r->size - 1), first = r->size - off < n ? r->size - off : n;
+  memcpy(buf, base + off, first);
+  memcpy(buf + first, base, n - first);
+  uint32_t len = 0;
+  int rc = 0;
+  while (len + 8 <= n) {
+    uint64_t h;
+    memcpy(&h, buf + len, 8);
+    uint32_t b = fxt_ring_record_bytes(h);
+    if (b == 0 || b > avail - len) {
+      rc = len ? 0 : FXT_EBADMSG; /* damage past what was staged: the next call reports it */
+      break;
+    }
+    if (b > n - len) {
+      rc = len ? 0 : FXT_EBADMSG; /* larger than the stage: cannot be delivered */
+      break;
+    }
+    len += b;
+  }
+  st->from = tail;
+  st->to = tail + len;
+  st->len = len;
+  return rc;
+}
+
+int fxt_deliver_stage(struct fxt_ring *r, unsigned char *buf, uint32_t cap, struct fxt_staged *st)
+{
+  if (!(r->flags & FXT_RING_OVERWRITE))
+    return stage_discard(r, buf, cap, st);
+  struct fxt_ring_iter it;
+  fxt_ring_iter_begin(r, &it);
+  uint32_t from = it.pos, len = 0;
+  uint64_t skipped = 0;
+  int rc = 0;
+  for (;;) {
+    uint32_t n = 0;
+    rc = fxt_ring_iter_next(&it, buf + len, cap - len, &n);
+    if (it.skipped_bytes != skipped) {
+      /* Overwrite mode: the producer passed what was staged and counted it as overrun; start
+       * again from where the iterator resumed (a record it just returned is at buf + len). */
+      skipped = it.skipped_bytes;
+      if (rc == 1) {
+        memmove(buf, buf + len, n);
+        from = it.pos - n;
+        len = 0;
+      } else {
+        from = it.pos;
+        len = 0;
+      }
+    }
+    if (rc != 1)
+      break;
+    len += n;
+  }
+  st->from = from;
+  st->to = from + len;
+  st->len = len;
+  if (rc == FXT_EBADMSG || (rc == FXT_ENOBUFS && len == 0))
+    return len ? 0 : FXT_EBADMSG; /* damage past what was staged: the next call reports it */
+  return 0;
+}
+
+static int copy_nothing(void *ctx, uint32_t off, const void *src, uint32_t len)
+{
+  (void)ctx, (void)off, (void)src, (void)len;
+  return 0;
+}
+
+/* Non-bookkeeping records (ring.c's is_bookkeeping: kernel:meta events are not counted in
+ * overrun_records) among the first `bytes` of the staged copy. */
+static uint32_t event_records(const unsigned char *buf, uint32_t bytes)
+{
+  uint32_t records = 0;
+  for (uint32_t off = 0; off + 8 <= bytes;) {
+    uint64_t h;
+    memcpy(&h, buf + off, 8);
+    uint32_t n = fxt_ring_record_bytes(h);
+    if (n == 0)
+      break;
+    records += !((h & 0xf) == 4 && (h >> 32 & 0xffff) == FXT_STR_KERNEL_META);
+    off += n;
+  }
+  return records;
+}
+
+uint32_t fxt_deliver_advance(struct fxt_ring *r, const struct fxt_staged *st, const unsigned char *buf,
+                             uint32_t *credit_records, uint32_t *credit_bytes)
+{
+  *credit_records = *credit_bytes = 0;
+  if (st->len == 0)
+    return 0;
+  if (!(r->flags & FXT_RING_OVERWRITE)) {
+    uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed); /* ours */
+    int64_t n = fxt_ring_read(r, copy_nothing, NULL, st->to - tail);
+    return n > 0 ? (uint32_t)n : 0;
+  }
+  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  for (;;) {
+    if (tail - st->from > st->len) {
+      /* The producer is past everything staged: all of it was counted as overrun. */
+      *credit_records = event_records(buf, st->len);
+      *credit_bytes = st->len;
+      return 0;
+    }
+    /* Release pairs with the producer's acquire load of tail (ring.c (2)). On failure the
+     * producer moved tail (overwriting and counting); look again from where it is. */
+    if (atomic_compare_exchange_weak_explicit(&r->tail, &tail, st->to, memory_order_release,
+                                              memory_order_relaxed)) {
+      *credit_records = event_records(buf, tail - st->from);
+      *credit_bytes = tail - st->from;
+      return st->to - tail;
+    }
+  }
+}

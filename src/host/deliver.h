@@ -1,0 +1,26 @@
+/* deliver.h - staging a ring's records without consuming them, and consuming them once they
+ * are in the output (deliver.c). Consumer side of a ring only. */
+#ifndef FXT_HOST_DELIVER_H
+#define FXT_HOST_DELIVER_H
+
+#include <fxtrace/ring.h>
+
+/* Records [from, to) of a ring (free-running positions), copied into a staging buffer. */
+struct fxt_staged {
+  uint32_t from, to;
+  uint32_t len; /* to - from */
+};
+
+/* Copies the ring's oldest whole records, up to cap bytes, into buf, leaving them in the
+ * ring. Returns 0 (st->len 0 when there is nothing), or FXT_EBADMSG when the oldest record's
+ * header is invalid (nothing staged). */
+int fxt_deliver_stage(struct fxt_ring *r, unsigned char *buf, uint32_t cap, struct fxt_staged *st);
+
+/* Moves the ring's tail past the staged records (buf: their copy). Returns the bytes the tail
+ * moved; *credit_records / *credit_bytes: staged records that the producer overwrote and
+ * counted as overrun meanwhile (overwrite mode; 0 in discard mode). */
+uint32_t fxt_deliver_advance(struct fxt_ring *r, const struct fxt_staged *st,
+                             const unsigned char *buf, uint32_t *credit_records,
+                             uint32_t *credit_bytes);
+
+#endif

@@ -1,0 +1,64 @@
+/* metarec.h - the kernel:meta bookkeeping records (docs/fxt-conventions.md) as the consumer
+ * writes them into a session's file and recovery writes them into a recovered one: built in
+ * one place so that both say the same. The caller sets the thread and encodes the event.
+ */
+#ifndef FXT_HOST_METAREC_H
+#define FXT_HOST_METAREC_H
+
+#include <fxtrace/fxt.h>
+#include <fxtrace/meta.h>
+#include <stdint.h>
+
+/* A reference to string table index `index`. */
+static inline struct fxt_str_ref fxt_meta_ref(uint16_t index)
+{
+  struct fxt_str_ref r = {0, 0, index};
+  return r;
+}
+
+/* An instant `name` (FXT_STR_OVERRUN, FXT_STR_LOST) with num_records and num_bytes; a
+ * drop_stats record is the same event as a duration-complete (fxt_meta_drop_stats). */
+static inline void fxt_meta_loss(struct fxt_event *e, uint16_t name, uint32_t records,
+                                 uint32_t bytes, uint64_t ts)
+{
+  e->type = FXT_EVENT_INSTANT;
+  e->timestamp = ts;
+  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
+  e->name = fxt_meta_ref(name);
+  e->num_args = 2;
+  e->args[0].type = FXT_ARG_UINT32;
+  e->args[0].name = fxt_meta_ref(FXT_STR_NUM_RECORDS);
+  e->args[0].value.u32 = records;
+  e->args[1].type = FXT_ARG_UINT32;
+  e->args[1].name = fxt_meta_ref(FXT_STR_NUM_BYTES);
+  e->args[1].value.u32 = bytes;
+}
+
+/* A drop run from first to last (ticks), as the writer reports it (fxtrace/writer.h). */
+static inline void fxt_meta_drop_stats(struct fxt_event *e, uint32_t records, uint32_t bytes,
+                                       uint64_t first, uint64_t last)
+{
+  fxt_meta_loss(e, FXT_STR_DROP_STATS, records, bytes, first);
+  e->type = FXT_EVENT_DURATION_COMPLETE;
+  e->trailer = last >= first ? last : first;
+}
+
+/* The clock sync instant: ticks, CLOCK_MONOTONIC and CLOCK_REALTIME read together. */
+static inline void fxt_meta_clock_sync(struct fxt_event *e, uint64_t ticks, uint64_t mono_ns,
+                                       uint64_t real_ns)
+{
+  static const uint16_t names[3] = {FXT_STR_TICKS, FXT_STR_MONOTONIC_NS, FXT_STR_REALTIME_NS};
+  const uint64_t values[3] = {ticks, mono_ns, real_ns};
+  e->type = FXT_EVENT_INSTANT;
+  e->timestamp = ticks;
+  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
+  e->name = fxt_meta_ref(FXT_STR_CLOCK_SYNC);
+  e->num_args = 3;
+  for (int k = 0; k < 3; k++) {
+    e->args[k].type = FXT_ARG_UINT64;
+    e->args[k].name = fxt_meta_ref(names[k]);
+    e->args[k].value.u64 = values[k];
+  }
+}
+
+#endif

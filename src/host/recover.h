@@ -1,0 +1,62 @@
+/* recover.h - reading a session's files after its process died (or, read-only, while it runs)
+ * and writing the complete FXT trace they hold: `fxtrace recover`, and the buffers directory's
+ * clean-up of sessions with nothing left (docs/recovery.md; the files' layout: shfile.h).
+ *
+ * The reader trusts nothing: every offset, size and position is checked against the bytes it
+ * has, and every record taken from a buffer is decoded strictly before it is written. Damage
+ * is reported as "FILE: offset N: reason" and recovery goes on with everything else.
+ */
+#ifndef FXT_HOST_RECOVER_H
+#define FXT_HOST_RECOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A file's bytes (mapped or in memory) and the name used in messages. size 0: missing. */
+struct fxt_rec_file {
+  const char *name;
+  const unsigned char *data;
+  uint64_t size;
+};
+
+struct fxt_rec_input {
+  struct fxt_rec_file session; /* DIR/session */
+  struct fxt_rec_file pool;    /* DIR/buffers */
+  struct fxt_rec_file output;  /* the session's partial output file (size 0: none) */
+  bool live;                   /* the process still runs: positions may move (best effort) */
+};
+
+/* What a recovery found and wrote. */
+struct fxt_rec_stats {
+  uint64_t prefix_bytes;     /* of the partial output file, kept as they were */
+  uint64_t cut_bytes;        /* of it, dropped: past the committed length, or damaged */
+  uint64_t records;          /* records taken from buffers, the ingress ring, held records */
+  uint64_t events;           /* of them, events (not kernel:meta) */
+  uint64_t dropped, overrun, lost; /* losses reported by the records recovery wrote */
+  uint64_t bad_records;      /* records taken from buffers that did not decode: skipped */
+  uint32_t threads;          /* buffers with something recovered */
+  uint32_t uncommitted;      /* threads that died inside an emission */
+  uint32_t damage;           /* damage reports */
+};
+
+/* Output sink: returns 0, or a negative errno (recovery stops). */
+typedef int (*fxt_rec_write_fn)(void *ctx, const void *p, size_t n);
+/* One line of report (no newline): severity 0 information, 1 damage. */
+typedef void (*fxt_rec_report_fn)(void *ctx, int severity, const char *line);
+
+/* Writes the recovered trace through out. Returns 0 when everything was recovered, 1 when it
+ * was written but damage was reported (the stats and report say what), or FXT_EBADMSG when
+ * the session header itself is unusable (nothing written), or the sink's error. */
+int fxt_recover_run(const struct fxt_rec_input *in, fxt_rec_write_fn out, void *out_ctx,
+                    fxt_rec_report_fn report, void *report_ctx, struct fxt_rec_stats *stats);
+
+/* True when process pid runs and is the one that started at proc_start (shfile.h). */
+bool fxt_recover_alive(uint32_t pid, uint64_t proc_start);
+
+/* For the clean-up of a buffers directory (buffers.c): 1 when dir holds the session of a
+ * process that is gone and nothing in it is missing from its output file (a clean stop, or
+ * everything delivered), 0 otherwise (alive, something to recover, or unreadable). */
+int fxt_recover_is_stale(const char *dir);
+
+#endif

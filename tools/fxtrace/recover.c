@@ -1,0 +1,237 @@
+/* tools/fxtrace/recover.c - `fxtrace recover DIR -o FILE`: the complete trace of a session
+ * whose process died, from the files its buffers live in (src/host/recover.h,
+ * docs/recovery.md). */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fxtrace/errors.h>
+
+#include "host/recover.h"
+#include "host/shfile.h"
+
+static const char k_usage[] =
+    "usage: fxtrace recover [--help] [--quiet] [--output-file PARTIAL] [--remove] DIR -o FILE\n"
+    "\n"
+    "Writes FILE, the complete trace of the session whose buffers are in DIR (the session's\n"
+    "directory, DIR/<pid>.<n> of its buffers= directory, by default\n"
+    "/dev/shm/fxtrace-<uid>/<pid>.<n>): what its output file holds, then every committed\n"
+    "record still in its buffers, exactly once and in order, with drop, overrun and loss\n"
+    "counts. A record a thread was writing when the process died is reported and skipped.\n"
+    "The output file is found where the session wrote it (--output-file: elsewhere). A\n"
+    "session whose process still runs is read as it is at that moment (best effort).\n"
+    "Given a buffers directory that holds several sessions, lists them.\n"
+    "\n"
+    "Damage is reported as \"FILE: offset N: reason\"; everything else is still recovered.\n"
+    "  --quiet     report damage only\n"
+    "  --remove    delete DIR once FILE is written, when its process is gone\n"
+    "Exits 0 when everything was recovered, 1 when FILE was written with damage reported or\n"
+    "could not be written, 2 for a usage error.\n";
+
+struct mapped {
+  const unsigned char *data;
+  uint64_t size;
+};
+
+static int map_file(const char *path, struct mapped *m, char *err, size_t err_size)
+{
+  m->data = NULL;
+  m->size = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(err, err_size, "%s", strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(err, err_size, "not a regular file");
+    close(fd);
+    return -1;
+  }
+  if (st.st_size > 0) {
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      snprintf(err, err_size, "cannot map it: %s", strerror(errno));
+      close(fd);
+      return -1;
+    }
+    m->data = p;
+    m->size = (uint64_t)st.st_size;
+  }
+  close(fd);
+  return 0;
+}
+
+static void unmap(struct mapped *m)
+{
+  if (m->data)
+    munmap((void *)m->data, m->size);
+}
+
+static void report(void *ctx, int damage, const char *line)
+{
+  bool quiet = *(bool *)ctx;
+  if (damage || !quiet)
+    fprintf(stderr, "fxtrace recover: %s\n", line);
+}
+
+static int write_out(void *ctx, const void *p, size_t n)
+{
+  int fd = *(int *)ctx;
+  const unsigned char *b = p;
+  while (n) {
+    ssize_t k = write(fd, b, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return k < 0 ? -errno : -EIO;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* DIR is not a session: list the sessions under it. Returns the usage exit code. */
+static int list_sessions(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (!d) {
+    cli_file_error("recover", dir, strerror(errno));
+    return CLI_EXIT_FAIL;
+  }
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, FXT_SH_FILE);
+    if (e->d_name[0] == '.' || stat(path, &st) != 0)
+      continue;
+    if (n++ == 0)
+      fprintf(stderr, "fxtrace recover: %s holds sessions; give one of them:\n", dir);
+    fprintf(stderr, "  %s/%s\n", dir, e->d_name);
+  }
+  closedir(d);
+  if (n == 0)
+    cli_file_error("recover", dir, "no session file here (want DIR/<pid>.<n>/session)");
+  return CLI_EXIT_FAIL;
+}
+
+int cmd_recover(int argc, char **argv)
+{
+  const char *dir = NULL, *out_path = NULL, *partial = NULL;
+  bool quiet = false, remove_dir = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(k_usage, stdout);
+      return CLI_EXIT_OK;
+    } else if (!strcmp(a, "-o") && i + 1 < argc) {
+      out_path = argv[++i];
+    } else if (!strcmp(a, "--output-file") && i + 1 < argc) {
+      partial = argv[++i];
+    } else if (!strcmp(a, "--quiet")) {
+      quiet = true;
+    } else if (!strcmp(a, "--remove")) {
+      remove_dir = true;
+    } else if (a[0] == '-' && a[1]) {
+      char msg[300];
+      snprintf(msg, sizeof(msg), "unknown option or missing value '%s'", a);
+      return cli_usage_error("recover", k_usage, msg);
+    } else if (dir) {
+      return cli_usage_error("recover", k_usage, "more than one DIR");
+    } else {
+      dir = a;
+    }
+  }
+  if (!dir)
+    return cli_usage_error("recover", k_usage, "missing DIR");
+  if (!out_path)
+    return cli_usage_error("recover", k_usage, "missing -o FILE");
+
+  char spath[4400], ppath[4400], err[256];
+  snprintf(spath, sizeof(spath), "%s/%s", dir, FXT_SH_FILE);
+  snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
+  struct mapped ses, pool, output = {NULL, 0};
+  if (map_file(spath, &ses, err, sizeof(err)) != 0) {
+    struct stat st;
+    if (errno == ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+      return list_sessions(dir);
+    cli_file_error("recover", spath, err);
+    return CLI_EXIT_FAIL;
+  }
+  if (map_file(ppath, &pool, err, sizeof(err)) != 0)
+    fprintf(stderr, "fxtrace recover: %s: %s\n", ppath, err);
+  /* The partial output: where the header says, unless given. */
+  char opath[4097] = "";
+  if (partial) {
+    snprintf(opath, sizeof(opath), "%s", partial);
+  } else if (ses.size >= FXT_SH_HEADER_BYTES) {
+    memcpy(opath, ses.data + FXT_SH_OFF_OUTPUT, 4096);
+    opath[4096] = 0;
+  }
+  bool have_output = opath[0] && strcmp(opath, "-") != 0;
+  if (have_output && map_file(opath, &output, err, sizeof(err)) != 0)
+    fprintf(stderr, "fxtrace recover: %s: %s\n", opath, err);
+  uint32_t pid = 0; /* little-endian: shfile.h's files are only written on such hosts */
+  uint64_t start = 0;
+  if (ses.size >= FXT_SH_HEADER_BYTES) {
+    memcpy(&pid, ses.data + FXT_SH_OFF_PID, 4);
+    memcpy(&start, ses.data + FXT_SH_OFF_PROC_START, 8);
+  }
+  bool live = fxt_recover_alive(pid, start);
+
+  struct fxt_rec_input in = {
+      .session = {spath, ses.data, ses.size},
+      .pool = {ppath, pool.data, pool.size},
+      .output = {opath, output.data, output.size},
+      .live = live,
+  };
+  /* Written beside FILE and renamed into place: FILE may be the session's own output. */
+  char tmp[4200];
+  snprintf(tmp, sizeof(tmp), "%s.recover-%d", out_path, (int)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    cli_file_error("recover", tmp, strerror(errno));
+    unmap(&ses), unmap(&pool), unmap(&output);
+    return CLI_EXIT_FAIL;
+  }
+  struct fxt_rec_stats st;
+  int rc = fxt_recover_run(&in, write_out, &fd, report, &quiet, &st);
+  if (close(fd) != 0 && rc >= 0)
+    rc = -errno;
+  unmap(&ses), unmap(&pool), unmap(&output);
+  if (rc < 0) {
+    unlink(tmp);
+    fprintf(stderr, "fxtrace recover: %s: nothing written: %s\n", out_path, fxt_strerror(rc));
+    return CLI_EXIT_FAIL;
+  }
+  if (rename(tmp, out_path) != 0) {
+    cli_file_error("recover", out_path, strerror(errno));
+    unlink(tmp);
+    return CLI_EXIT_FAIL;
+  }
+  if (!quiet)
+    fprintf(stderr,
+            "fxtrace recover: %s: %llu bytes of the output kept, %llu records recovered "
+            "(%llu events) from %u threads; dropped %llu, overrun %llu, lost %llu%s\n",
+            out_path, (unsigned long long)st.prefix_bytes, (unsigned long long)st.records,
+            (unsigned long long)st.events, st.threads, (unsigned long long)st.dropped,
+            (unsigned long long)st.overrun, (unsigned long long)st.lost,
+            rc ? "; damage reported above" : "");
+  if (remove_dir && !live) {
+    unlink(spath);
+    unlink(ppath);
+    if (rmdir(dir) != 0)
+      fprintf(stderr, "fxtrace recover: %s: not removed: %s\n", dir, strerror(errno));
+  }
+  return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
