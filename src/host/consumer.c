@@ -42,10 +42,10 @@
 
 #define STAGE_BYTES (1u << 20)
 #define OUT_BYTES (1u << 20)
-/* Between passes when no producer wakes the consumer (a producer does at half a buffer):
- * 100 ms, so a burst that fits in the buffers is written after it, not while it takes every
- * core (and an idle process wakes ten times a second); 10 ms while a trace_pipe reader waits
- * (`trace` flushes before it reads). */
+/* Between passes when no producer wakes the consumer (one does at a quarter of its buffer,
+ * slots.c wake_mark): 100 ms, so a burst that fits in the buffers is written after it, not
+ * while it takes every core (and an idle process wakes ten times a second); 10 ms while a
+ * trace_pipe reader waits (`trace` flushes before it reads). */
 #define POLL_NS 100000000
 #define POLL_LIVE_NS 10000000
 #define PROVIDER_NAME "fxtrace/1"

@@ -157,10 +157,14 @@ static void expect_report(const struct result *r, const char *file)
 {
   if (r->rc != 1)
     fail_msg("recovery returned %d, want 1 (damage reported)", r->rc);
-  char want[4400];
-  snprintf(want, sizeof(want), "%s: offset ", file);
-  if (!strstr(r->reports, want))
+  size_t n = strlen(file) + sizeof(": offset ");
+  char *want = malloc(n);
+  assert_non_null(want);
+  snprintf(want, n, "%s: offset ", file);
+  bool found = strstr(r->reports, want) != NULL;
+  if (!found)
     fail_msg("no report names %s and an offset; reports:\n%s", want, r->reports);
+  free(want);
 }
 
 /* A private, writable copy of a mapped file's bytes (copy-on-write). */
