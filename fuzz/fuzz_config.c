@@ -7,7 +7,7 @@
  *  - the result is 0, FXT_EINVAL or FXT_ENOBUFS; with a strbuf of 2 * size + 16 bytes
  *    (normalizing "a" to "a:*" at most doubles the events text) never FXT_ENOBUFS;
  *  - on 0: err is ""; every field is in its documented range; events and output are either
- *    the default literals (same pointers as parsing ""; buffers: NULL) or NUL-terminated
+ *    the default literals (same pointers as parsing ""; buffers, trigger: NULL) or NUL-terminated
  *    strings inside strbuf, never pointers into the input; events globs are normalized (one ':' each, no
  *    blank) and every '%' of output is followed by 'p' or '%';
  *  - on an error: err is "FXTRACE: ..." NUL-terminated, and *cfg equals the defaults;
@@ -32,14 +32,18 @@ static void check(int ok) {
     abort();
 }
 
+/* Both NULL (the default), or equal strings. */
+static int same_string(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 static int same_config(const struct fxt_session_config *a, const struct fxt_session_config *b) {
   return a->struct_size == b->struct_size && a->mode == b->mode &&
          a->block_timeout_ms == b->block_timeout_ms && a->clock == b->clock &&
          a->buffer_kb == b->buffer_kb && a->total_kb == b->total_kb &&
          a->max_file_kb == b->max_file_kb && strcmp(a->events, b->events) == 0 &&
          strcmp(a->output, b->output) == 0 &&
-         (a->buffers == b->buffers ||
-          (a->buffers && b->buffers && strcmp(a->buffers, b->buffers) == 0));
+         same_string(a->buffers, b->buffers) && same_string(a->trigger, b->trigger);
 }
 
 static int inside(const void *p, const void *base, size_t size) {
@@ -163,12 +167,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_ok(&cfg);
     size_t need = check_string(cfg.events, g_defaults.events, sb, sb_size, text, size + 1) +
                   check_string(cfg.output, g_defaults.output, sb, sb_size, text, size + 1) +
-                  check_string(cfg.buffers, g_defaults.buffers, sb, sb_size, text, size + 1);
+                  check_string(cfg.buffers, g_defaults.buffers, sb, sb_size, text, size + 1) +
+                  check_string(cfg.trigger, g_defaults.trigger, sb, sb_size, text, size + 1);
     check_exact_size(text, &cfg, need);
   } else {
     check(strncmp(err, "FXTRACE: at ", 12) == 0 && strlen(err) > 12);
     check(same_config(&cfg, &g_defaults) && cfg.events == g_defaults.events &&
-          cfg.output == g_defaults.output && cfg.buffers == g_defaults.buffers);
+          cfg.output == g_defaults.output && cfg.buffers == g_defaults.buffers &&
+          cfg.trigger == g_defaults.trigger);
     check_short_err(text, rc, err, 1 + size % 40);
   }
   free(sb);

@@ -60,7 +60,8 @@ static void requests(const unsigned char *buf, size_t size)
     }
     check(used == used2 && used >= FXT_CTL_REQ_HEADER && used <= left &&
           used <= 4 + FXT_CTL_MAX_REQUEST);
-    check(req.op >= FXT_CTL_INFO && req.op <= FXT_CTL_PIPE);
+    check(req.op >= FXT_CTL_INFO && req.op <= FXT_CTL_SNAPSHOT);
+    check(req.op != FXT_CTL_SNAPSHOT || (req.path_len > 0 && req.path[0] == '/'));
     check((req.flags & ~(req.op == FXT_CTL_WRITE ? FXT_CTL_F_TRUNC : 0u)) == 0);
     check((const unsigned char *)req.path == p + FXT_CTL_REQ_HEADER);
     check(req.path_len <= FXT_CTL_MAX_PATH && !memchr(req.path, 0, req.path_len));

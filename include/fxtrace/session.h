@@ -38,6 +38,15 @@
  *                           /dev/shm/fxtrace-<euid> (tmpfs: nothing is written back to a disk;
  *                           when it cannot be used, anonymous memory and a message on stderr);
  *                           "buffers=" (empty): anonymous memory, nothing survives a crash
+ *   trigger=FILE            on a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
+ *                           SIGTRAP, SIGSYS) write a snapshot (fxt_snapshot) to FILE (%p =
+ *                           pid), then chain to the program's handler or die of the signal
+ *
+ * Flight recorder: mode=overwrite with output= (no file). The consumer then leaves the live
+ * threads' buffers alone: each keeps its thread's newest records, and fxt_snapshot, `fxtrace
+ * snapshot PID -o FILE` or the trigger writes them; the live view (trace, trace_pipe) gets
+ * nothing from them. (With an output file the consumer drains the buffers into it, and a
+ * snapshot holds what it has not taken yet.)
  */
 #ifndef FXTRACE_SESSION_H
 #define FXTRACE_SESSION_H
@@ -72,6 +81,8 @@ struct fxt_session_config {
   const char *output;        /* NULL = default "fxtrace-%p.fxt"; "" = no file */
   const char *buffers;       /* NULL = default directory (see buffers= above); "" = anonymous
                                 memory */
+  const char *trigger;       /* NULL or "" = none; else a snapshot to this file (%p = pid) on a
+                                fatal signal (see trigger= above) */
 };
 
 /* Counters of the running (or last) session, for tools and tests. */
@@ -115,6 +126,14 @@ FXT_API const char *fxt_session_output(void);
 /* The running session's buffers directory (DIR/<pid>.<n>, what `fxtrace recover` reads), or
  * "" when its buffers are in anonymous memory or no session runs. */
 FXT_API const char *fxt_session_buffers(void);
+
+/* Writes a snapshot of the running session to path (created or truncated): a complete FXT
+ * file with every thread's records now in its buffer (a contiguous run of its newest records
+ * each, never a torn one), while tracing goes on. The consumer thread writes it; this waits
+ * for it (at most 10 s). Returns 0, FXT_EINVAL (no path), FXT_ENOENT (no session), FXT_EBUSY
+ * (another snapshot is being written), FXT_EAGAIN (timed out: the file may still be written),
+ * or a negative errno of open or write. */
+FXT_API int fxt_snapshot(const char *path);
 
 /* Parses an FXTRACE string into *cfg (which it first resets to all defaults, struct_size set).
  * The events and output strings are copied into strbuf (strbuf_size bytes; cfg points into

@@ -6,9 +6,10 @@
  * valid. The text is read once, left to right, up to its NUL; no recursion, no allocation.
  *
  * Strings: the default events and output are string literals (valid forever; a reset to
- * defaults needs no strbuf; the default buffers is NULL). Only events=, output= and buffers=
- * given in the text go to strbuf, in that order, copied once after the whole text is valid: a repeated key costs no space, and a
- * malformed text is FXT_EINVAL whatever strbuf's size. events is stored normalized: globs
+ * defaults needs no strbuf; the default buffers and trigger are NULL). Only events=, output=,
+ * buffers= and trigger= given in the text go to strbuf, in that order, copied once after the
+ * whole text is valid: a repeated key costs no space, and a malformed text is FXT_EINVAL
+ * whatever strbuf's size. events is stored normalized: globs
  * without blanks, joined by ',', "demo" completed to "demo:*".
  *
  * Errors: *cfg is reset to all defaults. err (unless NULL or err_size 0) gets "FXTRACE: at N:
@@ -32,8 +33,8 @@ struct span { size_t pos, len; }; /* a piece of the text: [pos, pos + len) */
 struct parser {
   const char *text;
   struct fxt_session_config *cfg;
-  struct span events, output, buffers; /* the last events=, output= and buffers= values */
-  int has_events, has_output, has_buffers;
+  struct span events, output, buffers, trigger; /* the last value of each */
+  int has_events, has_output, has_buffers, has_trigger;
   char *err; /* NULL, or err_size bytes */
   size_t err_size;
 };
@@ -49,7 +50,7 @@ struct sink { char *buf; size_t size, used; };
 static const struct fxt_session_config k_defaults = {
     .struct_size = sizeof k_defaults, .mode = FXT_MODE_DISCARD, .block_timeout_ms = 10,
     .clock = FXT_CLOCK_AUTO, .buffer_kb = 4096, .total_kb = 1048576, .max_file_kb = 0,
-    .events = "*:*", .output = "fxtrace-%p.fxt", .buffers = NULL};
+    .events = "*:*", .output = "fxtrace-%p.fxt", .buffers = NULL, .trigger = NULL};
 
 /* "FXTRACE: at pos: " and the reason into err; returns FXT_EINVAL. */
 #if defined(__GNUC__)
@@ -264,14 +265,24 @@ static int key_output(struct parser *p, struct span v) {
   return 0;
 }
 
-/* A directory (session.h): any path; "" means anonymous memory. */
-static int key_buffers(struct parser *p, struct span v) {
+/* A path taken as given (buffers=, trigger=: session.h); "" is allowed (anonymous memory,
+ * no trigger). Used only if the whole text parses. */
+static int path_value(struct parser *p, struct span v, const char *key, struct span *out,
+                      int *has) {
   if (v.len > CFG_OUTPUT_MAX - 32)
-    return fail(p, v.pos, "buffers: %zu bytes is longer than the limit of %u", v.len,
+    return fail(p, v.pos, "%s: %zu bytes is longer than the limit of %u", key, v.len,
                 CFG_OUTPUT_MAX - 32);
-  p->buffers = v; /* used only if the whole text parses */
-  p->has_buffers = 1;
+  *out = v;
+  *has = 1;
   return 0;
+}
+
+static int key_buffers(struct parser *p, struct span v) {
+  return path_value(p, v, "buffers", &p->buffers, &p->has_buffers);
+}
+
+static int key_trigger(struct parser *p, struct span v) {
+  return path_value(p, v, "trigger", &p->trigger, &p->has_trigger);
 }
 
 static const struct {
@@ -280,7 +291,7 @@ static const struct {
 } k_keys[] = {
     {"events", key_events}, {"buffer_kb", key_buffer_kb}, {"total_kb", key_total_kb},
     {"mode", key_mode},     {"output", key_output},       {"max_file_kb", key_max_file_kb},
-    {"clock", key_clock},       {"buffers", key_buffers},
+    {"clock", key_clock},       {"buffers", key_buffers},     {"trigger", key_trigger},
 };
 
 /* The entry [b, e) of the text (without its ';'). */
@@ -298,7 +309,7 @@ static int parse_entry(struct parser *p, size_t b, size_t e) {
     if (span_is(p, key, k_keys[i].name))
       return k_keys[i].parse(p, value);
   return fail(p, key.pos, "unknown key '%.*s%s' (keys: events, buffer_kb, total_kb, mode, "
-                          "output, max_file_kb, clock)", ECHO(p, key));
+                          "output, max_file_kb, clock, buffers, trigger)", ECHO(p, key));
 }
 
 static int parse_entries(struct parser *p) {
@@ -314,24 +325,28 @@ static int parse_entries(struct parser *p) {
   }
 }
 
+/* A value as given and its NUL into the sink; returns where it starts. */
+static size_t put_span(struct parser *p, struct sink *s, struct span v) {
+  size_t at = s->used;
+  put(s, p->text + v.pos, v.len);
+  put(s, "", 1);
+  return at;
+}
+
 /* Copies the given strings into strbuf, events first; pointers are set only once all fit. */
 static int store_strings(struct parser *p, char *strbuf, size_t strbuf_size) {
   struct sink s = {strbuf, strbuf != NULL ? strbuf_size : 0, 0};
-  size_t output_at = 0, buffers_at = 0;
+  size_t output_at = 0, buffers_at = 0, trigger_at = 0;
   if (p->has_events) { /* at strbuf + 0 */
     walk_events(p, p->events, &s); /* validated already: cannot fail */
     put(&s, "", 1);
   }
-  if (p->has_output) {
-    output_at = s.used;
-    put(&s, p->text + p->output.pos, p->output.len);
-    put(&s, "", 1);
-  }
-  if (p->has_buffers) {
-    buffers_at = s.used;
-    put(&s, p->text + p->buffers.pos, p->buffers.len);
-    put(&s, "", 1);
-  }
+  if (p->has_output)
+    output_at = put_span(p, &s, p->output);
+  if (p->has_buffers)
+    buffers_at = put_span(p, &s, p->buffers);
+  if (p->has_trigger)
+    trigger_at = put_span(p, &s, p->trigger);
   if (s.used > s.size) {
     if (p->err != NULL && p->err_size > 0)
       snprintf(p->err, p->err_size, "FXTRACE: strbuf has %zu bytes, the events%s strings need %zu",
@@ -344,6 +359,8 @@ static int store_strings(struct parser *p, char *strbuf, size_t strbuf_size) {
     p->cfg->output = strbuf + output_at;
   if (p->has_buffers)
     p->cfg->buffers = strbuf + buffers_at;
+  if (p->has_trigger)
+    p->cfg->trigger = strbuf + trigger_at;
   return 0;
 }
 

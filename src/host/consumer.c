@@ -58,6 +58,7 @@ struct out {
   uint64_t file_len; /* bytes the file holds (what write() took) */
   uint64_t limit;    /* event bytes allowed (max_file_kb), 0 = none */
   int error;         /* first write error (errno), reported at stop */
+  bool direct;       /* a snapshot's file: written as it is, outside the commit protocol */
 };
 
 /* What a write changes once it is in the file (commit; the intent of shfile.h). */
@@ -372,7 +373,9 @@ static void write_clock_sync(struct session *s, bool first)
   EMIT(fxt_encode_event, &e);
 }
 
-static void write_header(struct session *s)
+/* The head of a file: magic, provider, ticks, strings, process, clock sync, tracepoint
+ * descriptions. first: the session's own output (its clock sync is the live view's too). */
+static void write_header(struct session *s, bool first)
 {
   EMIT(fxt_encode_magic_, NULL);
   struct fxt_provider_info pi = {(uint32_t)s->pid, (uint8_t)strlen(PROVIDER_NAME), PROVIDER_NAME};
@@ -394,7 +397,7 @@ static void write_header(struct session *s)
   k.obj_type = FXT_KOBJ_PROCESS;
   k.name = ref_inline(comm);
   EMIT(fxt_encode_kernel_object, &k);
-  write_clock_sync(s, true);
+  write_clock_sync(s, first);
   C.registry_gen = fxt_registry_generation() - 1; /* force the descriptions */
   write_metadata();
 }
@@ -614,6 +617,11 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
   struct fxt_sh *h = s->sh;
   struct out *o = &C.out;
   bool has_slot = fx && fx->slot != FXT_SH_NO_SLOT;
+  if (o->direct) { /* a snapshot (below): nothing in it is the session's output */
+    write_all(o, o->buf, o->len, chunk, len);
+    o->len = 0;
+    return;
+  }
   if (o->fd < 0) {
     o->len = 0;
     len = 0;
@@ -847,11 +855,166 @@ static void finish_slot(struct session *s, uint32_t i, bool free_it)
     fxt_slot_free(s, i);
 }
 
+/* Overwrite mode without an output file: a live thread's ring is the record (its newest
+ * records, which fxt_snapshot writes), so the consumer leaves it alone; an exited thread's is
+ * drained and freed as always. */
+static bool flight_recorder(const struct session *s)
+{
+  return s->cfg.mode == FXT_MODE_OVERWRITE && s->output[0] == 0;
+}
+
+/* ---- snapshots (fxt_snapshot) ------------------------------------------------------------ *
+ * A thread asks for one with fxt_consumer_snapshot: it moves state IDLE -> CLAIMED
+ * (compare-and-swap: one request at a time), stores the file's descriptor, moves CLAIMED ->
+ * REQUESTED (release), wakes the consumer and polls. The consumer, between passes, moves REQUESTED -> WORKING, writes the file, closes it,
+ * stores rc, and moves WORKING -> DONE; the requester reads rc and moves DONE -> IDLE. A
+ * requester that gives up moves REQUESTED -> IDLE (and closes the file itself) or WORKING ->
+ * ABANDONED (the consumer then moves it to IDLE). Each release store pairs with the acquire
+ * load or compare-and-swap of the other side, so fd and rc are handed over with the state. */
+enum { SNAP_IDLE, SNAP_CLAIMED, SNAP_REQUESTED, SNAP_WORKING, SNAP_DONE, SNAP_ABANDONED };
+static struct {
+  _Atomic int state;
+  int fd, rc;
+  unsigned char *copy; /* a ring's records (consumer thread; buffer_bytes) */
+  size_t copy_bytes;
+} snap;
+
+/* The ring's committed records now, oldest first, into snap.copy: a contiguous run of whole
+ * records (the iterator never returns a torn one; when the producer overwrote records under
+ * it, what was copied before the gap is dropped, so the run has no hole). Returns its bytes. */
+static uint32_t snap_copy_ring(const struct fxt_ring *r)
+{
+  struct fxt_ring_iter it;
+  fxt_ring_iter_begin(r, &it);
+  uint32_t len = 0, n = 0;
+  uint64_t skipped = 0;
+  for (;;) {
+    int rc = fxt_ring_iter_next(&it, snap.copy + len, (uint32_t)snap.copy_bytes - len, &n);
+    if (it.skipped_bytes != skipped) { /* a gap: keep only what follows it */
+      skipped = it.skipped_bytes;
+      if (rc == 1)
+        memmove(snap.copy, snap.copy + len, n);
+      len = 0;
+    }
+    if (rc != 1)
+      return len;
+    len += n;
+  }
+}
+
+/* Slot i's thread and records, when it has any. */
+static void snap_slot(struct session *s, uint32_t i)
+{
+  uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
+  if (state == SLOT_FREE)
+    return;
+  struct fxt_tslot *t = session_slot(s, i);
+  uint32_t len = snap_copy_ring(&t->w.ring);
+  if (len == 0)
+    return;
+  write_metadata(); /* strings interned before the copy: every ref in it is covered */
+  if (t->thread_bits) {
+    struct fxt_thread th = {(uint8_t)(t->thread_bits >> 24), (uint64_t)s->pid,
+                            (uint64_t)s->info[i].tid};
+    EMIT(fxt_encode_thread, &th);
+  }
+  write_kobj_thread(s, &s->info[i]);
+  out_write(&C.out, snap.copy, len);
+}
+
+/* Writes the snapshot into snap.fd: a file of its own (header, every thread's records, clock
+ * sync), written with the consumer's writers while its own output's state is set aside. */
+static int snap_write(struct session *s)
+{
+  if (!snap.copy || snap.copy_bytes < s->buffer_bytes) {
+    free(snap.copy);
+    snap.copy_bytes = s->buffer_bytes;
+    snap.copy = malloc(snap.copy_bytes);
+    if (!snap.copy)
+      return FXT_ENOMEM;
+  }
+  static uint8_t described[sizeof(C.described)];
+  struct out saved = C.out;
+  uint32_t strings_end = C.strings_end, registry_gen = C.registry_gen;
+  memcpy(described, C.described, sizeof(described));
+  memset(C.described, 0, sizeof(C.described));
+  /* The output's buffered bytes stay in its buffer: the snapshot has one of its own. */
+  unsigned char *buf = malloc(OUT_BYTES);
+  C.out = (struct out){.fd = snap.fd, .buf = buf, .direct = true};
+  int rc = buf ? 0 : FXT_ENOMEM;
+  if (rc == 0) {
+    write_header(s, false);
+    for (uint32_t i = 0; i < s->nslots; i++)
+      snap_slot(s, i);
+    write_metadata();
+    write_clock_sync(s, false);
+    commit(NULL, 0, NULL);
+    rc = C.out.error ? -C.out.error : 0;
+  }
+  free(buf);
+  C.out = saved;
+  C.strings_end = strings_end;
+  C.registry_gen = registry_gen;
+  memcpy(C.described, described, sizeof(described));
+  return rc;
+}
+
+/* Serves a pending request (consumer thread, between passes). */
+static void snap_serve(struct session *s)
+{
+  int want = SNAP_REQUESTED;
+  if (!atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_WORKING,
+                                               memory_order_acquire, memory_order_relaxed))
+    return;
+  snap.rc = snap_write(s);
+  close(snap.fd);
+  want = SNAP_WORKING;
+  /* Release: pairs with the requester's acquire load of DONE (rc is stored). */
+  if (!atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_DONE,
+                                               memory_order_release, memory_order_relaxed))
+    atomic_store_explicit(&snap.state, SNAP_IDLE, memory_order_relaxed); /* abandoned */
+}
+
+int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms)
+{
+  int want = SNAP_IDLE;
+  if (!atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_CLAIMED,
+                                               memory_order_relaxed, memory_order_relaxed))
+    return FXT_EBUSY;
+  snap.fd = fd;
+  /* Release: the consumer's acquire compare-and-swap sees fd. */
+  atomic_store_explicit(&snap.state, SNAP_REQUESTED, memory_order_release);
+  fxt_consumer_wake(s);
+  for (uint32_t waited = 0;; waited++) {
+    int st = atomic_load_explicit(&snap.state, memory_order_acquire);
+    if (st == SNAP_DONE) {
+      int rc = snap.rc;
+      atomic_store_explicit(&snap.state, SNAP_IDLE, memory_order_relaxed);
+      return rc;
+    }
+    if (waited >= timeout_ms) {
+      want = SNAP_REQUESTED;
+      if (atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_IDLE,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+        close(fd);
+        return FXT_EAGAIN;
+      }
+      want = SNAP_WORKING;
+      if (atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_ABANDONED,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        return FXT_EAGAIN;
+      continue; /* DONE meanwhile */
+    }
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+}
+
 static void pass(struct session *s)
 {
   for (uint32_t i = 0; i < s->nslots; i++) {
     uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
-    if (state == SLOT_LIVE)
+    if (state == SLOT_LIVE && !flight_recorder(s))
       drain_slot_bounded(s, i, true);
     else if (state == SLOT_EXITED)
       finish_slot(s, i, true);
@@ -909,6 +1072,7 @@ static void *consumer_main(void *arg)
     if (stopping)
       break;
     pass(s);
+    snap_serve(s);
     pass_done();
     struct timespec to = {0, live_has_waiters() ? POLL_LIVE_NS : POLL_NS};
     syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &to, NULL, 0);
@@ -981,7 +1145,7 @@ int fxt_consumer_start(struct session *s)
     fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(errno));
     return FXT_EINVAL;
   }
-  write_header(s);
+  write_header(s, true);
   out_flush();
   atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
   /* The consumer is born with every signal blocked (a thread inherits its creator's mask):

@@ -2,8 +2,9 @@
  * write them to the output, and only then move the ring's tail past them (consumer.c), so a
  * record is always in the output file or still in its buffer (docs/recovery.md).
  *
- * Staging uses the ring's non-consuming iterator (fxt_ring_iter_*), which returns only whole,
- * untorn records in both modes. Consuming:
+ * Staging in discard mode copies [tail, head) in one piece (stage_discard: nothing moves it but
+ * this consumer); in overwrite mode it uses the ring's non-consuming iterator (fxt_ring_iter_*),
+ * which returns only whole, untorn records while the producer moves the tail. Consuming:
  *
  *  - discard mode: the consumer is the only one that moves tail, so the staged records are
  *    still the oldest; fxt_ring_read with a copy function that copies nothing and max_bytes =

@@ -40,6 +40,9 @@
  *                  value without TRUNC only checks that the file can be opened for writing.
  *   PIPE    file   as READ, but trace_pipe streams: MORE frames as lines arrive, until the
  *                  client closes the connection (no last frame)
+ *   SNAPSHOT file  writes a snapshot of the session (fxt_snapshot) to file, an absolute path
+ *                  outside the tree (the peer has this process's uid, so may write there
+ *                  anyway); reply "snapshot FILE\n"
  *
  * Requests on one connection are served one after another: a reply is complete before the
  * next request is read. A malformed request (size, version, op, flags, path) gets one error
@@ -69,6 +72,7 @@ enum fxt_ctl_op {
   FXT_CTL_READ = 4,
   FXT_CTL_WRITE = 5,
   FXT_CTL_PIPE = 6,
+  FXT_CTL_SNAPSHOT = 7,
 };
 
 #define FXT_CTL_F_TRUNC 1u /* WRITE: as O_TRUNC */

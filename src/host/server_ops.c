@@ -138,6 +138,12 @@ int fxt_srv_answer(const struct fxt_ctl_request *req, const char *path, struct f
     return stat_path(path, out);
   case FXT_CTL_WRITE:
     return write_path(path, req);
+  case FXT_CTL_SNAPSHOT: {
+    int rc = fxt_snapshot(path);
+    if (rc == 0)
+      putf(out, "snapshot %s\n", path);
+    return rc;
+  }
   default: /* READ and PIPE are server.c's */
     return FXT_EINVAL;
   }

@@ -18,7 +18,8 @@
 /* Request layout after the size word (server.h): version, op, flags, path_len. */
 #define REQ_FIXED 6u
 
-static const char *const op_names[] = {"?", "INFO", "LIST", "STAT", "READ", "WRITE", "PIPE"};
+static const char *const op_names[] = {"?",     "INFO", "LIST", "STAT",
+                                       "READ",  "WRITE", "PIPE", "SNAPSHOT"};
 
 static int fail(int rc, char *err, size_t err_size, const char *fmt, ...)
 {
@@ -57,7 +58,7 @@ int fxt_ctl_parse(const void *buf, size_t len, struct fxt_ctl_request *req, size
   if (version != FXT_CTL_VERSION)
     return fail(FXT_EBADMSG, err, err_size, "protocol version %u (this is %u)", version,
                 FXT_CTL_VERSION);
-  if (op < FXT_CTL_INFO || op > FXT_CTL_PIPE)
+  if (op < FXT_CTL_INFO || op > FXT_CTL_SNAPSHOT)
     return fail(FXT_EBADMSG, err, err_size, "unknown op %u", op);
   uint16_t allowed = op == FXT_CTL_WRITE ? FXT_CTL_F_TRUNC : 0;
   if (flags & ~allowed)
@@ -75,6 +76,8 @@ int fxt_ctl_parse(const void *buf, size_t len, struct fxt_ctl_request *req, size
   size_t value_len = size - REQ_FIXED - path_len;
   if (op == FXT_CTL_INFO && path_len)
     return fail(FXT_EBADMSG, err, err_size, "INFO takes no path");
+  if (op == FXT_CTL_SNAPSHOT && (path_len == 0 || path[0] != '/'))
+    return fail(FXT_EBADMSG, err, err_size, "SNAPSHOT takes an absolute path");
   if (op != FXT_CTL_WRITE && value_len)
     return fail(FXT_EBADMSG, err, err_size, "%s takes no value (%zu bytes after the path)",
                 op_names[op], value_len);

@@ -5,6 +5,8 @@
  * name) with a consumer of its own; the parent's unread records stay the parent's.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
 #include <stddef.h>
@@ -120,6 +122,20 @@ static void register_atfork(void)
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
+/* Set while a consumer runs that can write snapshots (see fxt_snapshot_in_signal). */
+static _Atomic bool snapshots_on;
+
+/* The trigger option: a failure is reported and tracing goes on without it. */
+static void start_trigger(struct session *s, const char *pattern)
+{
+  int rc = expand_output(pattern, s->pid, false, s->trigger, sizeof(s->trigger));
+  if (rc == 0)
+    rc = fxt_trigger_install(s->trigger);
+  if (rc != 0)
+    fprintf(stderr, "fxtrace: trigger=%s: %s (no snapshot on a crash)\n", pattern,
+            fxt_strerror(rc));
+}
+
 int fxt_session_start(const struct fxt_session_config *user)
 {
   struct session *s = &fxt_session;
@@ -154,10 +170,13 @@ int fxt_session_start(const struct fxt_session_config *user)
   }
   if (user && user->struct_size < offsetof(struct fxt_session_config, buffers) + sizeof(cfg.buffers))
     cfg.buffers = NULL; /* a caller built before the field existed: the default */
+  if (user && user->struct_size < offsetof(struct fxt_session_config, trigger) + sizeof(cfg.trigger))
+    cfg.trigger = NULL;
   if (cfg.mode > FXT_MODE_BLOCK || cfg.clock > FXT_CLOCK_MONOTONIC ||
       cfg.buffer_kb > FXT_RING_MAX_SIZE / 1024 || strlen(cfg.events) >= sizeof(s->events) ||
       strlen(cfg.output) >= sizeof(s->output) ||
-      (cfg.buffers && strlen(cfg.buffers) >= sizeof(s->buffers_base) - 32))
+      (cfg.buffers && strlen(cfg.buffers) >= sizeof(s->buffers_base) - 32) ||
+      (cfg.trigger && strlen(cfg.trigger) >= sizeof(s->trigger) - 32))
     return FXT_EINVAL;
 
   pthread_once(&atfork_once, register_atfork);
@@ -193,7 +212,10 @@ int fxt_session_start(const struct fxt_session_config *user)
     if (rc != 0)
       fxt_buffers_stop(s, true);
   }
+  if (rc == 0 && cfg.trigger && cfg.trigger[0])
+    start_trigger(s, cfg.trigger);
   if (rc == 0) {
+    atomic_store_explicit(&snapshots_on, true, memory_order_release);
     /* Release pairs with the acquire in fxt_emit_enter_slow: the session is set up. */
     atomic_store_explicit(&fxt_session_active, s->gen, memory_order_release);
     running = true;
@@ -217,6 +239,8 @@ int fxt_session_stop(void)
   }
   fxt_tracepoint_enable_patterns(""); /* fire sites back to one load and a branch */
   atomic_store_explicit(&fxt_session_active, 0, memory_order_release); /* (paused or not) */
+  fxt_trigger_remove();
+  atomic_store_explicit(&snapshots_on, false, memory_order_relaxed);
   fxt_slots_quiesce(s); /* no thread is inside emit, nor will enter it */
   fxt_consumer_stop(s); /* last pass as every writer's producer, then the file is closed */
   fxt_buffers_stop(s, true); /* everything is in the file: the buffers' files go */
@@ -262,6 +286,39 @@ const char *fxt_session_buffers(void)
   return fxt_session.buffers_dir;
 }
 
+/* ---- snapshots ----------------------------------------------------------------------------- */
+
+/* Opens path and has the consumer write the snapshot into it (it closes it). */
+static int snapshot(const char *path, uint32_t timeout_ms)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -errno;
+  int rc = fxt_consumer_snapshot(&fxt_session, fd, timeout_ms);
+  if (rc == FXT_EBUSY)
+    close(fd);
+  return rc;
+}
+
+int fxt_snapshot(const char *path)
+{
+  if (!path || !path[0])
+    return FXT_EINVAL;
+  pthread_mutex_lock(&lifecycle); /* the consumer runs until this returns */
+  int rc = running ? snapshot(path, 10000) : FXT_ENOENT;
+  pthread_mutex_unlock(&lifecycle);
+  return rc;
+}
+
+void fxt_snapshot_in_signal(const char *path, uint32_t timeout_ms)
+{
+  /* Acquire pairs with the release at start: the consumer runs (set after it started,
+   * cleared before it stops; a stop racing a crash is not served). */
+  if (!atomic_load_explicit(&snapshots_on, memory_order_acquire) ||
+      pthread_equal(pthread_self(), fxt_session.consumer))
+    return;
+  (void)snapshot(path, timeout_ms);
+}
 
 /* FXTRACE: a session with no code change, started when the library loads, stopped at exit. */
 static void stop_at_exit(void)

@@ -43,6 +43,7 @@ struct slot_info {
   uint64_t dropped_total;  /* events its drop_stats records reported */
   uint64_t loss_total;     /* events the file's loss records of this thread add up to */
   uint64_t loss_shown;     /* loss_total as of the last `dropped` counter written */
+  void *alt_stack;         /* the trigger's signal stack for the slot's owners (trigger.c) */
 };
 
 struct session {
@@ -50,6 +51,7 @@ struct session {
   char events[4096];
   char output_pattern[4096]; /* as configured (%p unexpanded): children of fork expand it */
   char output[4096];         /* expanded path ("" = no file, "-" = stdout) */
+  char trigger[4096];        /* the trigger's snapshot file, %p expanded ("" = none) */
   uint32_t gen;      /* this session's generation (fxt_session_active while running) */
 
   /* Pool geometry and memory. */
@@ -140,5 +142,19 @@ int fxt_consumer_start(struct session *s);
 void fxt_consumer_stop(struct session *s);
 void fxt_consumer_wake(struct session *s);
 int fxt_consumer_flush(struct session *s);
+/* Has the consumer thread write a snapshot into fd (consumer.c; fxt_snapshot): returns its
+ * result, FXT_EBUSY (one is under way: fd stays the caller's) or FXT_EAGAIN (not done within
+ * timeout_ms). Otherwise fd is closed for the caller. Async-signal-safe. */
+int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms);
+
+/* session.c: fxt_snapshot from a signal handler (no lock; nothing while no consumer runs, or
+ * on the consumer thread itself). */
+void fxt_snapshot_in_signal(const char *path, uint32_t timeout_ms);
+
+/* trigger.c: the trigger option's fatal-signal handlers (installed and removed under the
+ * session's lock) and a thread's alternate signal stack (when it takes a slot). */
+int fxt_trigger_install(const char *path);
+void fxt_trigger_remove(void);
+void fxt_trigger_thread(struct slot_info *info);
 
 #endif

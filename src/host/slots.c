@@ -202,6 +202,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   info->loss_total = info->loss_shown = 0;
   info->owner_gen++;
   sh_slot_own(s, i, t);
+  fxt_trigger_thread(info);
   /* Release: the consumer that sees LIVE sees the slot set up. */
   atomic_store_explicit(&info->state, SLOT_LIVE, memory_order_release);
   return t;

@@ -14,6 +14,8 @@
  * FXT_TRACE returned (one more may have been committed or counted when the thread died inside
  * the emission).
  * Once every emitter has fired its first event, prints "ready SESSION_DIR\n" on stdout.
+ * With CRASH_TRIGGER=FILE in the environment (test_snapshot): a flight recorder (no output
+ * file) with trigger=FILE, which writes a snapshot when the process crashes.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -125,9 +127,10 @@ int main(int argc, char **argv)
   char out[4200];
   snprintf(out, sizeof(out), "%s/out.fxt", dir);
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "rt:*",
-                                   .output = out, .buffers = dir,
+                                   .output = getenv("CRASH_TRIGGER") ? "" : out, .buffers = dir,
                                    .buffer_kb = (uint32_t)atoi(argv[4]),
-                                   .total_kb = 64 * 1024, .block_timeout_ms = 1};
+                                   .total_kb = 64 * 1024, .block_timeout_ms = 1,
+                                   .trigger = getenv("CRASH_TRIGGER")}; /* test_snapshot */
   cfg.mode = !strcmp(argv[2], "overwrite") ? FXT_MODE_OVERWRITE
              : !strcmp(argv[2], "block")   ? FXT_MODE_BLOCK
                                            : FXT_MODE_DISCARD;

@@ -16,7 +16,8 @@
 
 #include <fxtrace/session.h>
 
-#define KEYS "(keys: events, buffer_kb, total_kb, mode, output, max_file_kb, clock)"
+#define KEYS                                                                                 \
+  "(keys: events, buffer_kb, total_kb, mode, output, max_file_kb, clock, buffers, trigger)"
 #define MODES "is not discard, overwrite, block or block:MS (MS 1..3600000)"
 #define GLOB_CHARS "not allowed in a glob (allowed: A-Z a-z 0-9 _ * ? [ ] ! : - .)"
 #define X10 "xxxxxxxxxx"
@@ -30,6 +31,7 @@ struct tcase {
   uint64_t max_file_kb;
   const char *events, *output;
   const char *msg;
+  const char *buffers, *trigger; /* NULL: the default (NULL) */
 };
 
 static const struct tcase k_cases[] = {
@@ -77,6 +79,12 @@ static const struct tcase k_cases[] = {
     {.text = "output=100%%-%p", .output = "100%%-%p"},
     {.text = "output= /tmp/my trace.fxt\t", .output = "/tmp/my trace.fxt"},
     {.text = "output=a=b", .output = "a=b"},
+    /* buffers, trigger: stored as given ("" too: anonymous memory, no trigger) */
+    {.text = "buffers=/dev/shm/run", .buffers = "/dev/shm/run"},
+    {.text = "buffers=", .buffers = ""},
+    {.text = "trigger=crash-%p.fxt", .trigger = "crash-%p.fxt"},
+    {.text = "mode=overwrite;output=;trigger= /tmp/c.fxt ;buffers=/x", .mode = FXT_MODE_OVERWRITE,
+     .output = "", .trigger = "/tmp/c.fxt", .buffers = "/x"},
     /* duplicates: the last wins */
     {.text = "buffer_kb=1;buffer_kb=2", .buffer_kb = 2},
     {.text = "events=a;events=b", .events = "b:*"},
@@ -215,6 +223,17 @@ static void check_string(const char *got, const char *want, const char *dflt) {
   }
 }
 
+/* A string whose default is NULL. */
+static void check_optional(const char *got, const char *want) {
+  if (want == NULL) {
+    assert_null(got);
+  } else {
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    assert_true(in_strbuf(got));
+  }
+}
+
 static void expect_case(const struct tcase *t, const struct fxt_session_config *c) {
   assert_int_equal(c->struct_size, sizeof *c);
   assert_int_equal(c->mode, t->mode);
@@ -225,6 +244,8 @@ static void expect_case(const struct tcase *t, const struct fxt_session_config *
   assert_true(c->max_file_kb == t->max_file_kb);
   check_string(c->events, t->events, "*:*");
   check_string(c->output, t->output, "fxtrace-%p.fxt");
+  check_optional(c->buffers, t->buffers);
+  check_optional(c->trigger, t->trigger);
 }
 
 static void test_table(void **state) {

@@ -427,7 +427,7 @@ static void garbage(int kind)
     if (kind == 3) {
       b[4] = (unsigned char)(2 + r % 250);
     } else if (kind == 4) {
-      b[5] = (unsigned char)(r % 2 ? 0 : 7 + r % 249);
+      b[5] = (unsigned char)(r % 2 ? 0 : FXT_CTL_SNAPSHOT + 1 + r % (255 - FXT_CTL_SNAPSHOT));
     } else if (r % 3 == 0) { /* path_len past the request (and maybe past 4095) */
       u16 = (uint16_t)(7 + r % 60000);
       memcpy(b + 8, &u16, 2);

@@ -343,6 +343,49 @@ int cmd_cat(int argc, char **argv)
   return exit_code;
 }
 
+/* ---- snapshot ----------------------------------------------------------------------------- */
+
+static const char k_snapshot_usage[] =
+    "usage: fxtrace snapshot [--help] PID -o FILE\n"
+    "\n"
+    "Has process PID write FILE: a complete FXT file with what each of its threads' buffers\n"
+    "holds now (a contiguous run of the newest records of each), while tracing goes on. In a\n"
+    "flight recorder (mode=overwrite, no output file) that is each thread's recent history.\n"
+    "The process writes FILE itself (it runs as the same user).\n" DIR_HELP;
+
+int cmd_snapshot(int argc, char **argv)
+{
+  const char *pid_text = NULL, *file = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(k_snapshot_usage, stdout);
+      return CLI_EXIT_OK;
+    }
+    if (!strcmp(argv[i], "-o") && i + 1 < argc)
+      file = argv[++i];
+    else if (argv[i][0] == '-' || pid_text)
+      return cli_usage_error("snapshot", k_snapshot_usage, "unexpected argument");
+    else
+      pid_text = argv[i];
+  }
+  if (!pid_text || !file)
+    return cli_usage_error("snapshot", k_snapshot_usage, "missing PID or -o FILE");
+  char path[FXT_CTL_MAX_PATH + 1], cwd[FXT_CTL_MAX_PATH + 1] = "";
+  if (file[0] != '/' && !getcwd(cwd, sizeof(cwd) - 1))
+    cwd[0] = 0;
+  int n = snprintf(path, sizeof(path), "%s%s%s", cwd, cwd[0] ? "/" : "", file);
+  if (n < 0 || (size_t)n >= sizeof(path) || path[0] != '/')
+    return cli_usage_error("snapshot", k_snapshot_usage, "FILE: path too long");
+  struct ctl_conn c;
+  int rc = open_process("snapshot", k_snapshot_usage, pid_text, &c);
+  if (rc >= 0)
+    return rc;
+  rc = ctl_call(&c, FXT_CTL_SNAPSHOT, 0, path, NULL, 0, NULL, NULL);
+  int exit_code = rc == 0 ? CLI_EXIT_OK : call_failed("snapshot", path, &c, rc);
+  ctl_close(&c);
+  return exit_code;
+}
+
 /* ---- write -------------------------------------------------------------------------------- */
 
 int cmd_write(int argc, char **argv)

@@ -9,6 +9,7 @@ int cmd_ps(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_write(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct command k_commands[] = {
     {"ls", cmd_ls, "list a directory of a traced process's tracefs tree"},
     {"cat", cmd_cat, "print a file of a traced process's tracefs tree (trace_pipe streams)"},
     {"write", cmd_write, "write a value to a file of a traced process's tracefs tree"},
+    {"snapshot", cmd_snapshot, "write what a traced process's buffers hold now to a file"},
     {"mount", cmd_mount, "mount a traced process's tracefs tree with FUSE"},
     {"convert", cmd_convert, "write a trace in another format (JSON, trace.dat; trace.dat to FXT)"},
     {"merge", cmd_merge, "align kernel (trace.dat) and fxtrace traces on CLOCK_MONOTONIC"},
