@@ -13,12 +13,19 @@
  *   consumer_file_MBps           2 threads in block mode (nothing lost: producers wait for the
  *                                consumer), file bytes on /dev/shm per second
  *   peer_clock_gettime_ns        clock_gettime(CLOCK_MONOTONIC), for scale, same run
+ *   buffers_anon_2u64_ns         as enabled_tracepoint_2u64_ns, buffers in anonymous memory
+ *   buffers_file_2u64_ns         the same with the buffers in files on /dev/shm (the default:
+ *                                docs/recovery.md); each run maps fresh pages, and its 64 MB
+ *                                of events touch 16384 of them, so page faults are included
+ *   buffers_file_vs_anon_ratio   median of the per-run ratios file / anon (the two alternate
+ *                                within each run)
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +56,7 @@ static double median(double *v, int n)
 }
 
 static char path[256];
+static const char *buffers; /* NULL: the default directory; "": anonymous memory */
 
 static void start(const char *events, uint32_t buffer_kb, uint32_t mode)
 {
@@ -56,7 +64,7 @@ static void start(const char *events, uint32_t buffer_kb, uint32_t mode)
   snprintf(path, sizeof(path), "/dev/shm/fxtrace-bench-%d.fxt", (int)getpid());
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
                                    .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
-                                   .output = path,
+                                   .output = path, .buffers = buffers,
                                    .block_timeout_ms = 60000};
   if (fxt_session_start(&cfg) != 0) {
     fprintf(stderr, "bench_emit: cannot start a session\n");
@@ -179,7 +187,16 @@ int main(int argc, char **argv)
     return 2;
   }
   double dis[99], en[99], enl[99], sc[99], tt[99], ttl[99], mb[99], cg[99];
+  double anon[99], file[99], ratio[99], unused;
   for (int r = 0; r < runs; r++) {
+    /* Anonymous and file-backed buffers alternate, first one then the other. */
+    for (int k = 0; k < 2; k++) {
+      bool file_first = r % 2 == 0, is_file = (k == 0) == file_first;
+      buffers = is_file ? NULL : "";
+      *(is_file ? &file[r] : &anon[r]) = enabled_ns(&unused);
+    }
+    buffers = NULL;
+    ratio[r] = file[r] / anon[r];
     dis[r] = disabled_ns();
     en[r] = enabled_ns(&enl[r]);
     sc[r] = scope_ns();
@@ -199,5 +216,8 @@ int main(int argc, char **argv)
   printf("two_thread_lost_fraction=%.4f\n", median(ttl, runs));
   printf("consumer_file_MBps=%.0f\n", median(mb, runs));
   printf("peer_clock_gettime_ns=%.2f\n", median(cg, runs));
+  printf("buffers_anon_2u64_ns=%.2f\n", median(anon, runs));
+  printf("buffers_file_2u64_ns=%.2f\n", median(file, runs));
+  printf("buffers_file_vs_anon_ratio=%.3f\n", median(ratio, runs));
   return 0;
 }

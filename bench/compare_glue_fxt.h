@@ -40,6 +40,7 @@ static void cmp_tracer_begin(const char *event, uint32_t buffer_kb, int block)
            (int)getpid());
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
                                    .output = cmp_path, .buffer_kb = buffer_kb};
+  cfg.buffers = getenv("CMP_BUFFERS"); /* unset: the default (files on /dev/shm); "": anonymous */
   if (buffer_kb != 0)
     cfg.total_kb = buffer_kb * 4 > 65536 ? buffer_kb * 4 : 65536; /* room for 3 threads */
   if (block) {
