@@ -19,6 +19,9 @@
  *                                of events touch 16384 of them, so page faults are included
  *   buffers_file_vs_anon_ratio   median of the per-run ratios file / anon (the two alternate
  *                                within each run)
+ *   flight_recorder_2u64_ns      the same event into a flight recorder (mode=overwrite, no
+ *                                output file, 256 KiB): the ring is always full, every event
+ *                                overwrites the oldest
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxt.h>
@@ -129,6 +132,23 @@ static double enabled_ns(double *lost_fraction)
   return t * 1e9 / N_SINGLE;
 }
 
+static double flight_recorder_ns(void)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:two",
+                                   .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
+  if (fxt_session_start(&cfg) != 0) {
+    fprintf(stderr, "bench_emit: cannot start a session\n");
+    exit(1);
+  }
+  FXT_TRACE(bench, two, 0, 0);
+  double t0 = now_s();
+  for (uint64_t i = 0; i < 10 * N_SINGLE; i++)
+    FXT_TRACE(bench, two, i, i);
+  double t = now_s() - t0;
+  fxt_session_stop();
+  return t * 1e9 / (10 * N_SINGLE);
+}
+
 static double scope_ns(void)
 {
   start("bench:scope", 131072, FXT_MODE_DISCARD);
@@ -187,7 +207,7 @@ int main(int argc, char **argv)
     return 2;
   }
   double dis[99], en[99], enl[99], sc[99], tt[99], ttl[99], mb[99], cg[99];
-  double anon[99], file[99], ratio[99], unused;
+  double anon[99], file[99], ratio[99], fr[99], unused;
   for (int r = 0; r < runs; r++) {
     /* Anonymous and file-backed buffers alternate, first one then the other. */
     for (int k = 0; k < 2; k++) {
@@ -197,6 +217,7 @@ int main(int argc, char **argv)
     }
     buffers = NULL;
     ratio[r] = file[r] / anon[r];
+    fr[r] = flight_recorder_ns();
     dis[r] = disabled_ns();
     en[r] = enabled_ns(&enl[r]);
     sc[r] = scope_ns();
@@ -219,5 +240,6 @@ int main(int argc, char **argv)
   printf("buffers_anon_2u64_ns=%.2f\n", median(anon, runs));
   printf("buffers_file_2u64_ns=%.2f\n", median(file, runs));
   printf("buffers_file_vs_anon_ratio=%.3f\n", median(ratio, runs));
+  printf("flight_recorder_2u64_ns=%.2f\n", median(fr, runs));
   return 0;
 }

@@ -855,14 +855,6 @@ static void finish_slot(struct session *s, uint32_t i, bool free_it)
     fxt_slot_free(s, i);
 }
 
-/* Overwrite mode without an output file: a live thread's ring is the record (its newest
- * records, which fxt_snapshot writes), so the consumer leaves it alone; an exited thread's is
- * drained and freed as always. */
-static bool flight_recorder(const struct session *s)
-{
-  return s->cfg.mode == FXT_MODE_OVERWRITE && s->output[0] == 0;
-}
-
 /* ---- snapshots (fxt_snapshot) ------------------------------------------------------------ *
  * A thread asks for one with fxt_consumer_snapshot: it moves state IDLE -> CLAIMED
  * (compare-and-swap: one request at a time), stores the file's descriptor, moves CLAIMED ->
@@ -1014,7 +1006,7 @@ static void pass(struct session *s)
 {
   for (uint32_t i = 0; i < s->nslots; i++) {
     uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
-    if (state == SLOT_LIVE && !flight_recorder(s))
+    if (state == SLOT_LIVE && !fxt_flight_recorder(s))
       drain_slot_bounded(s, i, true);
     else if (state == SLOT_EXITED)
       finish_slot(s, i, true);

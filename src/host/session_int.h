@@ -137,6 +137,14 @@ void fxt_clock_sync(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
 /* session.c */
 void fxt_session_pause(bool paused);
 
+/* Overwrite mode without an output file: a live thread's ring is the record (its newest
+ * records, which fxt_snapshot writes), so the consumer leaves it alone and its producer never
+ * wakes it; an exited thread's ring is drained and freed as always. */
+static inline bool fxt_flight_recorder(const struct session *s)
+{
+  return s->cfg.mode == FXT_MODE_OVERWRITE && s->output[0] == 0;
+}
+
 /* consumer.c */
 int fxt_consumer_start(struct session *s);
 void fxt_consumer_stop(struct session *s);
