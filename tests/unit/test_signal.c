@@ -2,7 +2,8 @@
  * middle of an emission: they go through the companion writer and the ingress ring and are
  * merged back into the thread's stream (never written into the half-made reservation); the
  * file stays well-formed and time-ordered per thread, and every event is accounted for:
- * delivered + dropped + lost == fired, exactly. Under load the ingress path is taken at least
+ * delivered + dropped + overrun + lost == fired, exactly, in discard mode and in overwrite
+ * mode with a buffer that wraps all the time. Under load the ingress path is taken at least
  * 10,000 times (not asserted under ThreadSanitizer, which defers signals to safe points). */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -57,13 +58,20 @@ static void *signaller(void *arg)
 #endif
 #endif
 
-static void nested_emission_goes_through_ingress(void **state)
+/* mode and buffer: discard into a buffer that holds the run, or overwrite into one that
+ * wraps all the time (then the consumer's staging races the producer's overwriting). */
+static void run(uint32_t mode, uint32_t buffer_kb)
 {
-  (void)state;
+  handler_fired = 0;
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_UNBLOCK, &usr1, NULL); /* the run before blocked it at its end */
   char path[128];
   snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-signal-%d.fxt", (int)getpid());
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "sig:*",
-                                   .buffer_kb = 16384, .total_kb = 65536, .output = path,
+                                   .buffer_kb = buffer_kb, .total_kb = 65536, .output = path,
+                                   .mode = mode,
                                    .max_file_kb = 65536 /* /dev/shm is RAM: past 64 MiB, the
                                                           events are counted as lost */};
   assert_int_equal(fxt_session_start(&cfg), 0);
@@ -106,22 +114,36 @@ static void nested_emission_goes_through_ingress(void **state)
   assert_int_equal(c.process_lost, 0);
   struct fxtcount_thread *t = &c.t[0];
   printf("# %llu handler events fired, %llu through the ingress ring; written: %llu handler, "
-         "%llu main of %llu; dropped %llu, lost %llu\n",
+         "%llu main of %llu; dropped %llu, overrun %llu, lost %llu\n",
          (unsigned long long)fired, (unsigned long long)sc.nested_records,
          (unsigned long long)t->other, (unsigned long long)t->events, (unsigned long long)n,
-         (unsigned long long)t->dropped, (unsigned long long)t->lost);
+         (unsigned long long)t->dropped, (unsigned long long)t->overrun,
+         (unsigned long long)t->lost);
   assert_false(t->backwards); /* main events in order: nested ones merged by time */
   /* Every event accounted for (main_ev are `events`, handler_ev `other`). */
-  assert_int_equal(t->events + t->other + t->dropped + t->lost, n + fired);
+  assert_int_equal(t->events + t->other + t->dropped + t->overrun + t->lost, n + fired);
 #ifndef FXT_TEST_TSAN
   assert_true(sc.nested_records >= 10000);
 #endif
+}
+
+static void nested_emission_goes_through_ingress(void **state)
+{
+  (void)state;
+  run(FXT_MODE_DISCARD, 16384);
+}
+
+static void nested_emission_with_overwriting(void **state)
+{
+  (void)state;
+  run(FXT_MODE_OVERWRITE, 64);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(nested_emission_goes_through_ingress),
+      cmocka_unit_test(nested_emission_with_overwriting),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
