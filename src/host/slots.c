@@ -191,7 +191,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   t->fast_end = 0; /* the first event takes the general path, which sets it */
   t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
   /* A flight recorder's consumer leaves the ring alone: no wake, and so nothing keeps an
-   * event off the fast path once the ring is half full. */
+   * event off the fast path once the ring is past its mark. */
   t->wake_mark = fxt_flight_recorder(s) ? UINT32_MAX : wake_mark(s->buffer_bytes);
   t->block_ms = s->cfg.mode == FXT_MODE_BLOCK ? s->cfg.block_timeout_ms : 0;
   setup_companion(s, t, i, tid);
