@@ -874,16 +874,18 @@ static struct {
 /* The ring's committed records now, oldest first, into snap.copy: a contiguous run of whole
  * records (the iterator never returns a torn one; when the producer overwrote records under
  * it, what was copied before the gap is dropped, so the run has no hole). Returns its bytes. */
-static uint32_t snap_copy_ring(const struct fxt_ring *r)
+static uint32_t snap_copy_ring(const struct fxt_ring *r, bool *lapped)
 {
   struct fxt_ring_iter it;
   fxt_ring_iter_begin(r, &it);
   uint32_t len = 0, n = 0;
   uint64_t skipped = 0;
+  *lapped = false;
   for (;;) {
     int rc = fxt_ring_iter_next(&it, snap.copy + len, (uint32_t)snap.copy_bytes - len, &n);
     if (it.skipped_bytes != skipped) { /* a gap: keep only what follows it */
       skipped = it.skipped_bytes;
+      *lapped = true;
       if (rc == 1)
         memmove(snap.copy, snap.copy + len, n);
       len = 0;
@@ -901,7 +903,12 @@ static void snap_slot(struct session *s, uint32_t i)
   if (state == SLOT_FREE)
     return;
   struct fxt_tslot *t = session_slot(s, i);
-  uint32_t len = snap_copy_ring(&t->w.ring);
+  /* A producer that laps the copy leaves only what follows the last gap, possibly nothing (a
+   * small ring written flat out while the copy walks it, as under TSan): copy again then. */
+  bool lapped = false;
+  uint32_t len = 0;
+  for (int tries = 0; tries < 64 && len == 0 && (tries == 0 || lapped); tries++)
+    len = snap_copy_ring(&t->w.ring, &lapped);
   if (len == 0)
     return;
   write_metadata(); /* strings interned before the copy: every ref in it is covered */

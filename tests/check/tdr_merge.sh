@@ -27,8 +27,14 @@ if [ ! -e "$tracefs/events/sched/sched_switch/enable" ]; then
   mount -t tracefs nodev "$tracefs" 2>/dev/null || skip "tracefs cannot be mounted on $tracefs"
 fi
 [ -w "$tracefs/events/sched/sched_switch/enable" ] || skip "cannot enable sched events here"
+# trace-cmd leaves tracing_on at 0 and the clock at what it recorded with: both put back.
 clock_before=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$tracefs/trace_clock")
-restore() { [ -n "$clock_before" ] && echo "$clock_before" > "$tracefs/trace_clock" 2>/dev/null; }
+on_before=$(cat "$tracefs/tracing_on")
+restore() {
+  [ -n "$clock_before" ] && echo "$clock_before" >"$tracefs/trace_clock" 2>/dev/null
+  [ -n "$on_before" ] && echo "$on_before" >"$tracefs/tracing_on" 2>/dev/null
+  true
+}
 trap restore EXIT
 
 rm -rf "$work"
