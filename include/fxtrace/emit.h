@@ -47,7 +47,8 @@ struct fxt_tslot {
   uint32_t fast_mask;       /* attach */
   uint32_t fast_end;     /* ring position up to which an event may take the fast path: no
                             further than the room as of tail_cache, the end of the storage
-                            (no wrap) and the wake watermark (fxt_fast_refresh); owner only */
+                            (no wrap) and the wake watermark, or once the consumer was woken
+                            a watermark's length (fxt_fast_refresh); owner only */
   uint64_t thread_bits;  /* thread ref << 24 for event headers; 0 = inline koids */
   uint32_t wake_mark;    /* bytes in the buffer at which the consumer is woken */
   uint32_t block_ms;     /* block mode: how long a full buffer waits for the consumer; 0 =
@@ -343,6 +344,11 @@ static inline void fxt_fast_refresh(struct fxt_tslot *t)
   uint32_t d = r->size - used;                   /* room */
   uint32_t w = r->size - (head & (r->size - 1)); /* to the end of the storage */
   uint32_t m = t->wake_mark > used ? t->wake_mark - used : 0; /* to the watermark */
+  /* Past the mark with the consumer already woken, the mark has done its work until the
+   * consumer drains (and clears wake_sent): the fast path goes on, a mark's length at a time,
+   * so the general path looks again (and wakes again if need be) at the end of each. */
+  if (m == 0 && atomic_load_explicit(&t->wake_sent, memory_order_relaxed))
+    m = t->wake_mark;
   d = w < d ? w : d;
   t->fast_end = head + (m < d ? m : d);
 }
