@@ -39,12 +39,12 @@ struct fxtcount {
                             that never got a buffer */
 };
 
-static bool fxtcount_is(const struct fxt_str_ref *r, const char *s)
+static inline bool fxtcount_is(const struct fxt_str_ref *r, const char *s)
 {
   return r->len == strlen(s) && memcmp(r->data, s, r->len) == 0;
 }
 
-static struct fxtcount_thread *fxtcount_thread(struct fxtcount *c, uint64_t pid, uint64_t tid)
+static inline struct fxtcount_thread *fxtcount_thread(struct fxtcount *c, uint64_t pid, uint64_t tid)
 {
   if (c->last < c->nthreads && c->t[c->last].tid == tid && c->t[c->last].pid == pid)
     return &c->t[c->last];
@@ -62,15 +62,12 @@ static struct fxtcount_thread *fxtcount_thread(struct fxtcount *c, uint64_t pid,
 }
 
 /* Reads path; counts events named seq_event (first argument = sequence number). */
-static int fxtcount_file(const char *path, const char *seq_event, struct fxtcount *c)
+/* The whole file at path, malloc'ed (*len bytes); NULL when it cannot be opened or read. */
+static inline unsigned char *fxtcount_read(const char *path, size_t *len)
 {
-  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
-  memset(c, 0, sizeof(*c));
   FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(c->err, sizeof(c->err), "%.200s: cannot open", path);
-    return c->rc = -1;
-  }
+  if (!f)
+    return NULL;
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
@@ -78,10 +75,23 @@ static int fxtcount_file(const char *path, const char *seq_event, struct fxtcoun
   if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
     fclose(f);
     free(buf);
+    return NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+static inline int fxtcount_file(const char *path, const char *seq_event, struct fxtcount *c)
+{
+  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
+  memset(c, 0, sizeof(*c));
+  size_t n;
+  unsigned char *buf = fxtcount_read(path, &n);
+  if (!buf) {
     snprintf(c->err, sizeof(c->err), "%.200s: cannot read", path);
     return c->rc = -1;
   }
-  fclose(f);
   struct fxt_decoder d;
   fxt_decoder_init(&d, buf, (size_t)n, table);
   static struct fxt_record r;

@@ -11,7 +11,7 @@
 
 #include "../export/tracedat.h"
 
-static bool is_dat(const char *path) {
+bool fxt_outfile_is_dat(const char *path) {
   size_t n = strlen(path);
   return n > 4 && strcmp(path + n - 4, ".dat") == 0;
 }
@@ -24,11 +24,12 @@ static bool fxt_part(const char *path, char *buf, size_t size) {
 
 int fxt_outfile_open(const char *path) {
   char part[PATH_MAX];
-  if (is_dat(path) && !fxt_part(path, part, sizeof part)) {
+  bool dat = fxt_outfile_is_dat(path);
+  if (dat && !fxt_part(path, part, sizeof part)) {
     errno = ENAMETOOLONG;
     return -1;
   }
-  return open(is_dat(path) ? part : path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  return open(dat ? part : path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
 bool fxt_outfile_close(int fd, const char *path, bool complete) {
@@ -36,7 +37,7 @@ bool fxt_outfile_close(int fd, const char *path, bool complete) {
   if (!ok)
     fprintf(stderr, "fxtrace: %s: %s\n", path, strerror(errno));
   char part[PATH_MAX];
-  if (!ok || !complete || !is_dat(path) || !fxt_part(path, part, sizeof part))
+  if (!ok || !complete || !fxt_outfile_is_dat(path) || !fxt_part(path, part, sizeof part))
     return ok;
   char err[512] = "";
   int rc = fxt_tracedat_file(part, path, NULL, err, sizeof err);

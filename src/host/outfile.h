@@ -7,6 +7,9 @@
 
 #include <stdbool.h>
 
+/* Whether path asks for a trace.dat (ends in ".dat"). */
+bool fxt_outfile_is_dat(const char *path);
+
 /* Opens the file the consumer writes to (truncated): path itself, or "<path>.fxt" for a .dat.
  * The fd, or -1 with errno set (ENAMETOOLONG when "<path>.fxt" does not fit PATH_MAX). */
 int fxt_outfile_open(const char *path);

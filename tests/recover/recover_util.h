@@ -17,26 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../fxtcount.h"
 #include "host/recover.h"
 #include "host/shfile.h"
 
+/* The whole file at path, malloc'ed; NULL when it cannot be read. */
 static inline unsigned char *ru_read_file(const char *path, size_t *len)
 {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-  if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    fclose(f);
-    free(buf);
-    return NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
+  return fxtcount_read(path, len);
 }
 
 static inline bool ru_write_all(int fd, const void *p, size_t n)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "export/tracedat.h"
+#include "host/outfile.h"
 #include "record_merge.h"
 
 static const char k_usage[] =
@@ -269,7 +270,7 @@ int cmd_record(int argc, char **argv) {
   /* -o X.dat: the merged FXT goes to X.dat.fxt, then is converted and removed (kept, with
    * the reason, when the conversion fails). */
   size_t n = strlen(o.output);
-  bool dat = n > 4 && strcmp(o.output + n - 4, ".dat") == 0;
+  bool dat = fxt_outfile_is_dat(o.output);
   char *fxt = malloc(n + 5);
   if (fxt == NULL) {
     fprintf(stderr, "fxtrace record: out of memory\n");
