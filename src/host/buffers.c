@@ -123,26 +123,76 @@ static void remove_session_dir(const char *dir)
   rmdir(dir);
 }
 
-/* Sessions of processes that are gone and left nothing to recover (a clean stop that died in
- * its cleanup, a process that exited while its consumer had written everything) are removed;
- * crashed sessions with something left are kept for `fxtrace recover`. */
+/* Crashed sessions a buffers directory keeps for `fxtrace recover`: the newest ones. Their
+ * files are memory (tmpfs), so a program that crashes again and again must not fill it. */
+#define KEEP_CRASHED 8
+
+struct crashed {
+  char name[256];
+  struct timespec mtime; /* the directory's: when the session began */
+};
+
+static int newest_first(const void *a, const void *b)
+{
+  const struct timespec *x = &((const struct crashed *)a)->mtime;
+  const struct timespec *y = &((const struct crashed *)b)->mtime;
+  if (x->tv_sec != y->tv_sec)
+    return x->tv_sec > y->tv_sec ? -1 : 1;
+  return x->tv_nsec > y->tv_nsec ? -1 : x->tv_nsec < y->tv_nsec;
+}
+
+/* Sessions of processes that are gone: those that left nothing to recover (a clean stop that
+ * died in its cleanup, a process that exited while its consumer had written everything) are
+ * removed; of the crashed ones with something left, the KEEP_CRASHED newest are kept for
+ * `fxtrace recover` and the older ones removed, each said on stderr. */
 static void collect_stale(const char *base)
 {
   DIR *d = opendir(base);
   if (!d)
     return;
+  struct crashed *crashed = NULL;
+  size_t ncrashed = 0, cap = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     char *end;
     long pid = strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '.' || pid == (long)getpid())
+    if (pid <= 0 || *end != '.' || pid == (long)getpid() || strlen(e->d_name) >= 256)
       continue;
     char dir[4400];
     int k = snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
-    if (k > 0 && (size_t)k < sizeof(dir) && fxt_recover_is_stale(dir) == 1)
+    if (k <= 0 || (size_t)k >= sizeof(dir))
+      continue;
+    enum fxt_rec_dead state = fxt_recover_dead_state(dir);
+    struct stat st;
+    if (state == FXT_REC_STALE) {
       remove_session_dir(dir);
+    } else if (state == FXT_REC_CRASHED && stat(dir, &st) == 0) {
+      if (ncrashed == cap) {
+        size_t ncap = cap ? cap * 2 : 16;
+        struct crashed *grown = realloc(crashed, ncap * sizeof(*crashed));
+        if (!grown)
+          break; /* keep what was seen; the next session looks again */
+        crashed = grown;
+        cap = ncap;
+      }
+      snprintf(crashed[ncrashed].name, sizeof(crashed[ncrashed].name), "%s", e->d_name);
+      crashed[ncrashed++].mtime = st.st_mtim;
+    }
   }
   closedir(d);
+  if (ncrashed > KEEP_CRASHED) {
+    qsort(crashed, ncrashed, sizeof(*crashed), newest_first);
+    for (size_t i = KEEP_CRASHED; i < ncrashed; i++) {
+      char dir[4400];
+      snprintf(dir, sizeof(dir), "%s/%s", base, crashed[i].name);
+      remove_session_dir(dir);
+      fprintf(stderr,
+              "fxtrace: removed %s, the unrecovered buffers of a process that died: a buffers "
+              "directory keeps the %d newest (`fxtrace recover %s` lists them)\n",
+              dir, KEEP_CRASHED, base);
+    }
+  }
+  free(crashed);
 }
 
 /* Creates DIR/<pid>.<n> (n = the first number free). */

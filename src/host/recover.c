@@ -548,21 +548,22 @@ bool fxt_recover_alive(uint32_t pid, uint64_t proc_start)
   return q && strtoull(q, NULL, 10) == proc_start;
 }
 
-int fxt_recover_is_stale(const char *dir)
+enum fxt_rec_dead fxt_recover_dead_state(const char *dir)
 {
   char path[4400];
   uint64_t ssize = 0, psize = 0, osize = 0;
   snprintf(path, sizeof(path), "%s/%s", dir, FXT_SH_FILE);
   const unsigned char *sdata = map_file(path, &ssize);
   if (!sdata)
-    return 0;
-  int stale = 0;
+    return FXT_REC_KEEP;
+  enum fxt_rec_dead state = FXT_REC_KEEP;
   if (ssize >= FXT_SH_HEADER_BYTES && rec_le64(sdata) == FXT_SH_MAGIC) {
     bool alive = fxt_recover_alive(rec_le32(sdata + FXT_SH_OFF_PID),
                                    rec_le64(sdata + FXT_SH_OFF_PROC_START));
     if (!alive && rec_le32(sdata + FXT_SH_OFF_STATE) == FXT_SH_STOPPED) {
-      stale = 1;
+      state = FXT_REC_STALE;
     } else if (!alive) {
+      state = FXT_REC_CRASHED; /* unless the summary below finds nothing missing */
       /* Anything the output lacks? Count it, without building the trace. */
       struct fxt_rec_input in = {{path, sdata, ssize}, {"buffers", NULL, 0}, {"", NULL, 0}, false};
       char ppath[4400];
@@ -592,7 +593,8 @@ int fxt_recover_is_stale(const char *dir)
           pending = s->overrun_records || s->overrun_bytes || s->lost_records ||
                     s->drop_records || s->uncommitted;
         }
-        stale = !pending;
+        if (!pending)
+          state = FXT_REC_STALE;
       }
       rec_model_free(&m);
       if (in.pool.data)
@@ -600,5 +602,5 @@ int fxt_recover_is_stale(const char *dir)
     }
   }
   munmap((void *)sdata, ssize);
-  return stale;
+  return state;
 }

@@ -54,9 +54,13 @@ int fxt_recover_run(const struct fxt_rec_input *in, fxt_rec_write_fn out, void *
 /* True when process pid runs and is the one that started at proc_start (shfile.h). */
 bool fxt_recover_alive(uint32_t pid, uint64_t proc_start);
 
-/* For the clean-up of a buffers directory (buffers.c): 1 when dir holds the session of a
- * process that is gone and nothing in it is missing from its output file (a clean stop, or
- * everything delivered), 0 otherwise (alive, something to recover, or unreadable). */
-int fxt_recover_is_stale(const char *dir);
+/* For the clean-up of a buffers directory (buffers.c), what dir holds: */
+enum fxt_rec_dead {
+  FXT_REC_KEEP,    /* a live process's session, or not a session fxtrace can read */
+  FXT_REC_STALE,   /* a dead process's session with nothing missing from its output file (a
+                      clean stop, or everything delivered) */
+  FXT_REC_CRASHED, /* a dead process's session with records to recover */
+};
+enum fxt_rec_dead fxt_recover_dead_state(const char *dir);
 
 #endif

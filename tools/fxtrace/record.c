@@ -253,11 +253,45 @@ static void summary(const char *fxt, const char *output) {
   fxtf_close(f);
 }
 
+/* Whether the output can be written, asked before CMD runs rather than found out after: a
+ * directory that is not there, or not writable, or an output that is a directory. */
+static bool output_writable(const char *output) {
+  struct stat st;
+  if (stat(output, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "fxtrace record: -o %s: is a directory\n", output);
+    return false;
+  }
+  size_t n = strlen(output);
+  char *dir = malloc(n + 2);
+  if (dir == NULL)
+    return true; /* found out at the end, as before */
+  memcpy(dir, output, n + 1);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    strcpy(dir, ".");
+  else
+    slash[slash == dir] = 0; /* "/x" -> "/" */
+  const char *why = NULL;
+  if (stat(dir, &st) != 0)
+    why = strerror(errno);
+  else if (!S_ISDIR(st.st_mode))
+    why = strerror(ENOTDIR);
+  else if (access(dir, W_OK | X_OK) != 0)
+    why = strerror(errno);
+  bool ok = why == NULL;
+  if (!ok)
+    fprintf(stderr, "fxtrace record: -o %s: cannot create a file in %s: %s\n", output, dir, why);
+  free(dir);
+  return ok;
+}
+
 int cmd_record(int argc, char **argv) {
   struct options o;
   int rc = parse(argc, argv, &o);
   if (rc >= 0)
     return rc;
+  if (!output_writable(o.output))
+    return CLI_EXIT_FAIL;
   char *dir = make_dir();
   char *value = dir ? fxtrace_value(&o, dir) : NULL;
   if (value == NULL) {
@@ -301,7 +335,15 @@ int cmd_record(int argc, char **argv) {
             "fxtrace record: the %zu trace file%s of %s held no records (a process killed by "
             "a signal does not flush its trace); %s was not written\n",
             found, found == 1 ? "" : "s", o.cmd[0], o.output);
-  remove_dir(dir);
+  if (merged < 0) {
+    /* The output could not be written: the processes' traces stay where they are. */
+    fprintf(stderr, "fxtrace record: the recorded traces are kept in %s (`fxtrace merge`)\n",
+            dir);
+    if (rc == 0)
+      rc = CLI_EXIT_FAIL;
+  } else {
+    remove_dir(dir);
+  }
   free(fxt);
   free(value);
   free(dir);
