@@ -2,9 +2,10 @@
  * writer (docs/fxt-conventions.md gives the file order).
  *
  * Each pass takes every non-free slot in turn: it announces a new owner thread (thread and
- * kernel-object records), copies the ring's records into a staging buffer without consuming
- * them, writes whatever strings and tracepoint descriptions appeared meanwhile (after the
- * copy, so every string a staged record refers to was interned before and is covered), writes
+ * kernel-object records), stages the ring's records without consuming them (in place in
+ * discard mode, a copy in overwrite mode; deliver.c), writes whatever strings and tracepoint
+ * descriptions appeared meanwhile (after the staging, so every string a staged record refers
+ * to was interned before and is covered), writes
  * loss records for the gap in front of the staged records, then the staged records
  * themselves, and only once write() has taken them moves the ring's tail past them (commit,
  * below; deliver.c). A slot whose thread exited is drained to the end, its pending drop
@@ -726,7 +727,7 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
   for (;;) {
     if (bounded && total >= s->buffer_bytes)
       break;
-    struct effect fx = {.slot = i, .ring_copy = C.stage};
+    struct effect fx = {.slot = i};
     fx.rep[0] = atomic_load_explicit(&e->rep_overrun_records, memory_order_relaxed);
     fx.rep[1] = atomic_load_explicit(&e->rep_overrun_bytes, memory_order_relaxed);
     fx.rep[2] = atomic_load_explicit(&e->rep_lost_records, memory_order_relaxed);
@@ -746,6 +747,7 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
     uint64_t nested = atomic_load_explicit(&t->lost, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire); /* those loads before the copy's */
     int rc = fxt_deliver_stage(&t->w.ring, C.stage, STAGE_BYTES, &fx.st);
+    fx.ring_copy = fx.st.data;
     /* Then the signal-context records: a handler pushes its record before the emissions that
      * follow it commit, so everything the thread pushed before the newest staged record (the
      * acquire of its commit makes the push visible) is popped now and merged below in time
@@ -763,7 +765,7 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
       commit(NULL, 0, &fx);
       continue;
     }
-    uint64_t ts = first_ts(C.stage, fx.st.len);
+    uint64_t ts = first_ts(fx.st.data, fx.st.len);
     bool wrote = false;
     /* Overrun records the producer counted, less those it counted after they were delivered
      * (the credit; deliver.c). A count not yet caught up with its credit waits. */
@@ -798,7 +800,7 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
      * empty: they are newer than anything left in it). */
     unsigned char *chunk;
     uint32_t ring_used;
-    uint32_t len = merge_held(i, C.stage, fx.st.len, fx.st.len == 0, safe_end, &chunk,
+    uint32_t len = merge_held(i, fx.st.data, fx.st.len, fx.st.len == 0, safe_end, &chunk,
                               &ring_used);
     fx.st.len = ring_used; /* the rest stays in the ring for the next chunk */
     fx.st.to = fx.st.from + ring_used;

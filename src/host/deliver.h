@@ -5,18 +5,21 @@
 
 #include <fxtrace/ring.h>
 
-/* Records [from, to) of a ring (free-running positions), copied into a staging buffer. */
+/* Records [from, to) of a ring (free-running positions), staged: their bytes at data. */
 struct fxt_staged {
+  const unsigned char *data; /* in the ring itself (discard mode) or in the staging buffer */
   uint32_t from, to;
   uint32_t len; /* to - from */
 };
 
-/* Copies the ring's oldest whole records, up to cap bytes, into buf, leaving them in the
- * ring. Returns 0 (st->len 0 when there is nothing), or FXT_EBADMSG when the oldest record's
+/* Stages the ring's oldest whole records, up to cap bytes, leaving them in the ring: in place
+ * in discard mode (st->data points into the ring, and stays valid until fxt_deliver_advance),
+ * except a record that wraps past the end of storage, which is copied into buf as in overwrite
+ * mode. Returns 0 (st->len 0 when there is nothing), or FXT_EBADMSG when the oldest record's
  * header is invalid (nothing staged). */
 int fxt_deliver_stage(struct fxt_ring *r, unsigned char *buf, uint32_t cap, struct fxt_staged *st);
 
-/* Moves the ring's tail past the staged records (buf: their copy). Returns the bytes the tail
+/* Moves the ring's tail past the staged records (buf: their copy, read in overwrite mode). Returns the bytes the tail
  * moved; *credit_records / *credit_bytes: staged records that the producer overwrote and
  * counted as overrun meanwhile (overwrite mode; 0 in discard mode). */
 uint32_t fxt_deliver_advance(struct fxt_ring *r, const struct fxt_staged *st,

@@ -154,16 +154,20 @@ static void sh_slot_own(struct session *s, uint32_t i, const struct fxt_tslot *t
 }
 
 /* Sets up slot i for the calling thread. Under pool_lock. */
-/* Bytes in a buffer at which its thread wakes the consumer: a quarter of buffers up to 16 MiB,
- * 4 MiB short of half of larger ones. The room left after the wake is what absorbs the
- * consumer's scheduling delay: at half of the 4 MiB default it lasted 8.7 ms at 10 M events/s,
- * and the paced benchmark lost events in half of its runs on a busy 2-core machine (none in
- * 12 of 12 at a quarter); a large buffer keeps half of itself for a burst that fits and is
- * written after it. */
+/* Bytes in a buffer at which its thread wakes the consumer: a quarter of buffers up to 16 MiB;
+ * of larger ones, what leaves a quarter of the buffer free, and at least 12 MiB. The room left
+ * after the wake is what absorbs the consumer's scheduling delay: at half of the 4 MiB default
+ * (2 MiB) it lasted 4.4 ms at 10 M events/s, and the paced benchmark lost events in half of its
+ * runs on a busy 2-core machine (none in 12 of 12 at a quarter, 3 MiB). 12 MiB is 25 ms at
+ * that rate; below the mark a large buffer holds a burst that fits in it whole, written after
+ * the burst instead of competing with it for the CPUs (the consumer still polls every 100 ms,
+ * consumer.c). */
 static uint32_t wake_mark(uint32_t buffer_bytes)
 {
-  uint32_t quarter = buffer_bytes / 4, margin = 4u << 20;
-  return quarter <= margin ? quarter : buffer_bytes / 2 - margin;
+  uint32_t quarter = buffer_bytes / 4, room = 12u << 20;
+  if (buffer_bytes <= 16u << 20)
+    return quarter;
+  return buffer_bytes - (quarter > room ? quarter : room);
 }
 
 static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
