@@ -27,6 +27,12 @@ if [ ! -e "$tracefs/events/sched/sched_switch/enable" ]; then
   mount -t tracefs nodev "$tracefs" 2>/dev/null || skip "tracefs cannot be mounted on $tracefs"
 fi
 [ -w "$tracefs/events/sched/sched_switch/enable" ] || skip "cannot enable sched events here"
+# The kernel's tracing is one for the whole machine: two test suites running at once (two
+# checkouts on one machine) would record into each other's trace-cmd sessions. One at a time.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>/tmp/fxtrace-kernel-tracing.lock
+  flock 9
+fi
 # trace-cmd leaves tracing_on at 0 and the clock at what it recorded with: both put back.
 clock_before=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$tracefs/trace_clock")
 on_before=$(cat "$tracefs/tracing_on")
