@@ -37,4 +37,18 @@ enum fxt_meta_string {
   FXT_META_STRING_LAST = 31
 };
 
+/* The text of fixed string index i ("kernel:meta" for FXT_STR_KERNEL_META); NULL when no entry
+ * has that index. */
+static inline const char *fxt_meta_string(uint32_t i) {
+  switch (i) {
+#define FXT_META_STRING_CASE(name, index, text)                                               \
+  case index:                                                                                 \
+    return text;
+    FXT_META_STRINGS(FXT_META_STRING_CASE)
+#undef FXT_META_STRING_CASE
+  default:
+    return NULL;
+  }
+}
+
 #endif /* FXTRACE_META_H */

@@ -5,15 +5,11 @@
 #define _GNU_SOURCE
 #include "fxtfile_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fxtrace/meta.h>
 
@@ -521,41 +517,17 @@ int fxtf_open(const char *path, struct fxtf_file **out, char *err, size_t err_si
     return FXT_EINVAL;
   }
   *out = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    set_err(err, err_size, strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return FXT_ENOENT;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    set_err(err, err_size, "not a regular file");
-    close(fd);
-    return FXT_ENOENT;
-  }
-  size_t len = (size_t)st.st_size;
-  void *map = NULL;
-  if (len > 0) {
-    map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-      set_err(err, err_size, strerror(errno));
-      close(fd);
-      return FXT_ENOENT;
-    }
-    madvise(map, len, MADV_SEQUENTIAL); /* the loading pass reads it front to back */
-  }
-  close(fd);
-  int rc = fxtf_load(map, len, out, err, err_size);
+  struct fxt_fio_in in; /* advised for the loading pass, which reads it front to back */
+  int rc = fxt_fio_map(&in, path, err, err_size);
+  if (rc == 0)
+    rc = fxtf_load(in.data, in.len, out, err, err_size);
   if (rc != 0) {
-    if (map)
-      munmap(map, len);
+    fxt_fio_unmap(&in);
     return rc;
   }
-  (*out)->map = map;
-  (*out)->map_len = len;
-  if (map)
-    madvise(map, len, MADV_NORMAL); /* re-reading events in time order jumps around */
+  (*out)->file = in;
+  if (in.data) /* re-reading events in time order jumps around */
+    madvise((void *)in.data, in.len, MADV_NORMAL);
   return 0;
 }
 
@@ -565,8 +537,7 @@ void fxtf_close(struct fxtf_file *f) {
   free_strings(f);
   fxtf_free_tables(f);
   free(f->provs);
-  if (f->map)
-    munmap(f->map, f->map_len);
+  fxt_fio_unmap(&f->file);
   free(f);
 }
 

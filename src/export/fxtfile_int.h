@@ -4,6 +4,7 @@
 #ifndef FXTRACE_EXPORT_FXTFILE_INT_H
 #define FXTRACE_EXPORT_FXTFILE_INT_H
 
+#include "fileio.h"
 #include "fxtfile.h"
 
 /* One entry of a provider's string table: text inside the file. Indices are bound once per
@@ -70,8 +71,7 @@ struct fxtf_name {
 struct fxtf_file {
   const unsigned char *buf;
   size_t len;
-  void *map; /* fxtf_open's mapping, or NULL */
-  size_t map_len;
+  struct fxt_fio_in file; /* fxtf_open's mapping; empty otherwise */
   uint64_t records;
 
   struct fxtf_prov *provs;

@@ -341,14 +341,6 @@ static uint64_t ticks_per_second(const struct tdr_file *f) {
 
 /* Magic, provider, initialization, fxtrace's fixed strings, the process name, the clock. */
 static int head(struct conv *c, uint64_t first_ts) {
-  static const struct {
-    uint16_t index;
-    const char *text;
-  } k_meta[] = {
-#define META_ENTRY(name, index, text) {index, text},
-      FXT_META_STRINGS(META_ENTRY)
-#undef META_ENTRY
-  };
   int rc = put(c, fxt_encode_magic(room(&c->o), FXT_MAX_RECORD_BYTES));
   struct fxt_provider_info pi = {PROVIDER_ID, (uint8_t)strlen(PROVIDER_NAME), PROVIDER_NAME};
   struct fxt_init init = {ticks_per_second(c->f)};
@@ -356,10 +348,12 @@ static int head(struct conv *c, uint64_t first_ts) {
     rc = PUT(c, fxt_encode_provider_info, &pi);
   if (rc == 0)
     rc = PUT(c, fxt_encode_init, &init);
-  for (size_t i = 0; rc == 0 && i < sizeof k_meta / sizeof k_meta[0]; i++) {
+  for (uint16_t i = 1; rc == 0 && i <= FXT_META_STRING_LAST; i++) {
+    const char *text = fxt_meta_string(i);
     struct fxt_str_ref ref;
-    c->next_index = k_meta[i].index; /* the fixed indices, in order */
-    rc = intern_z(c, k_meta[i].text, &ref);
+    c->next_index = i; /* the fixed indices, in order */
+    if (text != NULL)
+      rc = intern_z(c, text, &ref);
   }
   c->next_index = FXT_META_STRING_LAST + 1;
   const char *names[] = {"outgoing_weight", "incoming_weight", "weight",

@@ -33,15 +33,6 @@ static char arena[ARENA_BYTES];
 static _Atomic uint32_t next_index = FXT_META_STRING_LAST + 1;
 static _Atomic uint32_t arena_used;
 
-static const struct {
-  const char *text;
-  uint32_t index;
-} meta_strings[] = {
-#define FXT_META_ROW(name, index, text) {text, index},
-    FXT_META_STRINGS(FXT_META_ROW)
-#undef FXT_META_ROW
-};
-
 static _Atomic(struct fxt_intern_mirror *) mirror;
 
 void fxt_intern_set_mirror(struct fxt_intern_mirror *m)
@@ -132,9 +123,11 @@ int fxt_intern(const char *s, uint32_t len)
     return 0;
   if (len > FXT_INTERN_MAX_LEN)
     return FXT_E2BIG;
-  for (size_t i = 0; i < sizeof(meta_strings) / sizeof(meta_strings[0]); i++)
-    if (strlen(meta_strings[i].text) == len && memcmp(meta_strings[i].text, s, len) == 0)
-      return (int)meta_strings[i].index;
+  for (uint32_t i = 1; i <= FXT_META_STRING_LAST; i++) {
+    const char *meta = fxt_meta_string(i);
+    if (meta != NULL && strlen(meta) == len && memcmp(meta, s, len) == 0)
+      return (int)i;
+  }
 
   uint32_t h = hash_of(s, len);
   int mine = 0; /* our entry, once built */
@@ -170,13 +163,12 @@ bool fxt_intern_lookup(uint32_t index, const char **s, uint32_t *len)
   if (index == 0 || index > FXT_INTERN_MAX_INDEX)
     return false;
   if (index <= FXT_META_STRING_LAST) {
-    for (size_t i = 0; i < sizeof(meta_strings) / sizeof(meta_strings[0]); i++)
-      if (meta_strings[i].index == index) {
-        *s = meta_strings[i].text;
-        *len = (uint32_t)strlen(meta_strings[i].text);
-        return true;
-      }
-    return false;
+    const char *meta = fxt_meta_string(index);
+    if (meta == NULL)
+      return false;
+    *s = meta;
+    *len = (uint32_t)strlen(meta);
+    return true;
   }
   if (!atomic_load_explicit(&entries[index].ready, memory_order_acquire))
     return false;

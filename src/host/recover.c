@@ -295,20 +295,11 @@ static void build_tail(struct rec_model *m, const struct prefix *p, struct tail 
   }
   /* Every string: the session's table, the fixed ones, and any the output had that the table
    * lacks (rebinding an index to the same text changes nothing for a reader). */
-  static const struct {
-    uint16_t index;
-    const char *text;
-  } fixed[] = {
-#define ROW(name, index, text) {index, text},
-      FXT_META_STRINGS(ROW)
-#undef ROW
-  };
   for (uint32_t i = 1; i < FXT_SH_STR_ENTRIES; i++) {
     const char *text = (const char *)m->str[i];
     size_t len = m->str_len[i];
-    for (size_t k = 0; !text && k < sizeof(fixed) / sizeof(fixed[0]); k++)
-      if (fixed[k].index == i)
-        text = fixed[k].text, len = strlen(fixed[k].text);
+    if (!text && (text = fxt_meta_string(i)) != NULL)
+      len = strlen(text);
     if (!text && p->decoded && fxt_decoder_string(&p->d, i, &text, &len) != 0)
       text = NULL;
     if (!text || len == 0)

@@ -27,21 +27,6 @@ static inline unsigned char *ru_read_file(const char *path, size_t *len)
   return fxtcount_read(path, len);
 }
 
-static inline bool ru_write_all(int fd, const void *p, size_t n)
-{
-  const unsigned char *b = p;
-  while (n) {
-    ssize_t k = write(fd, b, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return false;
-    b += k;
-    n -= (size_t)k;
-  }
-  return true;
-}
-
 static inline bool ru_read_exact(const char *dir, const char *name, void *out, size_t n)
 {
   char path[4200];

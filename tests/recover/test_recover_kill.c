@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "export/fileio.h"
 #include "host/recover.h"
 #include "recover_util.h"
 
@@ -170,7 +171,7 @@ static void report_line(void *ctx, int damage, const char *line)
 
 static int write_fd(void *ctx, const void *p, size_t n)
 {
-  return ru_write_all(*(int *)ctx, p, n) ? 0 : -EIO;
+  return fxt_fio_write_all(*(int *)ctx, p, n) ? 0 : -EIO;
 }
 
 /* Recovers dir/SESSION into out, in-process or with the tool. */

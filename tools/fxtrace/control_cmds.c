@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "control_client.h"
+#include "export/fileio.h"
 
 #define DIR_HELP                                                                             \
   "The runtime directory is $FXTRACE_DIR, else $XDG_RUNTIME_DIR/fxtrace, else\n"            \
@@ -281,20 +282,6 @@ int cmd_ls(int argc, char **argv)
 
 /* ---- cat ---------------------------------------------------------------------------------- */
 
-static bool write_all(const unsigned char *p, size_t n)
-{
-  while (n) {
-    ssize_t k = write(STDOUT_FILENO, p, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return false;
-    p += k;
-    n -= (size_t)k;
-  }
-  return true;
-}
-
 int cmd_cat(int argc, char **argv)
 {
   struct opts o;
@@ -329,7 +316,7 @@ int cmd_cat(int argc, char **argv)
       rc = st;
       break;
     }
-    if (!write_all(data, len)) {
+    if (!fxt_fio_write_all(STDOUT_FILENO, data, len)) {
       fprintf(stderr, "fxtrace cat: writing the output: %s\n", strerror(errno));
       exit_code = CLI_EXIT_FAIL;
       break;

@@ -5,23 +5,21 @@
  * function). The input is mapped once; a target may tell which parts it is done with
  * (job.release), and those pages are dropped, so files far larger than memory convert in
  * bounded resident memory. The output file is created at the first byte written, so a bad
- * input leaves no file behind (and an existing OUT untouched); a failure after that removes it.
+ * input leaves no file behind (and an existing OUT untouched); a failure after that removes it
+ * (export/fileio.h).
  */
-#define _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "export/json.h"
 #include "export/tdr_fxt.h"
 #include "export/tracedat.h"
+#include "tool_io.h"
 
 static const char k_usage[] =
     "usage: fxtrace convert [--help] FILE [--to FORMAT] -o OUT [--no-cpu] [-q]\n"
@@ -121,101 +119,6 @@ static const struct target k_targets[] = {
     {"fxt", ".fxt", to_fxt, true},
 };
 #define NTARGETS (sizeof k_targets / sizeof k_targets[0])
-
-/* ---- output: created at the first write ----------------------------------------------------- */
-
-struct output {
-  const char *path; /* "-": stdout */
-  int fd;           /* -1 until created */
-  bool regular;     /* a regular file: removed when incomplete (never a device or FIFO) */
-  int saved_errno;  /* of the failed open or write */
-};
-
-static int out_write(void *ctx, const void *data, size_t n) {
-  struct output *o = ctx;
-  if (o->fd < 0) {
-    o->fd = strcmp(o->path, "-") == 0
-                ? STDOUT_FILENO
-                : open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    struct stat st;
-    if (o->fd < 0 || fstat(o->fd, &st) != 0) {
-      o->saved_errno = errno;
-      return -1;
-    }
-    o->regular = o->fd != STDOUT_FILENO && S_ISREG(st.st_mode);
-  }
-  const char *p = data;
-  while (n > 0) {
-    ssize_t w = write(o->fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      o->saved_errno = w < 0 ? errno : EIO;
-      return -1;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* Ends the output: closes it, and removes a regular file left incomplete. false on a close
- * error. */
-static bool out_finish(struct output *o, bool ok) {
-  if (o->fd >= 0 && o->fd != STDOUT_FILENO && close(o->fd) != 0 && ok) {
-    o->saved_errno = errno;
-    ok = false;
-  }
-  if (!ok && o->regular)
-    unlink(o->path);
-  return ok;
-}
-
-/* ---- input: mapped, pages dropped once a target is done with them --------------------------- */
-
-struct input {
-  unsigned char *map;
-  size_t len;
-};
-
-static void in_release(void *ctx, uint64_t from, uint64_t to) {
-  struct input *in = ctx;
-  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-  from = (from + page - 1) / page * page; /* whole pages inside [from, to) only */
-  to = to / page * page;
-  if (in->map != NULL && to > from && to <= in->len)
-    madvise(in->map + from, (size_t)(to - from), MADV_DONTNEED);
-}
-
-static int in_open(const char *path, struct input *in, struct stat *st) {
-  in->map = NULL;
-  in->len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || fstat(fd, st) != 0) {
-    cli_file_error("convert", path, strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return -1;
-  }
-  if (!S_ISREG(st->st_mode)) {
-    cli_file_error("convert", path, "not a regular file");
-    close(fd);
-    return -1;
-  }
-  in->len = (size_t)st->st_size;
-  if (in->len > 0) {
-    void *m = mmap(NULL, in->len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-      cli_file_error("convert", path, strerror(errno));
-      close(fd);
-      return -1;
-    }
-    in->map = m;
-    madvise(m, in->len, MADV_SEQUENTIAL);
-  }
-  close(fd);
-  return 0;
-}
 
 /* ---- arguments ------------------------------------------------------------------------------ */
 
@@ -319,40 +222,37 @@ int cmd_convert(int argc, char **argv) {
   const struct target *t = find_target(&a, &rc);
   if (t == NULL)
     return rc;
-  struct input in;
-  struct stat in_st, out_st;
-  if (in_open(a.in, &in, &in_st) != 0)
+  struct fxt_fio_in in;
+  if (tool_map("convert", a.in, &in) != 0)
     return CLI_EXIT_FAIL;
-  if (strcmp(a.out, "-") != 0 && stat(a.out, &out_st) == 0 && out_st.st_dev == in_st.st_dev &&
-      out_st.st_ino == in_st.st_ino) { /* truncating the mapped input would crash the reader */
-    if (in.map)
-      munmap(in.map, in.len);
+  struct stat out_st;
+  if (strcmp(a.out, "-") != 0 && stat(a.out, &out_st) == 0 && out_st.st_dev == in.dev &&
+      out_st.st_ino == in.ino) { /* truncating the mapped input would crash the reader */
+    fxt_fio_unmap(&in);
     return cli_usage_error("convert", k_usage, "OUT is FILE itself");
   }
-  if (tdr_is_tracedat(in.map, in.len) != t->from_tracedat) {
-    if (in.map)
-      munmap(in.map, in.len);
+  if (tdr_is_tracedat(in.data, in.len) != t->from_tracedat) {
+    fxt_fio_unmap(&in);
     cli_file_error("convert", a.in, t->from_tracedat
                                         ? "not a trace.dat file: only a trace.dat converts to fxt"
                                         : "a trace.dat file converts to fxt only (--to fxt)");
     return CLI_EXIT_USAGE;
   }
-  struct output out = {.path = a.out, .fd = -1};
+  struct fxt_fio_out out = FXT_FIO_OUT(a.out, 0666);
   struct job *j = calloc(1, sizeof *j);
   if (j == NULL) {
     fprintf(stderr, "fxtrace convert: out of memory\n");
     rc = CLI_EXIT_FAIL;
   } else {
-    *j = (struct job){.in_path = a.in, .data = in.map, .len = in.len, .write = out_write,
-                      .write_ctx = &out, .release = in_release, .release_ctx = &in,
+    *j = (struct job){.in_path = a.in, .data = in.data, .len = in.len, .write = fxt_fio_write,
+                      .write_ctx = &out, .release = fxt_fio_release, .release_ctx = &in,
                       .no_cpu = a.no_cpu};
-    int err = t->run(j);
-    bool ok = out_finish(&out, err == 0);
+    int err = fxt_fio_close(&out, t->run(j));
     rc = CLI_EXIT_OK;
     if (out.saved_errno != 0) { /* the output failed: say why in the system's words */
       cli_file_error("convert", a.out, strerror(out.saved_errno));
       rc = CLI_EXIT_FAIL;
-    } else if (err != 0 || !ok) {
+    } else if (err != 0) {
       cli_file_error("convert", a.in, j->err[0] ? j->err : fxt_strerror(err));
       rc = CLI_EXIT_FAIL;
     } else if (!a.quiet) {
@@ -360,7 +260,6 @@ int cmd_convert(int argc, char **argv) {
     }
     free(j);
   }
-  if (in.map)
-    munmap(in.map, in.len);
+  fxt_fio_unmap(&in);
   return rc;
 }

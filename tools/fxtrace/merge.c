@@ -28,7 +28,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,9 +66,8 @@ struct prov {
 
 struct input {
   const char *path;
-  bool converted; /* from trace.dat */
-  const unsigned char *data;
-  size_t len;
+  bool converted;         /* from trace.dat */
+  struct fxt_fio_in file; /* mapped: the file, or its conversion to FXT */
   uint64_t valid;
   struct fxtf_file *f;
   uint32_t nprov;
@@ -104,32 +102,24 @@ struct merge {
 
 /* Maps an input; a trace.dat is converted into an unlinked temporary file first. */
 static int load(struct input *in) {
-  const unsigned char *m;
-  size_t n;
-  if (tool_map("merge", in->path, &m, &n) != 0)
+  struct fxt_fio_in dat;
+  if (tool_map("merge", in->path, &dat) != 0)
     return -1;
-  if (!tdr_is_tracedat(m, n)) {
-    in->data = m;
-    in->len = n;
+  if (!tdr_is_tracedat(dat.data, dat.len)) {
+    in->file = dat;
     return 0;
   }
   FILE *tmp = tmpfile();
   int fd = tmp ? fileno(tmp) : -1;
   char err[TDR_ERR_SIZE] = "";
-  int rc = fd < 0 ? FXT_ENOSPC : tdr_to_fxt(m, n, tool_write_fd, &fd, NULL, err, sizeof err);
-  tool_unmap(m, n);
-  struct stat st;
-  if (rc == 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
-    void *c = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (c != MAP_FAILED) {
-      in->data = c;
-      in->len = (size_t)st.st_size;
-      in->converted = true;
-    }
-  }
+  int rc = fd < 0 ? FXT_ENOSPC
+                  : tdr_to_fxt(dat.data, dat.len, tool_write_fd, &fd, NULL, err, sizeof err);
+  fxt_fio_unmap(&dat);
+  if (rc == 0 && fxt_fio_map_fd(&in->file, fd, NULL, 0) == 0 && in->file.len > 0)
+    in->converted = true;
   if (tmp)
     fclose(tmp); /* the mapping stays; the file goes */
-  if (in->data == NULL) {
+  if (!in->converted) {
     cli_file_error("merge", in->path,
                    rc ? (err[0] ? err : fxt_strerror(rc)) : "converting it failed");
     return -1;
@@ -164,20 +154,20 @@ static int find_clocks(void *ctx, const struct fxt_decoder *d, const struct fxt_
 static int open_input(struct merge *m, struct input *in) {
   if (load(in) != 0)
     return -1;
-  if (fxt_part_walk("merge", in->path, in->data, in->len, NULL, NULL, &in->valid) != 0 ||
+  if (fxt_part_walk("merge", in->path, in->file.data, in->file.len, NULL, NULL, &in->valid) != 0 ||
       in->valid <= FXT_WORD_BYTES) {
     cli_file_error("merge", in->path, "not an FXT file or trace.dat (nothing decodes)");
     return -1;
   }
   char err[FXTF_ERR_SIZE];
-  if (fxtf_load(in->data, (size_t)in->valid, &in->f, err, sizeof err) != 0) {
+  if (fxtf_load(in->file.data, (size_t)in->valid, &in->f, err, sizeof err) != 0) {
     cli_file_error("merge", in->path, err);
     return -1;
   }
   in->nprov = fxtf_provider_count(in->f);
   in->prov = calloc(in->nprov + 1, sizeof *in->prov);
-  if (in->prov == NULL || fxt_part_walk("merge", in->path, in->data, (size_t)in->valid, find_clocks,
-                                        in, &in->valid) != 0) {
+  if (in->prov == NULL || fxt_part_walk("merge", in->path, in->file.data, (size_t)in->valid,
+                                        find_clocks, in, &in->valid) != 0) {
     fprintf(stderr, "fxtrace merge: out of memory\n");
     return -1;
   }
@@ -299,7 +289,7 @@ static uint64_t to_mono(const struct prov *p, uint64_t t) {
 }
 
 static int flush(struct merge *m) {
-  if (m->len > 0 && !fxt_part_write(m->out_fd, m->buf, m->len))
+  if (m->len > 0 && !fxt_fio_write_all(m->out_fd, m->buf, m->len))
     return -1;
   m->len = 0;
   return 0;
@@ -444,7 +434,7 @@ static int rewrite(void *ctx, const struct fxt_decoder *d, const struct fxt_reco
     }
   }
   if (!changed)
-    return emit(m, in->data + rec->offset, (size_t)rec->size);
+    return emit(m, in->file.data + rec->offset, (size_t)rec->size);
   m->rewritten++;
   if (OUT_CAP - m->len < FXT_MAX_RECORD_BYTES && flush(m) != 0)
     return -1;
@@ -520,7 +510,7 @@ static int write_output(struct merge *m) {
     uint64_t valid;
     m->cur = &m->in[k];
     m->date_prov = UINT32_MAX;
-    rc = fxt_part_walk("merge", m->cur->path, m->cur->data, (size_t)m->cur->valid, rewrite, m,
+    rc = fxt_part_walk("merge", m->cur->path, m->cur->file.data, (size_t)m->cur->valid, rewrite, m,
                        &valid);
     if (rc == 0)
       rc = close_date(m);
@@ -588,7 +578,7 @@ int cmd_merge(int argc, char **argv) {
   for (int k = 0; m->in != NULL && k < m->nin; k++) {
     fxtf_close(m->in[k].f);
     free(m->in[k].prov);
-    tool_unmap(m->in[k].data, m->in[k].len);
+    fxt_fio_unmap(&m->in[k].file);
   }
   free(m->in);
   free(m->tids);

@@ -9,11 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fxtrace/fxt.h>
+
+#include "export/fileio.h"
 
 struct part {
   char *path;
@@ -97,19 +98,6 @@ int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len
   return fn_rc != 0 ? fn_rc : rc == FXT_ENOMEM ? rc : 0;
 }
 
-bool fxt_part_write(int fd, const unsigned char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    p += w;
-    n -= (size_t)w;
-  }
-  return true;
-}
-
 /* Bytes of buf that decode: all of it, or the records before the first bad one. */
 static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len) {
   uint64_t valid = 0;
@@ -120,26 +108,19 @@ static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len) 
 /* Appends part p to out (skipping its magic record unless it is the first); 1 when something
  * was written, 0 when the part had nothing, -1 on a write error. */
 static int append(int out, const struct part *p, bool first) {
-  int fd = open(p->path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= (off_t)FXT_WORD_BYTES) {
-    if (fd >= 0)
-      close(fd);
+  struct fxt_fio_in in;
+  if (fxt_fio_map(&in, p->path, NULL, 0) != 0 || in.len <= FXT_WORD_BYTES) {
+    fxt_fio_unmap(&in);
     fprintf(stderr, "fxtrace record: warning: %s: empty trace, skipped\n", p->path);
     return 0;
   }
-  size_t len = (size_t)st.st_size;
-  const unsigned char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (m == MAP_FAILED)
-    return 0;
-  uint64_t keep = valid_prefix(p, m, len);
+  uint64_t keep = valid_prefix(p, in.data, in.len);
   int rc = 0;
   if (keep > FXT_WORD_BYTES) {
     size_t skip = first ? 0 : FXT_WORD_BYTES;
-    rc = fxt_part_write(out, m + skip, (size_t)keep - skip) ? 1 : -1;
+    rc = fxt_fio_write_all(out, in.data + skip, (size_t)keep - skip) ? 1 : -1;
   }
-  munmap((void *)m, len);
+  fxt_fio_unmap(&in);
   return rc;
 }
 

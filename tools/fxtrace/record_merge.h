@@ -28,7 +28,5 @@ typedef int (*fxt_part_fn)(void *ctx, const struct fxt_decoder *d, const struct 
  * FXT_ENOMEM. */
 int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len,
                   fxt_part_fn fn, void *ctx, uint64_t *valid);
-/* write(2) of all n bytes (EINTR and short writes retried); false on an error (errno). */
-bool fxt_part_write(int fd, const unsigned char *p, size_t n);
 
 #endif /* FXTRACE_TOOLS_RECORD_MERGE_H */

@@ -15,6 +15,7 @@
 
 #include <fxtrace/errors.h>
 
+#include "export/fileio.h"
 #include "host/recover.h"
 #include "host/shfile.h"
 
@@ -85,18 +86,7 @@ static void report(void *ctx, int damage, const char *line)
 
 static int write_out(void *ctx, const void *p, size_t n)
 {
-  int fd = *(int *)ctx;
-  const unsigned char *b = p;
-  while (n) {
-    ssize_t k = write(fd, b, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return k < 0 ? -errno : -EIO;
-    b += k;
-    n -= (size_t)k;
-  }
-  return 0;
+  return fxt_fio_write_all(*(int *)ctx, p, n) ? 0 : -errno;
 }
 
 /* DIR is not a session: list the sessions under it. Returns the usage exit code. */
