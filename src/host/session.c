@@ -102,6 +102,10 @@ static void atfork_child(void)
     pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
     s->pid = pid;
     int rc = expand_output(s->cfg.output, pid, true, s->output, sizeof(s->output));
+    /* The child's crash snapshot goes to a file of its own too (its pid, or ".<pid>"). */
+    if (s->trigger[0] &&
+        expand_output(s->trigger_pattern, pid, true, s->trigger, sizeof(s->trigger)) == 0)
+      fxt_trigger_set_path(s->trigger);
     fxt_slots_reset_after_fork(s, fxt_tls_slot, pid, tid); /* the child's own buffers */
     s->consumer_running = false; /* the parent's consumer thread does not exist here */
     atomic_store_explicit(&s->wake, 0, memory_order_relaxed);
@@ -128,6 +132,7 @@ static _Atomic bool snapshots_on;
 /* The trigger option: a failure is reported and tracing goes on without it. */
 static void start_trigger(struct session *s, const char *pattern)
 {
+  snprintf(s->trigger_pattern, sizeof(s->trigger_pattern), "%s", pattern);
   int rc = expand_output(pattern, s->pid, false, s->trigger, sizeof(s->trigger));
   if (rc == 0)
     rc = fxt_trigger_install(s->trigger);
@@ -240,6 +245,7 @@ int fxt_session_stop(void)
   fxt_tracepoint_enable_patterns(""); /* fire sites back to one load and a branch */
   atomic_store_explicit(&fxt_session_active, 0, memory_order_release); /* (paused or not) */
   fxt_trigger_remove();
+  s->trigger[0] = 0;
   atomic_store_explicit(&snapshots_on, false, memory_order_relaxed);
   fxt_slots_quiesce(s); /* no thread is inside emit, nor will enter it */
   fxt_consumer_stop(s); /* last pass as every writer's producer, then the file is closed */

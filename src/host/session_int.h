@@ -52,6 +52,7 @@ struct session {
   char output_pattern[4096]; /* as configured (%p unexpanded): children of fork expand it */
   char output[4096];         /* expanded path ("" = no file, "-" = stdout) */
   char trigger[4096];        /* the trigger's snapshot file, %p expanded ("" = none) */
+  char trigger_pattern[4096]; /* as configured: a child of fork expands it with its pid */
   uint32_t gen;      /* this session's generation (fxt_session_active while running) */
 
   /* Pool geometry and memory. */
@@ -162,6 +163,8 @@ void fxt_snapshot_in_signal(const char *path, uint32_t timeout_ms);
 /* trigger.c: the trigger option's fatal-signal handlers (installed and removed under the
  * session's lock) and a thread's alternate signal stack (when it takes a slot). */
 int fxt_trigger_install(const char *path);
+/* A child of fork: its own snapshot file (the handlers are inherited). */
+void fxt_trigger_set_path(const char *path);
 void fxt_trigger_remove(void);
 void fxt_trigger_thread(struct slot_info *info);
 

@@ -92,6 +92,12 @@ int fxt_trigger_install(const char *path)
   return 0;
 }
 
+void fxt_trigger_set_path(const char *path)
+{
+  if (strlen(path) < sizeof(trigger_path))
+    strcpy(trigger_path, path);
+}
+
 void fxt_trigger_remove(void)
 {
   if (!atomic_load_explicit(&installed, memory_order_relaxed))

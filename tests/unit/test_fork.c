@@ -1,6 +1,7 @@
 /* test_fork - fork() while another thread emits at full rate, and the child emits too: both
  * finish (no deadlock), both files are valid, the child's file has only the child's records
- * and the parent's only the parent's. Not run under TSan, which cannot start threads (the
+ * and the parent's only the parent's. And a flight recorder's crash trigger in a child of
+ * fork: the child's snapshot goes to a file of its own. Not run under TSan, which cannot start threads (the
  * child's consumer) in the child of a multi-threaded fork. */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -117,10 +118,53 @@ static void fork_during_emission(void **state)
   assert_false(cc.t[0].backwards);
 }
 
+/* ---- the crash trigger in a child of fork ---------------------------------------------- */
+
+/* A flight recorder with trigger=FILE (no %p): a child of fork that aborts writes its snapshot
+ * to FILE.<its pid>, with its own events, and not over FILE, which stays the parent's (the
+ * parent never crashes here, so FILE must not exist). */
+static void trigger_in_child(void **state)
+{
+  (void)state;
+  char trig[256], child_trig[300];
+  snprintf(trig, sizeof(trig), "/dev/shm/fxtrace-test-trigger-%d.fxt", (int)getpid());
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "t:seq",
+                                   .buffer_kb = 64, .mode = FXT_MODE_OVERWRITE, .output = "",
+                                   .buffers = "", .trigger = trig};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  for (uint64_t i = 0; i < 1000; i++)
+    FXT_TRACE(t, seq, i);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    for (uint64_t i = 0; i < 300; i++)
+      FXT_TRACE(t, seq, i);
+    abort(); /* the trigger's handler writes the snapshot, then the default action */
+  }
+  int status = 0;
+  alarm(60);
+  assert_int_equal(waitpid(child, &status, 0), child);
+  alarm(0);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+  assert_int_equal(fxt_session_stop(), 0);
+  snprintf(child_trig, sizeof(child_trig), "%s.%d", trig, (int)child);
+  static struct fxtcount cc;
+  if (fxtcount_file(child_trig, "seq", &cc) != 0)
+    fail_msg("decoding %s: %s", child_trig, cc.err);
+  unlink(child_trig);
+  bool parent_file = access(trig, F_OK) == 0;
+  unlink(trig);
+  assert_false(parent_file);
+  assert_int_equal(cc.nthreads, 1);
+  assert_int_equal(cc.t[0].tid, (uint64_t)child);
+  assert_int_equal(cc.t[0].events, 300);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fork_during_emission),
+      cmocka_unit_test(trigger_in_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
