@@ -43,10 +43,12 @@
 
 #define STAGE_BYTES (1u << 20)
 #define OUT_BYTES (1u << 20)
-/* Between passes when no producer wakes the consumer (one does at a quarter of its buffer,
- * slots.c wake_mark): 100 ms, so a burst that fits in the buffers is written after it, not
- * while it takes every core (and an idle process wakes ten times a second); 10 ms while a
- * trace_pipe reader waits (`trace` flushes before it reads). */
+/* Between passes when no producer wakes the consumer (one does at its wake mark, slots.c
+ * wake_mark): 100 ms, and such a pass takes from a buffer below its mark only what was there
+ * at the previous one (drain_live), so a burst that fits in the buffers is written after it,
+ * not while it takes every core (and an idle process wakes ten times a second); 10 ms while a
+ * trace_pipe reader waits, and then every pass takes everything (`trace` flushes before it
+ * reads). */
 #define POLL_NS 100000000
 #define POLL_LIVE_NS 10000000
 #define PROVIDER_NAME "fxtrace/1"
@@ -716,8 +718,9 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
 
 /* Drains slot i: until it is empty, or (when `bounded`) one buffer's worth, so that a
  * producer as fast as the consumer cannot keep it on one slot (starving the others and the
- * ingress ring). Returns the bytes read. */
-static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
+ * ingress ring); with `upto`, only the records before that ring position (a head the
+ * producer published: a record boundary). Returns the bytes read. */
+static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const uint32_t *upto)
 {
   struct fxt_tslot *t = session_slot(s, i);
   struct slot_info *info = &s->info[i];
@@ -727,6 +730,16 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
   for (;;) {
     if (bounded && total >= s->buffer_bytes)
       break;
+    uint32_t cap = STAGE_BYTES;
+    if (upto) {
+      /* The records before *upto: the ring's tail is ours in discard mode; in overwrite mode
+       * the producer may have moved it past *upto, and then nothing is left to take. */
+      int32_t left = (int32_t)(*upto - atomic_load_explicit(&t->w.ring.tail,
+                                                            memory_order_relaxed));
+      if (left <= 0)
+        break;
+      cap = (uint32_t)left < cap ? (uint32_t)left : cap;
+    }
     struct effect fx = {.slot = i};
     fx.rep[0] = atomic_load_explicit(&e->rep_overrun_records, memory_order_relaxed);
     fx.rep[1] = atomic_load_explicit(&e->rep_overrun_bytes, memory_order_relaxed);
@@ -746,7 +759,7 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
     fxt_ring_stats(&t->w.ring, &rs);
     uint64_t nested = atomic_load_explicit(&t->lost, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire); /* those loads before the copy's */
-    int rc = fxt_deliver_stage(&t->w.ring, C.stage, STAGE_BYTES, &fx.st);
+    int rc = fxt_deliver_stage(&t->w.ring, C.stage, cap, &fx.st);
     fx.ring_copy = fx.st.data;
     /* Then the signal-context records: a handler pushes its record before the emissions that
      * follow it commit, so everything the thread pushed before the newest staged record (the
@@ -836,7 +849,7 @@ static uint64_t drain_slot_bounded(struct session *s, uint32_t i, bool bounded)
 
 static uint64_t drain_slot(struct session *s, uint32_t i)
 {
-  return drain_slot_bounded(s, i, false);
+  return drain_slot_to(s, i, false, NULL);
 }
 
 /* A slot whose thread is gone (or, at stop, every slot: the handshake has run): write the
@@ -1011,12 +1024,36 @@ int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms)
   }
 }
 
-static void pass(struct session *s)
+/* A live slot in a pass. A pass that only the poll timer started (`timer`: no thread woke the
+ * consumer, no reader waits on trace_pipe) takes a buffer below its wake mark only up to where
+ * its head was at the previous such pass: records that have waited a whole poll period. A
+ * burst that fits below the mark is so written after it, instead of competing with it for
+ * the CPUs; a trickle of events is in the file within two poll periods. */
+static void drain_live(struct session *s, uint32_t i, bool timer)
 {
+  struct fxt_tslot *t = session_slot(s, i);
+  struct slot_info *info = &s->info[i];
+  /* Acquire pairs with the producer's release of head (ring.c (1)). */
+  uint32_t head = atomic_load_explicit(&t->w.ring.head, memory_order_acquire);
+  uint32_t tail = atomic_load_explicit(&t->w.ring.tail, memory_order_relaxed);
+  bool seen = info->poll_gen == info->owner_gen; /* poll_head is of this owner's ring */
+  if (timer && head - tail <= t->wake_mark) {
+    uint32_t upto = seen ? info->poll_head : tail;
+    drain_slot_to(s, i, true, &upto);
+  } else {
+    drain_slot_to(s, i, true, NULL);
+  }
+  info->poll_head = head;
+  info->poll_gen = info->owner_gen;
+}
+
+static void pass(struct session *s, bool timer)
+{
+  timer = timer && !live_has_waiters();
   for (uint32_t i = 0; i < s->nslots; i++) {
     uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
     if (state == SLOT_LIVE && !fxt_flight_recorder(s))
-      drain_slot_bounded(s, i, true);
+      drain_live(s, i, timer);
     else if (state == SLOT_EXITED)
       finish_slot(s, i, true);
   }
@@ -1066,17 +1103,21 @@ static void *consumer_main(void *arg)
 {
   struct session *s = arg;
   prctl(PR_SET_NAME, "fxtrace-consumer"); /* signals: blocked from birth (fxt_consumer_start) */
+  bool timer = false; /* the first pass takes everything */
   for (;;) {
     uint32_t w = atomic_load_explicit(&s->wake, memory_order_acquire);
     /* Acquire pairs with fxt_consumer_stop's release: the stop handshake is complete. */
     bool stopping = atomic_load_explicit(&s->stop, memory_order_acquire);
     if (stopping)
       break;
-    pass(s);
+    pass(s, timer);
     snap_serve(s);
     pass_done();
     struct timespec to = {0, live_has_waiters() ? POLL_LIVE_NS : POLL_NS};
     syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &to, NULL, 0);
+    /* Woken (a wake mark, a flush, a snapshot, a stop), or only the timer: nobody bumped wake
+     * since it was loaded above, during the pass or the wait. */
+    timer = atomic_load_explicit(&s->wake, memory_order_acquire) == w;
   }
   /* Last pass: no thread emits any more; the consumer is every writer's producer now. */
   for (uint32_t i = 0; i < s->nslots; i++) {

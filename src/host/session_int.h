@@ -43,6 +43,8 @@ struct slot_info {
   uint64_t dropped_total;  /* events its drop_stats records reported */
   uint64_t loss_total;     /* events the file's loss records of this thread add up to */
   uint64_t loss_shown;     /* loss_total as of the last `dropped` counter written */
+  uint32_t poll_head;      /* the ring's head at the previous pass (consumer.c drain_live) */
+  uint32_t poll_gen;       /* owner_gen whose ring poll_head is of */
   void *alt_stack;         /* the trigger's signal stack for the slot's owners (trigger.c) */
 };
 

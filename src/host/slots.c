@@ -30,6 +30,28 @@ static _Thread_local uint32_t no_slot_seen __attribute__((tls_model("initial-exe
  * no_slot_drops (the process-wide count for threads that never get a buffer). */
 static _Thread_local uint64_t unattached_drops __attribute__((tls_model("initial-exec")));
 
+/* Whether an exiting thread's buffer should be drained now rather than at the consumer's
+ * next poll (100 ms, consumer.c): yes when that is cheap (at most 1 MiB: the slot is free
+ * again at once for a new thread), when it is past its wake mark (alive, the thread would
+ * have woken the consumer), or when fewer than a quarter of the slots are free; not for a
+ * large backlog below the mark, whose drain would only compete for a CPU with the threads
+ * still running (two threads of a burst: the one that ends first would slow the other down).
+ * Asked before the slot is marked EXITED: after that the consumer may free it and another
+ * thread take it. */
+static bool exit_backlog_waits(struct fxt_tslot *t)
+{
+  uint32_t used = fxt_ring_producer_used(&t->w.ring);
+  return used > (1u << 20) && used <= t->wake_mark;
+}
+
+static bool slots_scarce(struct session *s)
+{
+  uint32_t free_slots = 0;
+  for (uint32_t i = 0; i < s->nslots; i++)
+    free_slots += atomic_load_explicit(&s->info[i].state, memory_order_relaxed) == SLOT_FREE;
+  return free_slots * 4 < s->nslots;
+}
+
 /* The thread's exit: its slot goes to the consumer to drain and free. */
 static void on_thread_exit(void *p)
 {
@@ -41,10 +63,12 @@ static void on_thread_exit(void *p)
       !s->pool)
     return; /* a slot of an earlier session: that session already took it over */
   uint32_t i = (uint32_t)(((unsigned char *)t - s->pool) / s->stride);
+  bool waits = exit_backlog_waits(t);
   atomic_store_explicit(&sh_slot(s, i)->state, FXT_SH_SLOT_EXITED, memory_order_relaxed);
   /* Release: every commit of this thread happens before the consumer sees EXITED. */
   atomic_store_explicit(&s->info[i].state, SLOT_EXITED, memory_order_release);
-  fxt_consumer_wake(s);
+  if (!waits || slots_scarce(s))
+    fxt_consumer_wake(s);
 }
 
 static void make_exit_key(void)
