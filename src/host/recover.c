@@ -33,6 +33,7 @@ struct mark {
   uint32_t slot;   /* UINT32_MAX: generated here */
   bool event;      /* counts as an event (not kernel:meta) */
   uint64_t losses; /* drop_stats: records it reports */
+  const unsigned char *from; /* where it begins in a mapped input file; NULL: made here */
 };
 
 struct tail {
@@ -61,7 +62,7 @@ static bool reserve(struct tail *t, size_t n)
 }
 
 static void put(struct tail *t, const void *p, size_t n, uint32_t slot, bool event,
-                uint64_t losses)
+                uint64_t losses, const unsigned char *in_file)
 {
   if (t->oom || !reserve(t, n))
     return;
@@ -75,7 +76,7 @@ static void put(struct tail *t, const void *p, size_t n, uint32_t slot, bool eve
     t->marks = mk;
     t->mcap = c;
   }
-  t->marks[t->nmarks++] = (struct mark){t->len, (uint32_t)n, slot, event, losses};
+  t->marks[t->nmarks++] = (struct mark){t->len, (uint32_t)n, slot, event, losses, in_file};
   memcpy(t->buf + t->len, p, n);
   t->len += n;
 }
@@ -85,7 +86,7 @@ static void put(struct tail *t, const void *p, size_t n, uint32_t slot, bool eve
     uint64_t w_[1100];                                                                       \
     int64_t n_ = fn(w_, sizeof(w_), rec);                                                    \
     if (n_ > 0)                                                                              \
-      put(t, w_, (size_t)n_, UINT32_MAX, false, 0);                                          \
+      put(t, w_, (size_t)n_, UINT32_MAX, false, 0, NULL);                                    \
   } while (0)
 
 static int64_t encode_magic(void *out, size_t size, const void *unused)
@@ -148,7 +149,7 @@ static void drop_stats(struct tail *t, const struct rec_slot *s, uint32_t pid)
     uint64_t w[16];
     int64_t n = fxt_encode_event(w, sizeof(w), &e);
     if (n > 0)
-      put(t, w, (size_t)n, UINT32_MAX, false, r);
+      put(t, w, (size_t)n, UINT32_MAX, false, r, NULL);
     records -= r;
     bytes -= b;
   }
@@ -277,7 +278,7 @@ static void slot_section(struct rec_model *m, struct tail *t, struct rec_slot *s
     uint64_t drops = 0;
     if (meta && (hd >> 48) == FXT_STR_DROP_STATS && r->len >= 40)
       drops = rec_le64(r->p + 32) >> 32;
-    put(t, r->p, r->len, s->index, !meta, drops);
+    put(t, r->p, r->len, s->index, !meta, drops, r->in_file);
   }
   if (!drops_out)
     drop_stats(t, s, h->pid);
@@ -363,10 +364,19 @@ static bool validate(struct rec_model *m, struct tail *t, struct fxt_str_slot *t
     struct mark bad = t->marks[k];
     const struct rec_slot *s = &m->slots[bad.slot];
     bool all = ++bad_per_slot[bad.slot] > MAX_BAD_PER_SLOT;
-    if (bad_per_slot[bad.slot] <= 3 || all)
-      rec_say(m, 1, "slot %u (thread %u): a record from its buffer does not decode (%s)%s",
-              bad.slot, s->tid, err,
+    if (bad_per_slot[bad.slot] <= 3 || all) {
+      /* Where it begins in the buffers (or session) file. */
+      char where[4200] = "";
+      const struct fxt_rec_file *files[] = {&m->in->pool, &m->in->session};
+      for (size_t f = 0; f < 2 && !where[0]; f++)
+        if (files[f]->data && bad.from >= files[f]->data &&
+            bad.from < files[f]->data + files[f]->size)
+          snprintf(where, sizeof(where), "%s: offset %llu: ", files[f]->name,
+                   (unsigned long long)(bad.from - files[f]->data));
+      rec_say(m, 1, "%sslot %u (thread %u): a record from its buffer does not decode (%s)%s",
+              where, bad.slot, s->tid, err,
               all ? ": too many, the rest of this buffer is dropped" : ": dropped");
+    }
     /* Drop it (or, past the limit, every record of that slot from here on). */
     size_t w = k, kept = t->marks[k].off;
     for (size_t j = k; j < t->nmarks; j++) {

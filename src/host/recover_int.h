@@ -45,6 +45,7 @@ struct rec_hdr {
 enum rec_src { SRC_RING = 0, SRC_HELD = 1, SRC_INGRESS = 2, SRC_COMPANION = 3 };
 struct rec_record {
   const unsigned char *p;
+  const unsigned char *in_file; /* where its first byte lies in the mapped input */
   uint32_t len;
   uint8_t src;
   uint32_t order; /* place in the list it was taken into */

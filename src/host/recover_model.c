@@ -85,9 +85,10 @@ static bool grow(void **v, size_t *cap, size_t need, size_t size)
 }
 
 /* Adds a record: p is where it will be read from (for ring and companion records an offset in
- * the slot's copy until the walk is done), bytes where it is now. */
+ * the slot's copy until the walk is done), bytes where it is now, in_file where it begins in
+ * the mapped input (for reports). */
 static bool list_add(struct rec_list *l, const unsigned char *p, const unsigned char *bytes,
-                     uint32_t len, uint8_t src)
+                     const unsigned char *in_file, uint32_t len, uint8_t src)
 {
   if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
     return false;
@@ -95,7 +96,7 @@ static bool list_add(struct rec_list *l, const unsigned char *p, const unsigned 
   if (len >= 16 && (hd & 0xf) == FXT_RECORD_EVENT) /* as consumer.c's ts_of */
     ts = (hd >> 16 & 0xf) == FXT_EVENT_DURATION_COMPLETE && len >= 24 ? rec_le64(bytes + len - 8)
                                                                        : rec_le64(bytes + 8);
-  l->v[l->n] = (struct rec_record){p, len, src, (uint32_t)l->n, ts};
+  l->v[l->n] = (struct rec_record){p, in_file, len, src, (uint32_t)l->n, ts};
   l->n++;
   return true;
 }
@@ -368,7 +369,8 @@ static uint32_t take(struct rec_model *m, struct rec_slot *s, const struct ringv
     if (m->summary) { /* count only */
       m->stats->records++;
     } else if (!copy_record(s, r, pos, n, &at) ||
-               !list_add(l, (const unsigned char *)(uintptr_t)at, s->copy + at, n, src)) {
+               !list_add(l, (const unsigned char *)(uintptr_t)at, s->copy + at,
+                         r->storage + (pos & (r->size - 1)), n, src)) {
       break;
     }
     pos += n;
@@ -640,13 +642,13 @@ static void read_held(struct rec_model *m, uint32_t *skip_qpos, bool *skip)
     struct rec_slot *s = slot_of(m, tag);
     if (s && len) {
       const unsigned char *rec = e + FXT_SH_HELD_HEADER;
-      list_add(&s->seen, rec, rec, len, SRC_HELD);
+      list_add(&s->seen, rec, rec, rec, len, SRC_HELD);
       if (held_delivered(m, by))
         ;
       else if (m->summary)
         m->stats->records++;
       else
-        list_add(&s->extra, rec, rec, len, SRC_HELD);
+        list_add(&s->extra, rec, rec, rec, len, SRC_HELD);
     }
     at += FXT_SH_HELD_HEADER + len;
   }
@@ -694,11 +696,11 @@ static void read_ingress(struct rec_model *m, bool skip, uint32_t skip_qpos)
     }
     struct rec_slot *s = slot_of(m, tag);
     if (s && len && fxt_ring_record_bytes(rec_le64(sh + 16)) == len) {
-      list_add(&s->seen, sh + 16, sh + 16, len, SRC_INGRESS);
+      list_add(&s->seen, sh + 16, sh + 16, sh + 16, len, SRC_INGRESS);
       if (m->summary)
         m->stats->records++;
       else
-        list_add(&s->extra, sh + 16, sh + 16, len, SRC_INGRESS);
+        list_add(&s->extra, sh + 16, sh + 16, sh + 16, len, SRC_INGRESS);
     }
   }
 }
@@ -731,8 +733,8 @@ static void read_companions(struct rec_model *m)
       else if (m->summary)
         m->stats->records++, s->copy_len -= n;
       else
-        list_add(&s->extra, (const unsigned char *)(uintptr_t)at, s->copy + at, n,
-                 SRC_COMPANION);
+        list_add(&s->extra, (const unsigned char *)(uintptr_t)at, s->copy + at,
+                 r.storage + (pos & (r.size - 1)), n, SRC_COMPANION);
       pos += n;
     }
   }
