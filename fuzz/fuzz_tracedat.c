@@ -7,7 +7,9 @@
  *    FXT_ENOSYS (nothing here is big enough to run out of memory);
  *  - a success writes an FXT file that the strict decoder reads to its end and that the
  *    fxtrace file reader (what report, check and merge use) loads, with every data record
- *    the statistics count either an event of it or skipped as unknown;
+ *    the statistics count either an event of it or skipped as unknown, and every lost record
+ *    it counts shown once where report shows losses (before an event, or at the end), a page
+ *    without a count as a loss of an unknown count;
  *  - the page decoder alone, over the input as one page of each layout, never reads outside
  *    it and ends (every call consumes at least 4 bytes or stops).
  */
@@ -56,6 +58,34 @@ static void check_message(const char *err, size_t size) {
   check(n <= size);
 }
 
+/* What report shows: the losses before events and at the end (threads', CPUs'). */
+static void check_losses(const struct fxtf_file *f, const struct tdr_fxt_stats *st) {
+  static struct fxtf_event e;
+  char err[FXTF_ERR_SIZE];
+  uint64_t shown = 0, unknown = 0;
+  for (size_t i = 0; i < fxtf_event_count(f); i++) {
+    check(fxtf_event_at(f, i, &e, err, sizeof err) == 0);
+    shown += e.lost_before;
+    unknown += e.lost_unknown;
+  }
+  uint32_t nt;
+  const struct fxtf_thread *t = fxtf_threads(f, &nt);
+  for (uint32_t i = 0; i < nt; i++) {
+    shown += t[i].trailing_lost;
+    unknown += t[i].trailing_unknown;
+  }
+  size_t nc;
+  const struct fxtf_cpu_loss *c = fxtf_trailing_cpu_losses(f, &nc);
+  for (size_t i = 0; i < nc; i++) {
+    shown += c[i].records;
+    unknown += c[i].unknown;
+  }
+  struct fxtf_totals tot;
+  fxtf_totals(f, &tot);
+  check(shown == tot.dropped + tot.overrun + tot.lost); /* (sums modulo 2^64 alike) */
+  check((unknown != 0) == (st->lost_unknown != 0));
+}
+
 static void check_output(const struct sink *s, const struct tdr_fxt_stats *st) {
   fxt_decoder_init(&g_dec, s->data, s->len, g_table);
   int rc;
@@ -69,6 +99,7 @@ static void check_output(const struct sink *s, const struct tdr_fxt_stats *st) {
   struct fxtf_file *f = NULL;
   check(fxtf_load(s->data, s->len, &f, err, sizeof err) == 0);
   check(fxtf_event_count(f) == st->events);
+  check_losses(f, st);
   fxtf_close(f);
 }
 

@@ -3,8 +3,9 @@
 and v7, built from spec tracedat.md with the kernel's own sched_switch / sched_wakeup /
 ftrace print format texts (Linux 6.18), pages of 256 bytes (the reader takes the page size
 from the file) holding every record form: short and long data records, TIME_EXTEND,
-TIME_STAMP, a discarded-event padding, the kernel's tail padding, and a page with missed
-events (count stored). Also the refused forms: compressed v7 and latency.
+TIME_STAMP, a discarded-event padding, the kernel's tail padding, a page with missed events
+(count stored) and one whose count is unknown (RB_MISSED_EVENTS alone). Also the refused
+forms: compressed v7 and latency.
 
     gen_tracedat_seeds.py OUTDIR
 """
@@ -103,12 +104,17 @@ def padding(nbytes):  # a discarded event: delta 1, array[0] = bytes after the h
     return struct.pack("<II", (1 << 5) | 29, nbytes) + b"\0" * (nbytes - 4)
 
 
+UNKNOWN = -1  # missed= of page(): events were lost, the page does not say how many
+
+
 def page(ts, records, missed=None, tail_pad=False):
     data = b"".join(records)
     if tail_pad:
         data += struct.pack("<I", 29)  # null padding: the page ends here
     commit = len(data)
-    if missed is not None:
+    if missed == UNKNOWN:
+        commit |= 1 << 31
+    elif missed is not None:
         commit |= 1 << 31 | 1 << 30
         data += struct.pack("<Q", missed)
     body = struct.pack("<QQ", ts, commit) + data
@@ -129,6 +135,7 @@ def cpu_pages():
                  missed=3, tail_pad=True)
     cpu1 = page(base + 100, [data_rec(switch(101, b"worker", b"swapper/1", 0, 2), 0),
                              data_rec(marker(101, b"tick"), 50)])
+    cpu1 += page(base + 850000000, [data_rec(marker(101, b"late"), 0)], missed=UNKNOWN)
     return [cpu0, cpu1]
 
 

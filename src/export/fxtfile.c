@@ -78,6 +78,14 @@ static bool arg_uint(const struct fxt_event *ev, const char *name, uint64_t *v) 
   return false;
 }
 
+/* True when the event has a bool argument called name, true. */
+static bool arg_true(const struct fxt_event *ev, const char *name) {
+  for (uint32_t i = 0; i < ev->num_args; i++)
+    if (fxtf_str_is(&ev->args[i].name, name))
+      return ev->args[i].type == FXT_ARG_BOOL && ev->args[i].value.b;
+  return false;
+}
+
 struct meta_name {
   const char *name;
   enum fxtf_meta_kind kind;
@@ -119,12 +127,13 @@ int fxtf_parse_meta(const struct fxt_record *rec, struct fxtf_meta *out, char *e
   case FXTF_META_LOST:
     if (!arg_uint(ev, "num_records", &out->records))
       return missing_arg(rec, "num_records", err, err_size);
-    return 0;
+    out->count_unknown = arg_true(ev, "count_unknown");
+    out->has_cpu = arg_uint(ev, "cpu", &v);
+    break;
   case FXTF_META_CPU:
     if (!arg_uint(ev, "cpu", &v))
       return missing_arg(rec, "cpu", err, err_size);
-    out->cpu = v > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)v;
-    return 0;
+    break;
   case FXTF_META_CLOCK_SYNC:
     out->sync.offset = rec->offset;
     if (!arg_uint(ev, "ticks", &out->sync.ticks))
@@ -137,6 +146,8 @@ int fxtf_parse_meta(const struct fxt_record *rec, struct fxtf_meta *out, char *e
   default:
     return 0;
   }
+  out->cpu = v > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)v; /* FXTF_CPU_UNKNOWN: none */
+  return 0;
 }
 
 /* ---- tracepoint descriptions ------------------------------------------------------------- */
@@ -253,6 +264,7 @@ static int begin_provider(struct fxtf_file *f, uint32_t id, const char *name, ui
   p->pub.process_name.data = "";
   p->pub.offset = offset;
   p->first_entry = f->nentries;
+  f->cpu_open = f->ncpu_losses; /* the CPU losses of the providers before are trailing */
   memset(f->ref_cache, 0, sizeof f->ref_cache);
   return 0;
 }
@@ -331,6 +343,42 @@ static int on_kernel_object(struct loader *l, const struct fxt_kernel_object *k)
 
 /* ---- events ------------------------------------------------------------------------------ */
 
+/* The current provider's losses of cpu not yet before an event, or NULL. */
+static struct fxtf_cpu_loss *open_cpu_loss(struct fxtf_file *f, uint32_t cpu) {
+  for (size_t i = f->cpu_open; i < f->ncpu_losses; i++)
+    if (f->cpu_losses[i].cpu == cpu)
+      return &f->cpu_losses[i];
+  return NULL;
+}
+
+/* A CPU's losses: for the provider's next event on that CPU. */
+static int add_cpu_loss(struct fxtf_file *f, const struct fxtf_meta *m) {
+  if (m->records == 0 && !m->count_unknown)
+    return 0;
+  struct fxtf_cpu_loss *c = open_cpu_loss(f, m->cpu);
+  if (c == NULL) {
+    if (fxtf_grow_size((void **)&f->cpu_losses, &f->cap_cpu_losses, f->ncpu_losses + 1,
+                       sizeof *f->cpu_losses))
+      return FXT_ENOMEM;
+    c = &f->cpu_losses[f->ncpu_losses++];
+    *c = (struct fxtf_cpu_loss){f->nprovs - 1, m->cpu, 0, false};
+  }
+  c->records += m->records;
+  c->unknown |= m->count_unknown;
+  return 0;
+}
+
+/* Takes the current provider's open losses of cpu into *records and *unknown. */
+static void take_cpu_loss(struct fxtf_file *f, uint32_t cpu, uint64_t *records, bool *unknown) {
+  struct fxtf_cpu_loss *c = open_cpu_loss(f, cpu);
+  if (c == NULL)
+    return;
+  *records += c->records;
+  *unknown |= c->unknown;
+  struct fxtf_cpu_loss *end = f->cpu_losses + f->ncpu_losses--;
+  memmove(c, c + 1, (size_t)(end - (c + 1)) * sizeof *c); /* the others keep their order */
+}
+
 static int add_entry(struct loader *l, struct fxtf_thread *t, uint32_t tid,
                      const struct fxt_record *rec) {
   struct fxtf_file *f = l->f;
@@ -343,12 +391,16 @@ static int add_entry(struct loader *l, struct fxtf_thread *t, uint32_t tid,
   e->cpu = t->cpu == FXTF_CPU_UNKNOWN ? FXTF_ENTRY_CPU_UNKNOWN
                                       : (uint16_t)(t->cpu > 0xfffe ? 0xfffe : t->cpu);
   e->flags = 0;
-  if (t->trailing_lost != 0) { /* the losses so far stand before this event */
+  uint64_t lost = t->trailing_lost;
+  bool unknown = t->trailing_unknown;
+  if (f->ncpu_losses > f->cpu_open)
+    take_cpu_loss(f, t->cpu, &lost, &unknown);
+  if (lost != 0 || unknown) { /* the losses so far stand before this event */
     if (fxtf_grow_size((void **)&f->losses, &f->cap_losses, f->nlosses + 1, sizeof *f->losses))
       return FXT_ENOMEM;
-    f->losses[f->nlosses].offset = rec->offset;
-    f->losses[f->nlosses++].records = t->trailing_lost;
+    f->losses[f->nlosses++] = (struct fxtf_loss){rec->offset, lost, unknown};
     t->trailing_lost = 0;
+    t->trailing_unknown = false;
     e->flags |= FXTF_ENTRY_LOSS;
   }
   t->events++;
@@ -401,7 +453,10 @@ static int on_event(struct loader *l, const struct fxt_record *rec) {
   default:
     return add_entry(l, t, (uint32_t)id, rec);
   }
+  if (m.has_cpu) /* a CPU's: attached to the provider's next event on it, if any */
+    return add_cpu_loss(l->f, &m);
   t->trailing_lost += m.records; /* attached to the thread's next event, if any */
+  t->trailing_unknown |= m.count_unknown;
   return 0;
 }
 
@@ -587,6 +642,13 @@ void fxtf_totals(const struct fxtf_file *f, struct fxtf_totals *t) {
     if (th->events || th->dropped || th->overrun || th->lost)
       t->threads++;
   }
+  for (size_t i = 0; i < f->ncpu_losses; i++)
+    t->trailing_lost += f->cpu_losses[i].records;
+}
+
+const struct fxtf_cpu_loss *fxtf_trailing_cpu_losses(const struct fxtf_file *f, size_t *n) {
+  *n = f->ncpu_losses;
+  return f->cpu_losses;
 }
 
 /* ---- providers as the exporters follow them (fxtfile_int.h) ------------------------------- */

@@ -4,10 +4,12 @@
  * decoder, collecting per provider (one per process of a multi-process file): its string
  * table, tracepoint descriptions, process and thread names, clock-sync records and, for every
  * event, a 24-byte index entry (file offset, CLOCK_MONOTONIC ns, thread, CPU). Bookkeeping
- * records (`kernel:meta`) are not events: losses are attached to the thread's next event, CPU
- * records set the thread's CPU, clock syncs map ticks to nanoseconds. The entries are then
- * sorted by time (ties keep file order), and fxtf_event_at() re-reads the i-th event on demand,
- * so memory stays at the index plus the mapped file, whatever the number of events.
+ * records (`kernel:meta`) are not events: losses are attached to the thread's next event (a
+ * loss with a `cpu` argument, a kernel CPU buffer's, to the provider's next event on that
+ * CPU, whatever its thread), CPU records set the thread's CPU, clock syncs map ticks to
+ * nanoseconds. The entries are then sorted by time (ties keep file order), and
+ * fxtf_event_at() re-reads the i-th event on demand, so memory stays at the index plus the
+ * mapped file, whatever the number of events.
  *
  * Errors: functions return 0 or a negative FXT_E* code and write "offset N: reason" (or a
  * plain reason when no offset applies: I/O) into the caller's err buffer.
@@ -82,7 +84,8 @@ struct fxtf_thread {
   uint32_t cpu; /* at the end of the file; FXTF_CPU_UNKNOWN */
   uint64_t events;
   uint64_t dropped, overrun, lost; /* records lost, by kind (drop_stats, overrun, lost) */
-  uint64_t trailing_lost;          /* records lost after its last event */
+  uint64_t trailing_lost;          /* records lost after its last event (not its CPU losses) */
+  bool trailing_unknown;           /* and some more of an unknown count */
   uint64_t first_offset; /* of its first event or bookkeeping record; UINT64_MAX: none */
 };
 
@@ -94,7 +97,8 @@ struct fxtf_event {
   uint64_t offset;
   uint64_t ns;          /* CLOCK_MONOTONIC */
   uint32_t cpu;         /* FXTF_CPU_UNKNOWN when no cpu record preceded it */
-  uint64_t lost_before; /* records of this thread lost just before this event */
+  uint64_t lost_before; /* records of its thread, or of its CPU, lost just before it */
+  bool lost_unknown;    /* and some more, of an unknown count (`count_unknown`) */
   struct fxt_event ev;  /* timestamp in ticks; thread koids = thread->pid/tid */
 };
 
@@ -103,11 +107,20 @@ struct fxtf_name_count {
   uint64_t count;
 };
 
+/* Losses of one CPU (loss records with a `cpu` argument) that no later event of their
+ * provider on that CPU stands behind. */
+struct fxtf_cpu_loss {
+  uint32_t provider; /* index */
+  uint32_t cpu;
+  uint64_t records;
+  bool unknown; /* and some more, of an unknown count */
+};
+
 struct fxtf_totals {
   uint64_t records; /* every record decoded */
   uint64_t events;
   uint64_t dropped, overrun, lost;
-  uint64_t trailing_lost;
+  uint64_t trailing_lost; /* threads' and CPUs' */
   uint32_t providers;
   uint32_t threads; /* threads with events or losses */
 };
@@ -126,9 +139,12 @@ enum fxtf_meta_kind {
 
 struct fxtf_meta {
   enum fxtf_meta_kind kind;
-  int want_type;    /* the FXT event type the conventions give it; -1 for none */
-  uint64_t records; /* drop_stats, overrun, lost: num_records */
-  uint32_t cpu;     /* cpu */
+  int want_type;      /* the FXT event type the conventions give it; -1 for none */
+  uint64_t records;   /* drop_stats, overrun, lost: num_records */
+  bool count_unknown; /* drop_stats, overrun, lost: bool `count_unknown` true (more were lost
+                         than num_records says: a trace.dat page without its count) */
+  bool has_cpu;       /* drop_stats, overrun, lost: a `cpu` argument (a CPU's losses) */
+  uint32_t cpu;       /* cpu; a loss's `cpu` */
   struct fxtf_sync sync;
 };
 
@@ -150,6 +166,9 @@ uint32_t fxtf_provider_count(const struct fxtf_file *f);
 const struct fxtf_provider *fxtf_provider(const struct fxtf_file *f, uint32_t i);
 /* Every thread seen (named, with events or with losses); an array of *n. */
 const struct fxtf_thread *fxtf_threads(const struct fxtf_file *f, uint32_t *n);
+/* CPU losses after their CPU's last event in their provider, in the order of their first
+ * record; an array of *n. */
+const struct fxtf_cpu_loss *fxtf_trailing_cpu_losses(const struct fxtf_file *f, size_t *n);
 void fxtf_totals(const struct fxtf_file *f, struct fxtf_totals *t);
 /* Events per system:event over all providers, most frequent first (ties: by name). *out is
  * malloc'ed (free it); 0 or FXT_ENOMEM. */

@@ -536,7 +536,7 @@ static bool reread_event(const struct fxtf_file *f, const struct fxtf_prov *p, u
   return r.pos == r.end;
 }
 
-static uint64_t loss_at(const struct fxtf_file *f, uint64_t offset) {
+static const struct fxtf_loss *loss_at(const struct fxtf_file *f, uint64_t offset) {
   size_t lo = 0, hi = f->nlosses;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -545,7 +545,7 @@ static uint64_t loss_at(const struct fxtf_file *f, uint64_t offset) {
     else
       hi = mid;
   }
-  return lo < f->nlosses && f->losses[lo].offset == offset ? f->losses[lo].records : 0;
+  return lo < f->nlosses && f->losses[lo].offset == offset ? &f->losses[lo] : NULL;
 }
 
 int fxtf_event_at(const struct fxtf_file *f, size_t i, struct fxtf_event *out, char *err,
@@ -568,7 +568,9 @@ int fxtf_event_at(const struct fxtf_file *f, size_t i, struct fxtf_event *out, c
   out->offset = e->offset;
   out->ns = e->ns;
   out->cpu = e->cpu == FXTF_ENTRY_CPU_UNKNOWN ? FXTF_CPU_UNKNOWN : e->cpu;
-  out->lost_before = (e->flags & FXTF_ENTRY_LOSS) ? loss_at(f, e->offset) : 0;
+  const struct fxtf_loss *loss = (e->flags & FXTF_ENTRY_LOSS) ? loss_at(f, e->offset) : NULL;
+  out->lost_before = loss ? loss->records : 0;
+  out->lost_unknown = loss ? loss->unknown : false;
   int64_t name = event_name_find(f, t->provider, &out->ev.category, &out->ev.name);
   out->desc = fxtf_desc_find(f, t->provider, name);
   return 0;
@@ -612,6 +614,7 @@ void fxtf_free_tables(struct fxtf_file *f) {
   free(f->desckeys);
   free(f->entries);
   free(f->losses);
+  free(f->cpu_losses);
   free(f->thread_map.slots);
   free(f->name_map.slots);
   free(f->evkey_map.slots);

@@ -45,6 +45,7 @@ struct fxtf_entry {
 struct fxtf_loss {
   uint64_t offset;
   uint64_t records;
+  bool unknown; /* and some more, of an unknown count */
 };
 
 /* Open-addressing map of ids (indices of one of the arrays below): a slot holds
@@ -88,6 +89,11 @@ struct fxtf_file {
   size_t nentries, cap_entries;
   struct fxtf_loss *losses;
   size_t nlosses, cap_losses;
+  /* CPU losses not yet before an event: [cpu_open, ncpu_losses) of the current provider, for
+   * its next event on their CPU; those before cpu_open (providers that ended), and all at
+   * the end of the file, trailing. */
+  struct fxtf_cpu_loss *cpu_losses;
+  size_t ncpu_losses, cap_cpu_losses, cpu_open;
 
   struct fxtf_idmap thread_map, name_map, evkey_map, desc_map;
   uint32_t ref_cache[FXT_MAX_THREAD_INDEX + 1]; /* thread ref -> thread id + 1, 0 unknown */

@@ -28,7 +28,9 @@
  *  - events lost before a page (its missed-events flag) as a `kernel:meta` `lost` instant of
  *    thread 0/0 with args num_records, num_bytes (0: unknown), cpu, and `count_unknown` true
  *    when the page does not store the count; at the end, per CPU, a `lost` record for what the
- *    CPUSTAT option's overrun + commit overrun + dropped events count beyond the pages'.
+ *    CPUSTAT option's overrun + commit overrun + dropped events count beyond the pages'. The
+ *    readers (fxtfile.h, tracedat.h) put such a loss before the next event on its CPU, where
+ *    `fxtrace report` prints "CPU:N [LOST n EVENTS]" ("[LOST EVENTS]" for count_unknown).
  * Records are written in time order (all CPUs merged), so each thread's records are ordered.
  */
 #ifndef FXTRACE_EXPORT_TDR_FXT_H

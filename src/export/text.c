@@ -467,12 +467,15 @@ void fxt_text_pairs(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t nar
 
 /* ---- whole events ------------------------------------------------------------------------- */
 
-void fxt_text_lost(struct fxt_tbuf *b, uint32_t cpu, uint64_t n) {
+void fxt_text_lost(struct fxt_tbuf *b, uint32_t cpu, uint64_t n, bool unknown) {
   fxt_tbuf_put(b, "CPU:", 4);
   put_udec(b, cpu == FXTF_CPU_UNKNOWN ? 0 : cpu);
   fxt_tbuf_put(b, " [LOST ", 7);
-  put_udec(b, n);
-  fxt_tbuf_put(b, " EVENTS]\n", 9);
+  if (!unknown) {
+    put_udec(b, n);
+    put_char(b, ' ');
+  }
+  fxt_tbuf_put(b, "EVENTS]\n", 8);
 }
 
 static const char *const k_async_flow[] = {
@@ -546,8 +549,8 @@ static bool is_marker(const struct fxtf_event *e) {
 }
 
 void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
-  if (e->lost_before)
-    fxt_text_lost(b, e->cpu, e->lost_before);
+  if (e->lost_before || e->lost_unknown)
+    fxt_text_lost(b, e->cpu, e->lost_before, e->lost_unknown);
   const struct fxtf_thread *t = e->thread;
   fxt_text_prefix(b, t->comm.data, t->named ? t->comm.len : 0, t->tid, e->cpu, e->ns);
   if (is_printk(e))

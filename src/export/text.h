@@ -60,8 +60,10 @@ void fxt_text_value(struct fxt_tbuf *b, const struct fxt_arg *a);
 /* "name=value name=value ..." */
 void fxt_text_pairs(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t nargs);
 
-/* "CPU:N [LOST n EVENTS]\n" */
-void fxt_text_lost(struct fxt_tbuf *b, uint32_t cpu, uint64_t n);
+/* "CPU:N [LOST n EVENTS]\n", or the kernel's "CPU:N [LOST EVENTS]\n" when unknown: some
+ * of the losses were not counted (a trace.dat page that did not store its count; trace-cmd
+ * says "CPU:N [EVENTS DROPPED]"), so n is not the number lost. */
+void fxt_text_lost(struct fxt_tbuf *b, uint32_t cpu, uint64_t n, bool unknown);
 /* The whole text of one event: its LOST line when records were lost before it, then the
  * prefix, "<event name>: ", the body and '\n'. Typed tracepoints render their description's
  * print format; printk events (system printk) print as "printk" with their format (the event

@@ -67,6 +67,16 @@ static bool text_eq(struct fxtf_text a, struct fxtf_text b) {
 
 /* ---- providers --------------------------------------------------------------------------- */
 
+/* A provider ends (pass 2): the losses of CPUs none of its events came after are trailing,
+ * in the CPU stats only. */
+static void close_cpu_losses(struct tdw *c) {
+  for (uint32_t i = 0; i < c->ncpus; i++) {
+    c->st.lost_trailing += c->cpus[i].pend_lost;
+    c->cpus[i].pend_lost = 0;
+    c->cpus[i].pend_unknown = false;
+  }
+}
+
 /* Follows the current record into its provider (fxtf_segs_step); string refs start afresh in
  * each provider. */
 static int step_provider(struct tdw *c, bool add) {
@@ -77,6 +87,8 @@ static int step_provider(struct tdw *c, bool add) {
     return tdw_fail(c, FXT_EBADMSG, c->rec.offset, "input changed between passes");
   if (rc == 1)
     memset(c->refs, 0, sizeof c->refs);
+  if (rc == 1 && !add)
+    close_cpu_losses(c);
   return 0;
 }
 
@@ -256,6 +268,18 @@ static struct tdw_cpu *cpu_of(struct tdw *c, uint32_t cpu) {
   return &c->cpus[cpu];
 }
 
+/* CPU n of the current record (an event's, a CPU loss's); NULL with the error in *rc when
+ * trace.dat has no such CPU or memory ran out. */
+static struct tdw_cpu *record_cpu(struct tdw *c, uint32_t n, int *rc) {
+  struct tdw_cpu *cpu = n > MAX_CPU ? NULL : cpu_of(c, n);
+  if (n > MAX_CPU)
+    *rc = tdw_fail(c, FXT_E2BIG, c->rec.offset, "CPU %u: trace.dat takes CPUs 0..%u", n,
+                   MAX_CPU);
+  else if (cpu == NULL)
+    *rc = oom(c);
+  return cpu;
+}
+
 /* Hands a thread's losses so far to the CPU its next event (or, at the end, it) is on. */
 static uint64_t take_losses(struct tdw_thread *t, struct tdw_cpu *cpu) {
   uint64_t n = t->pend_dropped + t->pend_overrun + t->pend_lost;
@@ -265,23 +289,40 @@ static uint64_t take_losses(struct tdw_thread *t, struct tdw_cpu *cpu) {
   return n;
 }
 
+/* A CPU's own losses (a loss record with a `cpu` argument): in its stats now, and before the
+ * provider's next event on it. */
+static int add_cpu_loss(struct tdw *c, const struct fxtf_meta *m) {
+  int rc = 0;
+  struct tdw_cpu *cpu = record_cpu(c, m->cpu, &rc);
+  if (cpu == NULL)
+    return rc;
+  if (m->kind == FXTF_META_OVERRUN)
+    cpu->overrun += m->records;
+  else
+    cpu->dropped += m->records;
+  cpu->pend_lost += m->records;
+  cpu->pend_unknown |= m->count_unknown;
+  return 0;
+}
+
 static int add_event(struct tdw *c, struct tdw_thread *t) {
   const struct fxt_event *ev = &c->rec.u.event;
   const struct fxtf_seg *p = &c->segs.v[c->segs.cur - 1];
   uint32_t n = t->cpu == FXTF_CPU_UNKNOWN ? 0 : t->cpu;
-  if (n > MAX_CPU)
-    return tdw_fail(c, FXT_E2BIG, c->rec.offset, "CPU %u: trace.dat takes CPUs 0..%u", n,
-                    MAX_CPU);
-  struct tdw_cpu *cpu = cpu_of(c, n);
+  int rc = 0;
+  struct tdw_cpu *cpu = record_cpu(c, n, &rc);
   if (cpu == NULL)
-    return oom(c);
+    return rc;
   struct fxt_tdkey k = {fxtf_clockmap_apply(&p->map, ev->timestamp), c->rec.offset, 0,
                         (uint16_t)n, 0, 0};
-  k.lost = take_losses(t, cpu);
+  k.lost = take_losses(t, cpu) + cpu->pend_lost;
+  if (t->pend_unknown || cpu->pend_unknown)
+    k.flags |= FXT_TDKEY_LOST_UNKNOWN;
+  t->pend_unknown = cpu->pend_unknown = false;
+  cpu->pend_lost = 0;
   const struct tdw_desc *d = find_desc(c, ev);
   struct fxt_tdev_key key;
   fxt_tdev_key_of(&key, ev, d ? &d->d : NULL, d ? d->cls : 0);
-  int rc;
   struct fxt_tdvariant *v = fxt_tdev_get(&c->events, &key, &rc);
   if (v == NULL)
     return rc == FXT_E2BIG ? tdw_fail(c, rc, c->rec.offset, "more than %u kinds of event",
@@ -297,7 +338,7 @@ static int add_event(struct tdw *c, struct tdw_thread *t) {
     return oom(c);
   v->events++;
   if (rc == FXT_E2BIG || c->payload.len > FXT_TDP_MAX_PAYLOAD) {
-    k.flags = FXT_TDKEY_TOO_BIG; /* the kernel refuses it; here it is counted */
+    k.flags |= FXT_TDKEY_TOO_BIG; /* the kernel refuses it; here it is counted */
     cpu->dropped++;
     c->st.too_big++;
   } else {
@@ -324,6 +365,9 @@ static int sort_record(struct tdw *c) {
   if (id < 0)
     return (int)id;
   struct tdw_thread *t = &c->threads[id];
+  if (m.has_cpu)
+    return add_cpu_loss(c, &m);
+  t->pend_unknown |= m.count_unknown;
   switch (m.kind) {
   case FXTF_META_CPU: t->cpu = m.cpu; return 0;
   case FXTF_META_DROP_STATS: t->pend_dropped += m.records; return 0;
@@ -366,6 +410,7 @@ struct emit {
   struct fxt_tdpage page;
   uint32_t cpu;
   uint64_t missed; /* too big events and their losses, for the next page of the CPU */
+  bool missed_unknown; /* and losses of an unknown count among them */
   uint64_t pages;
 };
 
@@ -399,29 +444,34 @@ static int emit_record(struct emit *e, const struct fxt_tdkey *k, const void *pa
     c->st.lost_trailing += e->write ? e->missed : 0;
     e->cpu = k->cpu;
     e->missed = 0;
+    e->missed_unknown = false;
   }
+  e->missed_unknown |= (k->flags & FXT_TDKEY_LOST_UNKNOWN) != 0;
   if (k->flags & FXT_TDKEY_TOO_BIG) {
     e->missed += k->lost + 1;
     return 0;
   }
   uint64_t missed = e->missed + k->lost;
-  int rc = fxt_tdpage_add(&e->page, k->ns, missed, payload, k->size);
+  uint64_t mark = e->missed_unknown ? FXT_TDP_MISSED_UNKNOWN : missed;
+  int rc = fxt_tdpage_add(&e->page, k->ns, mark, payload, k->size);
   if (rc == FXT_ENOSPC) {
     if ((rc = end_page(e)) != 0)
       return rc;
-    rc = fxt_tdpage_add(&e->page, k->ns, missed, payload, k->size);
+    rc = fxt_tdpage_add(&e->page, k->ns, mark, payload, k->size);
   }
   if (rc)
     return tdw_fail(c, rc, UINT64_MAX, "internal error: page refused a record (%d)", rc);
-  e->missed = 0;
   if (e->write) {
     c->st.missed += missed;
+    c->st.missed_unknown += e->missed_unknown;
     c->st.events++;
   } else {
     struct tdw_cpu *cpu = &c->cpus[k->cpu];
     if (cpu->events++ == 0)
       cpu->oldest_ns = k->ns;
   }
+  e->missed = 0;
+  e->missed_unknown = false;
   return 0;
 }
 
@@ -490,6 +540,7 @@ static int convert(struct tdw *c) {
   c->sort_ready = true;
   if (rc == 0)
     rc = pass(c, sort_record);
+  close_cpu_losses(c);
   if (rc == 0)
     rc = trailing_losses(c);
   if (rc == 0 && (rc = fxt_tdsort_finish(&c->sort)) != 0)

@@ -18,10 +18,13 @@
  * `fxtrace report` prints them), in time order (ties: file order), at CLOCK_MONOTONIC ns
  * through the provider's clock syncs, exactly as `fxtrace report` places them; pid = the tid.
  * Bookkeeping records are not events. Records lost before an event of a thread (drop_stats,
- * overrun, lost) become the missed-events count of the page that event starts, so report shows
- * "CPU:N [n EVENTS DROPPED]" where `fxtrace report` shows "CPU:N [LOST n EVENTS]"; losses after
- * a thread's last event, and events whose record exceeds a page (the kernel refuses those),
- * are counted in the CPU's stats (an event too big also in the next page's count).
+ * overrun, lost), or a CPU's (loss records with a `cpu` argument: a kernel trace read from
+ * trace.dat) before the provider's next event on that CPU, become the missed-events count of
+ * the page that event starts, so report shows "CPU:N [n EVENTS DROPPED]" where `fxtrace
+ * report` shows "CPU:N [LOST n EVENTS]" (a loss marked `count_unknown`: the page gets no count,
+ * "[EVENTS DROPPED]" where fxtrace says "[LOST EVENTS]"); losses after a thread's (a CPU's)
+ * last event, and events whose record exceeds a page (the kernel refuses those), are counted
+ * in the CPU's stats (an event too big also in the next page's count).
  *
  * Memory stays bounded whatever the number of events: the input is read twice in file order
  * (validate it and collect names, clocks and descriptions; then build each event's record into
@@ -67,8 +70,11 @@ struct fxt_tracedat_stats {
   uint64_t events;       /* events written: the count `fxtrace stats` gives, less too_big */
   uint64_t too_big;      /* events whose record exceeds a page: not written, counted missed */
   uint64_t missed;       /* lost records shown as pages' missed-events counts */
+  uint64_t missed_unknown; /* pages marking losses without a count (some were of an unknown
+                              count: a trace.dat page read without one) */
   uint64_t lost_trailing; /* lost records with no later event to show them before (after
-                             their thread's last event, or too big events and their losses
+                             their thread's last event, a CPU's own losses after its
+                             provider's last event on it, or too big events and their losses
                              after their CPU's last event): in CPUSTAT only */
   uint64_t formats;      /* event formats (kinds of event) */
   uint32_t cpus;         /* CPU table entries */

@@ -15,6 +15,10 @@
 struct tdw_cpu {
   uint64_t events;           /* written */
   uint64_t overrun, dropped; /* records lost, by kind (dropped: drop_stats, lost, too big) */
+  /* pass 2: its own losses (loss records with its `cpu`) since the current provider's last
+   * event on it, for the page of the next one; pend_unknown: some of an unknown count */
+  uint64_t pend_lost;
+  bool pend_unknown;
   uint64_t oldest_ns;        /* its first event */
   uint64_t pages;
   uint64_t offset; /* of its data in the file */
@@ -28,6 +32,7 @@ struct tdw_thread {
   bool named;
   uint32_t cpu;                                /* pass 2: its current CPU, FXTF_CPU_UNKNOWN */
   uint64_t pend_dropped, pend_overrun, pend_lost; /* pass 2: lost since its last event */
+  bool pend_unknown;                              /* and some of an unknown count */
 };
 
 struct tdw_desc {

@@ -92,7 +92,8 @@ int fxt_tdpage_add(struct fxt_tdpage *p, uint64_t ts, uint64_t missed, const voi
 
 uint64_t fxt_tdpage_finish(struct fxt_tdpage *p) {
   uint64_t commit = p->len;
-  bool stored = p->missed && FXT_TDP_DATA_BYTES - p->len >= 8;
+  bool stored = p->missed && p->missed != FXT_TDP_MISSED_UNKNOWN &&
+                FXT_TDP_DATA_BYTES - p->len >= 8;
   if (p->missed)
     commit |= FXT_TDP_MISSED_EVENTS | (stored ? FXT_TDP_MISSED_STORED : 0);
   if (p->buf != NULL) {

@@ -26,7 +26,8 @@
  * page can carry them), the page gets RB_MISSED_EVENTS and, when the 8 bytes fit after the
  * data, the count with RB_MISSED_STORED; later events on that page keep those 8 bytes free,
  * so the count is stored unless the first event fills the whole page (the kernel's rule:
- * stored only when there is room; `trace-cmd report` then says [EVENTS DROPPED]).
+ * stored only when there is room; `trace-cmd report` then says [EVENTS DROPPED]) or the
+ * count is not known (FXT_TDP_MISSED_UNKNOWN: a trace.dat page read without one).
  *
  * Pure computation on caller memory: no allocation, no I/O.
  */
@@ -45,6 +46,9 @@
 
 #define FXT_TDP_MISSED_EVENTS (UINT64_C(1) << 31)
 #define FXT_TDP_MISSED_STORED (UINT64_C(1) << 30)
+/* `missed` of fxt_tdpage_add: events were lost, how many is not known (RB_MISSED_EVENTS
+ * without a count; `trace-cmd report` says [EVENTS DROPPED]). */
+#define FXT_TDP_MISSED_UNKNOWN UINT64_MAX
 
 /* The record header word. */
 #define FXT_TDP_TYPE_LEN_BITS 5u
@@ -61,7 +65,7 @@ struct fxt_tdpage {
   uint32_t extends;   /* TIME_EXTEND records */
   uint64_t ts;        /* timestamp of the page (its first event) */
   uint64_t last;      /* time of the latest record */
-  uint64_t missed;    /* events lost before this page (0: none) */
+  uint64_t missed;    /* events lost before this page (0: none; FXT_TDP_MISSED_UNKNOWN) */
 };
 
 /* An empty page over buf (NULL: count only). */
@@ -73,7 +77,7 @@ uint32_t fxt_tdpage_record_bytes(uint32_t n);
 
 /* Appends one event at ts (not before the page's latest) with n payload bytes (copied when
  * the page has a buffer; payload may be NULL without one), `missed` events having been lost
- * just before it. Returns
+ * just before it (FXT_TDP_MISSED_UNKNOWN: some, how many unknown). Returns
  *   0            added;
  *   FXT_ENOSPC   it belongs on a new page (no room, or lost events to mark on a page that
  *                already has events, or a gap beyond a TIME_EXTEND): finish this page, start
@@ -83,8 +87,9 @@ uint32_t fxt_tdpage_record_bytes(uint32_t n);
 int fxt_tdpage_add(struct fxt_tdpage *p, uint64_t ts, uint64_t missed, const void *payload,
                    uint32_t n);
 
-/* Writes the page header (and the missed count when it fits) and zeros after the data; the
- * page is then ready to be written out (when it has a buffer). Returns the commit word. */
+/* Writes the page header (and the missed count when it fits and is known) and zeros after
+ * the data; the page is then ready to be written out (when it has a buffer). Returns the
+ * commit word. */
 uint64_t fxt_tdpage_finish(struct fxt_tdpage *p);
 
 #endif /* FXTRACE_EXPORT_TRACEDAT_PAGE_H */

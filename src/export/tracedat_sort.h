@@ -30,11 +30,12 @@
 
 /* fxt_tdkey.flags */
 #define FXT_TDKEY_TOO_BIG 0x1u /* an event no page can hold: no payload, counted as missed */
+#define FXT_TDKEY_LOST_UNKNOWN 0x2u /* more than `lost` were lost before it: how many, unknown */
 
 struct fxt_tdkey {
   uint64_t ns;   /* the event's time */
   uint64_t seq;  /* unique, ascending in input order: breaks ties of time (file offset) */
-  uint64_t lost; /* events lost just before it on its thread */
+  uint64_t lost; /* events lost just before it on its thread or its CPU */
   uint16_t cpu;
   uint16_t flags; /* FXT_TDKEY_* */
   uint32_t size;  /* payload bytes */

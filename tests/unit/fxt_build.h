@@ -136,4 +136,18 @@ static inline void loss(struct fxt_thread_ref th, uint16_t name, uint64_t ts, ui
   put(&e);
 }
 
+/* A CPU's loss, as `fxtrace convert X.dat --to fxt` writes it (tdr_fxt.h): `lost` of thread 0
+ * of process pid with num_records, num_bytes 0, the cpu and, when unknown, count_unknown. */
+static inline void cpu_loss(uint64_t pid, uint64_t ts, uint32_t n, uint32_t records,
+                            bool unknown) {
+  struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_inline(pid, 0),
+                             sref(FXT_STR_KERNEL_META), sref(FXT_STR_LOST), ts);
+  arg(&e, FXT_ARG_UINT32, sref(FXT_STR_NUM_RECORDS))->value.u32 = records;
+  arg(&e, FXT_ARG_UINT32, sref(FXT_STR_NUM_BYTES))->value.u32 = 0;
+  arg(&e, FXT_ARG_UINT32, sref(FXT_STR_CPU))->value.u32 = n;
+  if (unknown)
+    arg(&e, FXT_ARG_BOOL, inl("count_unknown"))->value.b = true;
+  put(&e);
+}
+
 #endif

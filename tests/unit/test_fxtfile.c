@@ -1,8 +1,9 @@
 /* tests/unit/test_fxtfile.c - the FXT file reader (src/export/fxtfile.h) on files built here
  * record by record with the codec's encoders (never with fxtrace's session writer): two
  * provider segments that bind the same string and thread indices to different things, CPU
- * records, losses of every kind, clock syncs, tracepoint descriptions. Every expected value
- * (order, ns, CPU, losses, counts) is worked out by hand in the comments.
+ * records, losses of every kind (a thread's, and a CPU's as a trace.dat's conversion writes
+ * them), clock syncs, tracepoint descriptions. Every expected value (order, ns, CPU, losses,
+ * counts) is worked out by hand in the comments.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include "export/fxtfile.h"
 #include "export/text.h"
+#include "report_lines.h"
 
 /* ---- building files --------------------------------------------------------------------- */
 
@@ -277,6 +279,87 @@ static void test_name_counts(void **state) {
   fxtf_close(f);
 }
 
+/* ---- CPU losses ------------------------------------------------------------------------------
+ *
+ * A kernel trace as `fxtrace convert X.dat --to fxt` writes it: a CPU's losses are `lost`
+ * records of thread 0 carrying that CPU (cpu_loss). Provider 7 (1e9 ticks/s, no clock sync:
+ * ticks are ns), the idle task 0 on CPU 0, task 11 on CPU 0, task 12 on CPU 1:
+ *   10  CPU 1 loses 5             -> before 12's event at 40, not the idle task's at 20
+ *   20  idle task event (CPU 0)      (thread 0, the losses' own thread, takes none of them)
+ *   25  CPU 0 loses some, how many unknown; CPU 2 loses 4 (no event on CPU 2: trailing)
+ *   30  idle task event           <- "CPU:0 [LOST EVENTS]"
+ *   40  12's event (CPU 1)        <- 5
+ *   45  11 drops 2 of its own (drop_stats, no cpu); 50  CPU 0 loses 6
+ *   60  11's event (CPU 0)        <- 2 + 6 = 8
+ *   70  CPU 0 loses 1: the provider ends with it pending, trailing
+ * Provider 8: 80  task 21's event on CPU 0 (another provider: takes nothing of 7's CPU 0).
+ * Trailing CPU losses in the order of their first record: CPU 2's 4, CPU 0's 1. */
+static void sched_ev(struct fxt_thread_ref th, uint64_t ts) {
+  struct fxt_event e = ev(FXT_EVENT_INSTANT, th, S_DEMO, S_WORK, ts);
+  put(&e);
+}
+
+static void build_cpu_losses(void) {
+  struct fxt_thread_ref idle = fxt_thread_inline(7, 0), t11 = fxt_thread_inline(7, 11),
+                        t12 = fxt_thread_inline(7, 12), t21 = fxt_thread_inline(8, 21);
+  reset();
+  magic();
+  provider(7, 1000000000);
+  meta_strings();
+  string(S_DEMO, "sched"), string(S_WORK, "ev");
+  cpu(idle, 0, 0), cpu(t11, 0, 0), cpu(t12, 0, 1);
+  cpu_loss(7, 10, 1, 5, false);
+  sched_ev(idle, 20);
+  cpu_loss(7, 25, 0, 0, true);
+  cpu_loss(7, 25, 2, 4, false);
+  sched_ev(idle, 30);
+  sched_ev(t12, 40);
+  loss(t11, FXT_STR_DROP_STATS, 45, 2);
+  cpu_loss(7, 50, 0, 6, false);
+  sched_ev(t11, 60);
+  cpu_loss(7, 70, 0, 1, false);
+  provider(8, 1000000000);
+  meta_strings();
+  string(S_DEMO, "sched"), string(S_WORK, "ev");
+  cpu(t21, 0, 0);
+  sched_ev(t21, 80);
+}
+
+static void test_cpu_losses(void **state) {
+  (void)state;
+  build_cpu_losses();
+  struct fxtf_file *f = load();
+  static const struct want_event want[] = {
+      {20, 0, 0, ""},
+      {30, 0, 0, "CPU:0 [LOST EVENTS]\n"},
+      {40, 12, 1, "CPU:1 [LOST 5 EVENTS]\n"},
+      {60, 11, 0, "CPU:0 [LOST 8 EVENTS]\n"},
+      {80, 21, 0, ""},
+  };
+  expect_events(f, want, 5);
+  struct fxtf_event e;
+  char err[FXTF_ERR_SIZE];
+  assert_int_equal(fxtf_event_at(f, 1, &e, err, sizeof err), 0);
+  assert_int_equal(e.lost_before, 0);
+  assert_true(e.lost_unknown);
+  assert_int_equal(fxtf_event_at(f, 3, &e, err, sizeof err), 0);
+  assert_int_equal(e.lost_before, 8);
+  assert_false(e.lost_unknown);
+  static const struct fxtf_cpu_loss trailing[] = {{0, 2, 4, false}, {0, 0, 1, false}};
+  expect_trailing_cpu_losses(f, trailing, 2);
+  uint32_t nt;
+  const struct fxtf_thread *t = fxtf_threads(f, &nt);
+  assert_int_equal(t[0].tid, 0); /* the losses count as the idle task's, as stats shows */
+  assert_int_equal(t[0].lost, 16);
+  assert_int_equal(t[0].trailing_lost, 0);
+  struct fxtf_totals tot;
+  fxtf_totals(f, &tot);
+  assert_int_equal(tot.lost, 16);
+  assert_int_equal(tot.dropped, 2);
+  assert_int_equal(tot.trailing_lost, 5);
+  fxtf_close(f);
+}
+
 static void test_clock_mapping(void **state) {
   (void)state;
   struct fxtf_provider p;
@@ -490,6 +573,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_merged_order_cpu_ns_losses),
       cmocka_unit_test(test_threads_providers_totals),
+      cmocka_unit_test(test_cpu_losses),
       cmocka_unit_test(test_name_counts),
       cmocka_unit_test(test_clock_mapping),
       cmocka_unit_test(test_reread_matches_decoder),

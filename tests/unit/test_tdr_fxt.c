@@ -2,8 +2,9 @@
  * tracedat.md §1) through the reader (tracedat_read.h) and the FXT conversion (tdr_fxt.h):
  * options, CPU table, two CPUs merged by time, missed events, CPUSTAT, and what the FXT file
  * says (context switches, wakeups, instants with their fields, names, losses, clock syncs),
- * decoded with fxtrace's own FXT decoder and file reader. Then every truncation of the file
- * fails with an offset inside what is left, and refused forms say why.
+ * decoded with fxtrace's own FXT decoder and file reader, and where report shows the losses.
+ * Then every truncation of the file fails with an offset inside what is left, and refused
+ * forms say why.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include "export/fxtfile.h"
 #include "export/tdr_fxt.h"
+#include "report_lines.h"
 #include "tdr_formats.h"
 
 #define PAGE 256u
@@ -72,10 +74,12 @@ static void wk(struct buf *o, uint32_t delta, int32_t waker, const char *comm, i
  *     1000  app(100) S ==> swapper/0(0)
  *     1500  swapper/0 wakes app(100) onto CPU 0      (delta 500)
  *     1510  swapper/0 R ==> app(100)                 (delta 10)
+ *   with lost_page, a second page of CPU 0 (ts 2000, events lost before it, no count stored):
+ *     2000  swapper/0 wakes worker(101) onto CPU 1
  *   CPU 1's page (ts 1200, 2 events lost before it, count stored):
  *     1200  worker(101) R+ (state 0x100) ==> swapper/1(0)
  *   Options: TRACECLOCK [mono], CPUSTAT of CPU 1 with overrun 5 (3 beyond the page's 2). */
-static size_t build(struct buf *o) {
+static size_t build_with(struct buf *o, bool lost_page) {
   memset(o, 0, sizeof *o);
   put(o, "\x17\x08\x44tracing6", 11);
   le(o, 0, 1), le(o, 0, 1), le(o, 8, 1), le(o, PAGE, 4);
@@ -95,20 +99,28 @@ static size_t build(struct buf *o) {
   le(o, 0, 2);
   put(o, "flyrecord", 10);
   size_t table = o->len, data = (table + 32 + 14 + PAGE - 1) / PAGE * PAGE;
-  le(o, data, 8), le(o, PAGE, 8), le(o, data + PAGE, 8), le(o, PAGE, 8);
+  size_t cpu0 = lost_page ? 2 * PAGE : PAGE;
+  le(o, data, 8), le(o, cpu0, 8), le(o, data + cpu0, 8), le(o, PAGE, 8);
   text8(o, "[mono]");
   o->len = data;
   le(o, 1000, 8), le(o, 68 + 44 + 68, 8);
   sw(o, 0, 100, "app", 1, 0, "swapper/0");
   wk(o, 500, 0, "app", 100, 0);
   sw(o, 10, 0, "swapper/0", 0, 100, "app");
-  o->len = data + PAGE;
+  if (lost_page) {
+    o->len = data + PAGE;
+    le(o, 2000, 8), le(o, 44 | UINT64_C(1) << 31, 8); /* RB_MISSED_EVENTS alone */
+    wk(o, 0, 0, "worker", 101, 1);
+  }
+  o->len = data + cpu0;
   le(o, 1200, 8), le(o, 68 | UINT64_C(3) << 30, 8);
   sw(o, 0, 101, "worker", 0x100, 0, "swapper/1");
   le(o, 2, 8); /* the missed count, after the data */
-  o->len = data + 2 * PAGE;
+  o->len = data + cpu0 + PAGE;
   return o->len;
 }
+
+static size_t build(struct buf *o) { return build_with(o, false); }
 
 struct sink {
   unsigned char *data;
@@ -193,13 +205,20 @@ static void test_reader(void **state) {
   tdr_close(f);
 }
 
+/* g_file's first len bytes as FXT into s (must succeed). */
+static void convert(size_t len, struct sink *s, struct tdr_fxt_stats *st) {
+  char err[TDR_ERR_SIZE] = "";
+  int rc = tdr_to_fxt(g_file.b, len, collect, s, st, err, sizeof err);
+  if (rc != 0)
+    fail_msg("tdr_to_fxt: %d %s", rc, err);
+}
+
 static void test_conversion(void **state) {
   (void)state;
-  size_t len = build(&g_file);
   struct sink s = {NULL, 0};
   struct tdr_fxt_stats st;
   char err[TDR_ERR_SIZE] = "";
-  assert_int_equal(tdr_to_fxt(g_file.b, len, collect, &s, &st, err, sizeof err), 0);
+  convert(build(&g_file), &s, &st);
   assert_int_equal(st.records, 4);
   assert_int_equal(st.events, 4);
   assert_int_equal(st.switches, 3);
@@ -296,6 +315,36 @@ static void test_conversion(void **state) {
   free(s.data);
 }
 
+/* Where the losses go: each before the first event after it on its CPU, as the kernel's
+ * trace file prints "CPU:N [LOST n EVENTS]" (report), not before the next event of thread 0,
+ * whose records they are (the idle task's, on CPU 0 at 1500); the page without a count as
+ * "[LOST EVENTS]"; CPUSTAT's 3 beyond the page at the end, no event of CPU 1 following. */
+static void test_losses_before_their_events(void **state) {
+  (void)state;
+  struct sink s = {NULL, 0};
+  struct tdr_fxt_stats st;
+  convert(build_with(&g_file, true), &s, &st);
+  assert_int_equal(st.lost_pages, 2);
+  assert_int_equal(st.lost_known, 2);
+  assert_int_equal(st.lost_unknown, 1);
+  assert_int_equal(st.lost_cpustat, 3);
+  struct fxtf_file *ff;
+  char ferr[FXTF_ERR_SIZE];
+  assert_int_equal(fxtf_load(s.data, s.len, &ff, ferr, sizeof ferr), 0);
+  static const struct want_event want[] = {
+      {1000, 100, 0, ""},
+      {1200, 101, 1, "CPU:1 [LOST 2 EVENTS]\n"},
+      {1500, 0, 0, ""},
+      {1510, 0, 0, ""},
+      {2000, 0, 0, "CPU:0 [LOST EVENTS]\n"},
+  };
+  expect_events(ff, want, 5);
+  static const struct fxtf_cpu_loss trailing[] = {{0, 1, 3, false}};
+  expect_trailing_cpu_losses(ff, trailing, 1);
+  fxtf_close(ff);
+  free(s.data);
+}
+
 /* Every cut of the file fails (the CPU table names bytes up to the end), naming an offset
  * inside what is left. */
 static void test_truncations(void **state) {
@@ -388,8 +437,8 @@ static void test_shared_names_and_doubles(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reader),     cmocka_unit_test(test_shared_names_and_doubles),
-      cmocka_unit_test(test_conversion), cmocka_unit_test(test_truncations),
-      cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_conversion), cmocka_unit_test(test_losses_before_their_events),
+      cmocka_unit_test(test_truncations), cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

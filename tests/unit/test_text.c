@@ -374,6 +374,13 @@ static void test_event_lines_typed_printk_lost(void **state) {
   expect_line(&e, P "work_done: seq=9 worker=1 name=hello\n");
   e.lost_before = 7;
   expect_line(&e, "CPU:3 [LOST 7 EVENTS]\n" P "work_done: seq=9 worker=1 name=hello\n");
+  /* some of an unknown count among them (a trace.dat page without its count): the kernel's
+   * line for an unknown count, whatever the known part */
+  e.lost_unknown = true;
+  expect_line(&e, "CPU:3 [LOST EVENTS]\n" P "work_done: seq=9 worker=1 name=hello\n");
+  e.lost_before = 0;
+  expect_line(&e, "CPU:3 [LOST EVENTS]\n" P "work_done: seq=9 worker=1 name=hello\n");
+  e.lost_unknown = false;
 
   /* printk: the format is the event name; its trailing newline is the line's own */
   struct fxtf_event p = make_event(FXT_EVENT_INSTANT, "printk", "got %d from %s\n", 1000001500, 0);

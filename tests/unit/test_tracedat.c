@@ -2,10 +2,11 @@
  * files built here record by record with the codec's encoders: the file's structure item by
  * item (spec tracedat.md §1, read back by a small v6 walker written here), the formats and
  * record bytes of typed, ad hoc and printk events, events placed on their thread's CPU in time
- * order, lost records as pages' missed counts and as CPU stats, events too big for a page,
- * many CPUs, the external sort spilling runs (same bytes as without), and errors: a bad input
- * writes nothing, a failing writer stops the conversion. Expected texts and bytes are written
- * by hand (worked out in the comments), never produced by the code under test.
+ * order, lost records (a thread's, a CPU's) as pages' missed counts and as CPU stats, events
+ * too big for a page, many CPUs, the external sort spilling runs (same bytes as without), and
+ * errors: a bad input writes nothing, a failing writer stops the conversion. Expected texts
+ * and bytes are written by hand (worked out in the comments), never produced by the code
+ * under test.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -390,6 +391,61 @@ static void cpus_and_losses(void **state) {
   fxt_tbuf_free(&s.out);
 }
 
+/* A kernel trace's losses, as `fxtrace convert X.dat --to fxt` writes them: `lost` records of
+ * thread 0 with the CPU that lost them (cpu_loss). Each goes to the page of its provider's
+ * next event on that CPU, whatever the thread (not thread 0's next event, nor its CPU), one of
+ * an unknown count as RB_MISSED_EVENTS without a count; one no event of its provider follows
+ * on its CPU is in the CPU's stats only, even when another provider's event follows there. */
+static void cpu_losses(void **state) {
+  (void)state;
+  struct sink s;
+  struct fxt_tracedat_stats st;
+  struct dat d;
+  struct rec r[8];
+  int64_t m[8];
+  struct fxt_thread_ref a = fxt_thread_index(1), b = fxt_thread_inline(4242, 4243);
+  head_of_file();
+  cpu(a, 10, 1), cpu(b, 10, 0);
+  tick(a, 100, 1, 0);
+  tick(b, 110, 2, 0);
+  cpu_loss(4242, 150, 0, 3, false); /* CPU 0 loses 3 */
+  tick(a, 200, 3, 0);               /* CPU 1: not its losses */
+  tick(b, 250, 4, 0);               /* CPU 0: a page after 3 missed */
+  cpu_loss(4242, 260, 1, 0, true);  /* CPU 1 loses some, how many unknown */
+  tick(a, 300, 5, 0);               /* a page flagged, without a count */
+  cpu_loss(4242, 400, 1, 7, false); /* no later event of this provider on CPU 1: trailing */
+  provider(5000, 1000000000);
+  meta_strings();
+  string(S_DEMO, "demo"), string(S_TICK, "tick"), string(S_SEQ, "seq"), string(S_VAL, "val");
+  desc(1000, S_DEMO, S_TICK, FXT_TP_TYPED, "seq=%llu val=%u", 2, k_tick_fields);
+  struct fxt_thread_ref c = fxt_thread_inline(5000, 5001);
+  cpu(c, 490, 1);
+  tick(c, 500, 6, 0); /* CPU 1, another provider: the 7 are not its */
+  convert_walk(&s, &st, &d);
+  assert_int_equal(cpu_records(&s.out, &d, 0, r, m, 8), 2);
+  assert_int_equal(seq_of(&r[0]) * 10 + seq_of(&r[1]), 24);
+  assert_int_equal(m[0], 0);
+  assert_int_equal(m[1], 3);
+  assert_int_equal(r[1].ts, 250);
+  assert_int_equal(cpu_records(&s.out, &d, 1, r, m, 8), 4);
+  assert_int_equal(seq_of(&r[0]) * 1000 + seq_of(&r[1]) * 100 + seq_of(&r[2]) * 10 +
+                       seq_of(&r[3]),
+                   1356);
+  assert_int_equal(m[1], 0);
+  assert_int_equal(m[2], -1); /* RB_MISSED_EVENTS without RB_MISSED_STORED */
+  assert_int_equal(r[2].ts, 300);
+  assert_int_equal(m[3], 0);
+  assert_non_null(strstr(d.cpustat[0], "\ndropped events: 3\nread events: 2\n"));
+  assert_non_null(strstr(d.cpustat[1], "\noverrun: 0\n"));
+  assert_non_null(strstr(d.cpustat[1], "\ndropped events: 7\nread events: 4\n"));
+  assert_int_equal(st.events, 6);
+  assert_int_equal(st.missed, 3);
+  assert_int_equal(st.missed_unknown, 1);
+  assert_int_equal(st.lost_trailing, 7);
+  assert_int_equal(st.pages, 4);
+  fxt_tbuf_free(&s.out);
+}
+
 /* ---- events too big for a page ------------------------------------------------------------- */
 
 static void too_big(void **state) {
@@ -627,7 +683,8 @@ static void errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(whole_file),    cmocka_unit_test(every_kind),
-      cmocka_unit_test(cpus_and_losses), cmocka_unit_test(too_big),
+      cmocka_unit_test(cpus_and_losses), cmocka_unit_test(cpu_losses),
+      cmocka_unit_test(too_big),
       cmocka_unit_test(spilled_sort),  cmocka_unit_test(sort_order),
       cmocka_unit_test(two_providers), cmocka_unit_test(errors),
       cmocka_unit_test(ids_below_32768),

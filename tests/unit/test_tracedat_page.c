@@ -1,8 +1,9 @@
 /* tests/unit/test_tracedat_page.c - the ring-buffer page encoder of trace.dat
  * (src/export/tracedat_page.h): record headers and sizes by the kernel's rules, TIME_EXTEND,
- * page boundaries, events too big for a page, missed events. Every expected byte is worked out
- * by hand in the comments (the first page reproduces the worked example of the spec,
- * tracedat.md §4.2, whose bytes trace-cmd 3.1.6 decoded); none comes from the code under test.
+ * page boundaries, events too big for a page, missed events (counted or not). Every expected
+ * byte is worked out by hand in the comments (the first page reproduces the worked example of
+ * the spec, tracedat.md §4.2, whose bytes trace-cmd 3.1.6 decoded); none comes from the code
+ * under test.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -284,6 +285,24 @@ static void missed_not_stored(void **state) {
   assert_memory_equal(page, head, 16);
 }
 
+/* Losses of an unknown count (a trace.dat page read without one): the flag, no count, and the
+ * 8 bytes after the data stay zero. */
+static void missed_unknown(void **state) {
+  (void)state;
+  unsigned char rec[8] = {7, 0, 0, 0, 9, 0, 0, 0};
+  struct fxt_tdpage p;
+  fxt_tdpage_init(&p, page);
+  assert_int_equal(fxt_tdpage_add(&p, 60, FXT_TDP_MISSED_UNKNOWN, rec, 8), 0);
+  /* commit 16 | 1 << 31 = 0x80000010 */
+  assert_int_equal(fxt_tdpage_finish(&p), UINT64_C(0x80000010));
+  static const unsigned char want[16 + 16] = {
+      60, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0x80, 0, 0, 0, 0, /* RB_MISSED_EVENTS alone */
+      0x03, 0, 0, 0, 7, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0,
+  };
+  assert_memory_equal(page, want, sizeof want);
+  assert_zero(page + sizeof want, sizeof page - sizeof want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(record_sizes),     cmocka_unit_test(spec_page),
@@ -291,6 +310,7 @@ int main(void) {
       cmocka_unit_test(page_boundary),    cmocka_unit_test(extend_at_boundary),
       cmocka_unit_test(too_big),          cmocka_unit_test(missed_events),
       cmocka_unit_test(missed_keeps_room), cmocka_unit_test(missed_not_stored),
+      cmocka_unit_test(missed_unknown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,10 +89,11 @@ static int to_tracedat(struct job *j) {
   snprintf(j->summary, sizeof j->summary,
            "%" PRIu64 " events on %" PRIu32 " CPUs, %" PRIu64 " formats, %" PRIu32
            " task names, %" PRIu64 " lost records shown as dropped (%" PRIu64
-           " after their thread's last event, %" PRIu64 " events too big for a page); %" PRIu64
+           " after the last event of their thread or CPU, %" PRIu64
+           " events too big for a page, %" PRIu64 " pages without a count); %" PRIu64
            " pages, %" PRIu64 " bytes",
            st.events, st.cpus, st.formats, st.cmdlines, st.missed, st.lost_trailing, st.too_big,
-           st.pages, st.bytes);
+           st.missed_unknown, st.pages, st.bytes);
   return rc;
 }
 

@@ -1,7 +1,10 @@
 /* tools/fxtrace/report.c - `fxtrace report FILE`: every event as one ftrace text line
  * (../shared/spec/ftrace-text.md §1), in time order across threads and processes, without the
  * `trace` file's header. Losses print as "CPU:N [LOST n EVENTS]" before the next event of the
- * thread that lost them; losses after a thread's last event print at the end.
+ * thread that lost them, or for a CPU's losses (a kernel trace's, converted from trace.dat:
+ * `lost` records with a `cpu` argument) before the next event on that CPU, as the kernel's
+ * `trace` file prints them; "CPU:N [LOST EVENTS]" when their count is unknown. Losses after a
+ * thread's (a CPU's) last event print at the end.
  */
 #include "cli.h"
 
@@ -16,7 +19,8 @@ static const char k_usage[] =
     "Prints the events of FILE (an fxtrace FXT file) as ftrace text, one line per event, in\n"
     "time order (CLOCK_MONOTONIC seconds):\n"
     "            comm-tid     [cpu] ..... seconds.micros: event: text\n"
-    "Lines \"CPU:N [LOST n EVENTS]\" stand where a thread lost records.\n";
+    "Lines \"CPU:N [LOST n EVENTS]\" stand where a thread, or a kernel CPU buffer, lost\n"
+    "records (\"CPU:N [LOST EVENTS]\" where a trace.dat page did not say how many).\n";
 
 /* Lines are collected in one buffer and written in blocks of about this size. */
 #define FLUSH_BYTES (1u << 20)
@@ -29,13 +33,17 @@ static bool flush(struct fxt_tbuf *b) {
   return ok;
 }
 
-/* Losses no later event of their thread can carry, in thread order. */
+/* Losses no later event of their thread can carry, in thread order, then those of CPUs. */
 static void trailing_losses(const struct fxtf_file *f, struct fxt_tbuf *b) {
   uint32_t n;
   const struct fxtf_thread *t = fxtf_threads(f, &n);
   for (uint32_t i = 0; i < n; i++)
-    if (t[i].trailing_lost)
-      fxt_text_lost(b, t[i].cpu, t[i].trailing_lost);
+    if (t[i].trailing_lost || t[i].trailing_unknown)
+      fxt_text_lost(b, t[i].cpu, t[i].trailing_lost, t[i].trailing_unknown);
+  size_t ncpu;
+  const struct fxtf_cpu_loss *c = fxtf_trailing_cpu_losses(f, &ncpu);
+  for (size_t i = 0; i < ncpu; i++)
+    fxt_text_lost(b, c[i].cpu, c[i].records, c[i].unknown);
 }
 
 static int report(const char *path, struct fxtf_file *f) {
