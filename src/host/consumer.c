@@ -10,6 +10,8 @@
  * themselves, and only once write() has taken them moves the ring's tail past them (commit,
  * below; deliver.c). A slot whose thread exited is drained to the end, its pending drop
  * statistics written (the thread is gone, so the consumer may act as its producer), and freed.
+ * A flight recorder's live slots are left alone unless a trace_pipe is open (pass); its
+ * `trace` is shown from copies of the rings (view_refresh), and snapshots are copies too.
  *
  * Every write to the output goes through commit(), the protocol that lets `fxtrace recover`
  * know after a crash which records are in the file and which are still in their buffers
@@ -716,6 +718,15 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
   C.seq = seq + 1 ? seq + 1 : 1;
 }
 
+/* Overrun the producer counted (count, free-running) that no loss record reports yet: less
+ * what it counted after the records were delivered (the credit; deliver.c) and what is
+ * reported (rep). A count not yet caught up with its credit waits (0). */
+static uint32_t unreported(uint32_t count, uint32_t credit, uint32_t rep)
+{
+  uint32_t n = count - credit - rep;
+  return (int32_t)n > 0 ? n : 0;
+}
+
 /* Drains slot i: until it is empty, or (when `bounded`) one buffer's worth, so that a
  * producer as fast as the consumer cannot keep it on one slot (starving the others and the
  * ingress ring); with `upto`, only the records before that ring position (a head the
@@ -780,12 +791,13 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
     }
     uint64_t ts = first_ts(fx.st.data, fx.st.len);
     bool wrote = false;
-    /* Overrun records the producer counted, less those it counted after they were delivered
-     * (the credit; deliver.c). A count not yet caught up with its credit waits. */
-    uint32_t ovr = rs.overrun_records - atomic_load_explicit(&e->credit_records, memory_order_relaxed);
-    uint32_t ovb = rs.overrun_bytes - atomic_load_explicit(&e->credit_bytes, memory_order_relaxed);
-    uint32_t orec = (int32_t)(ovr - fx.rep[0]) > 0 ? ovr - fx.rep[0] : 0;
-    uint32_t obytes = (int32_t)(ovb - fx.rep[1]) > 0 ? ovb - fx.rep[1] : 0;
+    /* Overrun records the producer counted and the output does not report yet. */
+    uint32_t orec = unreported(rs.overrun_records,
+                               atomic_load_explicit(&e->credit_records, memory_order_relaxed),
+                               fx.rep[0]);
+    uint32_t obytes = unreported(rs.overrun_bytes,
+                                 atomic_load_explicit(&e->credit_bytes, memory_order_relaxed),
+                                 fx.rep[1]);
     if (orec || obytes) {
       write_loss(s, i, FXT_STR_OVERRUN, orec, obytes, ts);
       live_lost(info->live_cpu, orec, true);
@@ -870,15 +882,79 @@ static void finish_slot(struct session *s, uint32_t i, bool free_it)
     fxt_slot_free(s, i);
 }
 
+/* ---- requests served between passes (snapshots, a flight recorder's `trace`) ------------- *
+ * A thread asks the consumer for work through a state word: it moves IDLE -> CLAIMED
+ * (compare-and-swap: one request at a time), stores what the work needs, moves CLAIMED ->
+ * REQUESTED (release), wakes the consumer and polls. The consumer, between passes, moves
+ * REQUESTED -> WORKING, does the work and moves WORKING -> DONE; the requester takes the
+ * result and moves DONE -> IDLE. A requester that gives up moves REQUESTED -> IDLE (the work
+ * never began) or WORKING -> ABANDONED (the consumer then undoes what it must and moves it to
+ * IDLE). Each release store pairs with the acquire load or compare-and-swap of the other
+ * side, so what the request holds and what the work produced are handed over with the state.
+ * Async-signal-safe on the requester's side (atomics, nanosleep, a futex wake). */
+enum { REQ_IDLE, REQ_CLAIMED, REQ_REQUESTED, REQ_WORKING, REQ_DONE, REQ_ABANDONED };
+
+/* Requester: IDLE -> CLAIMED; false when another request is under way. */
+static bool req_claim(_Atomic int *state)
+{
+  int want = REQ_IDLE;
+  return atomic_compare_exchange_strong_explicit(state, &want, REQ_CLAIMED, memory_order_relaxed,
+                                                 memory_order_relaxed);
+}
+
+/* Requester, after req_claim and storing the request: CLAIMED -> REQUESTED, then waits at
+ * most about timeout_ms for DONE. Returns REQ_DONE, or the state it gave up in: REQ_REQUESTED
+ * (now IDLE: the consumer never saw it) or REQ_WORKING (now ABANDONED). */
+static int req_wait(struct session *s, _Atomic int *state, uint32_t timeout_ms)
+{
+  /* Release: pairs with req_take's acquire (the request is stored). */
+  atomic_store_explicit(state, REQ_REQUESTED, memory_order_release);
+  fxt_consumer_wake(s);
+  for (uint32_t waited = 0;; waited++) {
+    /* Acquire: pairs with req_done's release (the work is done). */
+    if (atomic_load_explicit(state, memory_order_acquire) == REQ_DONE)
+      return REQ_DONE;
+    if (waited >= timeout_ms) {
+      int want = REQ_REQUESTED;
+      if (atomic_compare_exchange_strong_explicit(state, &want, REQ_IDLE, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        return REQ_REQUESTED;
+      want = REQ_WORKING;
+      if (atomic_compare_exchange_strong_explicit(state, &want, REQ_ABANDONED,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        return REQ_WORKING;
+      continue; /* DONE meanwhile */
+    }
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+}
+
+/* Consumer: REQUESTED -> WORKING (acquire: pairs with req_wait's release); false when nothing
+ * is requested. */
+static bool req_take(_Atomic int *state)
+{
+  int want = REQ_REQUESTED;
+  return atomic_compare_exchange_strong_explicit(state, &want, REQ_WORKING, memory_order_acquire,
+                                                 memory_order_relaxed);
+}
+
+/* Consumer: WORKING -> DONE (release: pairs with req_wait's acquire); false, and the state
+ * IDLE, when the requester abandoned the work. */
+static bool req_done(_Atomic int *state)
+{
+  int want = REQ_WORKING;
+  if (atomic_compare_exchange_strong_explicit(state, &want, REQ_DONE, memory_order_release,
+                                              memory_order_relaxed))
+    return true;
+  atomic_store_explicit(state, REQ_IDLE, memory_order_relaxed); /* abandoned */
+  return false;
+}
+
 /* ---- snapshots (fxt_snapshot) ------------------------------------------------------------ *
- * A thread asks for one with fxt_consumer_snapshot: it moves state IDLE -> CLAIMED
- * (compare-and-swap: one request at a time), stores the file's descriptor, moves CLAIMED ->
- * REQUESTED (release), wakes the consumer and polls. The consumer, between passes, moves REQUESTED -> WORKING, writes the file, closes it,
- * stores rc, and moves WORKING -> DONE; the requester reads rc and moves DONE -> IDLE. A
- * requester that gives up moves REQUESTED -> IDLE (and closes the file itself) or WORKING ->
- * ABANDONED (the consumer then moves it to IDLE). Each release store pairs with the acquire
- * load or compare-and-swap of the other side, so fd and rc are handed over with the state. */
-enum { SNAP_IDLE, SNAP_CLAIMED, SNAP_REQUESTED, SNAP_WORKING, SNAP_DONE, SNAP_ABANDONED };
+ * A request (above) whose work is writing the file the requester opened: it hands fd over in
+ * the request, the consumer closes it and hands back rc. A requester that gives up before
+ * the work began closes the file itself. */
 static struct {
   _Atomic int state;
   int fd, rc;
@@ -976,52 +1052,203 @@ static int snap_write(struct session *s)
 /* Serves a pending request (consumer thread, between passes). */
 static void snap_serve(struct session *s)
 {
-  int want = SNAP_REQUESTED;
-  if (!atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_WORKING,
-                                               memory_order_acquire, memory_order_relaxed))
+  if (!req_take(&snap.state))
     return;
   snap.rc = snap_write(s);
   close(snap.fd);
-  want = SNAP_WORKING;
-  /* Release: pairs with the requester's acquire load of DONE (rc is stored). */
-  if (!atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_DONE,
-                                               memory_order_release, memory_order_relaxed))
-    atomic_store_explicit(&snap.state, SNAP_IDLE, memory_order_relaxed); /* abandoned */
+  req_done(&snap.state); /* (abandoned: nothing to undo, the file is written and closed) */
 }
 
 int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms)
 {
-  int want = SNAP_IDLE;
-  if (!atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_CLAIMED,
-                                               memory_order_relaxed, memory_order_relaxed))
+  if (!req_claim(&snap.state))
     return FXT_EBUSY;
   snap.fd = fd;
-  /* Release: the consumer's acquire compare-and-swap sees fd. */
-  atomic_store_explicit(&snap.state, SNAP_REQUESTED, memory_order_release);
-  fxt_consumer_wake(s);
-  for (uint32_t waited = 0;; waited++) {
-    int st = atomic_load_explicit(&snap.state, memory_order_acquire);
-    if (st == SNAP_DONE) {
-      int rc = snap.rc;
-      atomic_store_explicit(&snap.state, SNAP_IDLE, memory_order_relaxed);
-      return rc;
-    }
-    if (waited >= timeout_ms) {
-      want = SNAP_REQUESTED;
-      if (atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_IDLE,
-                                                  memory_order_relaxed, memory_order_relaxed)) {
-        close(fd);
-        return FXT_EAGAIN;
-      }
-      want = SNAP_WORKING;
-      if (atomic_compare_exchange_strong_explicit(&snap.state, &want, SNAP_ABANDONED,
-                                                  memory_order_relaxed, memory_order_relaxed))
-        return FXT_EAGAIN;
-      continue; /* DONE meanwhile */
-    }
-    struct timespec ms = {0, 1000000};
-    nanosleep(&ms, NULL);
+  int st = req_wait(s, &snap.state, timeout_ms);
+  if (st == REQ_DONE) {
+    int rc = snap.rc;
+    atomic_store_explicit(&snap.state, REQ_IDLE, memory_order_relaxed);
+    return rc;
   }
+  if (st == REQ_REQUESTED)
+    close(fd); /* the consumer never had it */
+  return FXT_EAGAIN;
+}
+
+/* ---- a flight recorder's `trace` (fxt_consumer_view_hold) -------------------------------- *
+ * A flight recorder's consumer leaves the live threads' rings alone, and `trace` must not
+ * consume, so a reader has the consumer copy what the rings hold into the live view's copies
+ * (live.h): a request (above) whose work is view_refresh, after which the requester reads the
+ * view and moves DONE -> IDLE itself (fxt_consumer_view_release; release store). While the
+ * state is DONE, a pass moves no ring's records into the view (its acquire load of the state
+ * pairs with that release store): a record the copies hold cannot arrive in the view a
+ * second time while a reader shows both, and the reader is done with the copies before any
+ * pass goes on. A requester that gives up leaves the copies to the consumer, which empties
+ * them. One requester at a time: session.c holds the session's lifecycle lock from the
+ * request to the release, so the session cannot stop in between either. */
+static struct {
+  _Atomic int state;
+  struct view_src *src; /* consumer thread: a ring being copied, per slot */
+  uint32_t nsrc;        /* allocated */
+} view;
+
+#define VIEW_WINDOW 4096u /* bytes of records copied from a ring at a time */
+
+/* A ring being copied: the next records of its non-consuming iterator, oldest first. */
+struct view_src {
+  struct fxt_ring_iter it;
+  unsigned char *win;
+  uint32_t cap, len, off; /* win's bytes, of whole records, the next one */
+  uint32_t cpu;           /* the thread's CPU at win + off, as its stream says */
+  uint32_t slot;
+};
+
+/* The next records of v's ring into its window: whole ones (the iterator never returns a torn
+ * record; where the producer overwrote records under it, it goes on from the oldest left, and
+ * they are counted in its overrun). A record larger than the window grows it. False at the
+ * end. */
+static bool src_fill(struct view_src *v)
+{
+  v->len = v->off = 0;
+  for (;;) {
+    uint32_t n = 0;
+    int rc = fxt_ring_iter_next(&v->it, v->win + v->len, v->cap - v->len, &n);
+    if (rc == 1) {
+      v->len += n;
+      continue;
+    }
+    if (rc == FXT_ENOBUFS && v->len == 0) {
+      unsigned char *w = realloc(v->win, n);
+      if (!w)
+        return false;
+      v->win = w;
+      v->cap = n;
+      continue;
+    }
+    return v->len != 0;
+  }
+}
+
+static uint32_t src_rec_bytes(const struct view_src *v, uint32_t off)
+{
+  uint64_t h;
+  memcpy(&h, v->win + off, 8);
+  return fxt_ring_record_bytes(h);
+}
+
+/* The time of v's record at off, as its thread's stream is ordered (ts_of). */
+static uint64_t src_ts(const struct view_src *v, uint32_t off)
+{
+  return ts_of(v->win + off, src_rec_bytes(v, off));
+}
+
+/* Slot i's losses that no loss record reports yet (what a drain would report in front of the
+ * records the copy holds), into the copies' counts. */
+static void view_losses(struct session *s, uint32_t i)
+{
+  struct fxt_tslot *t = session_slot(s, i);
+  struct fxt_sh_slot *e = sh_slot(s, i);
+  struct fxt_ring_stats rs;
+  fxt_ring_stats(&t->w.ring, &rs);
+  uint32_t orec = unreported(rs.overrun_records,
+                             atomic_load_explicit(&e->credit_records, memory_order_relaxed),
+                             atomic_load_explicit(&e->rep_overrun_records, memory_order_relaxed));
+  uint64_t lost =
+      (uint32_t)(rs.lost_records -
+                 atomic_load_explicit(&e->rep_lost_records, memory_order_relaxed)) +
+      atomic_load_explicit(&t->lost, memory_order_relaxed) -
+      atomic_load_explicit(&e->rep_nested, memory_order_relaxed);
+  if (orec)
+    live_copy_lost(s->info[i].live_cpu, orec, true);
+  if (lost)
+    live_copy_lost(s->info[i].live_cpu, lost, false);
+}
+
+/* Refills the view's copies with what every ring holds now (consumer thread, between passes;
+ * nothing is consumed and no slot counter moves). The rings' records go in merged by time, a
+ * window of each at a time, so that where a CPU's copy is full its oldest records give way, as
+ * in the kernel's ring buffer, whichever thread they are of. */
+static void view_refresh(struct session *s)
+{
+  if (live_copy_begin() != 0)
+    return;
+  if (view.nsrc < s->nslots) {
+    struct view_src *v = realloc(view.src, s->nslots * sizeof(*v));
+    if (!v)
+      return;
+    memset(v + view.nsrc, 0, (s->nslots - view.nsrc) * sizeof(*v));
+    view.src = v;
+    view.nsrc = s->nslots;
+  }
+  uint32_t n = 0; /* rings with records: view.src[0..n) */
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    /* Acquire pairs with the attaching thread's release of LIVE (the ring is set up); only
+     * this thread frees a slot, so its ring stays this thread's to read meanwhile. */
+    if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) == SLOT_FREE)
+      continue;
+    struct view_src *v = &view.src[n];
+    if (!v->win && (v->win = malloc(VIEW_WINDOW)) != NULL)
+      v->cap = VIEW_WINDOW;
+    if (!v->win)
+      break;
+    view_losses(s, i); /* before the copy: what it counts is older than what is copied */
+    fxt_ring_iter_begin(&session_slot(s, i)->w.ring, &v->it);
+    v->cpu = s->info[i].live_cpu; /* exact unless the ring lapped since the last drain */
+    v->slot = i;
+    n += src_fill(v);
+  }
+  for (;;) {
+    /* The ring whose next record is the oldest takes its records up to the next ring's. */
+    int best = -1;
+    uint64_t best_ts = 0, next_ts = UINT64_MAX;
+    for (uint32_t k = 0; k < n; k++) {
+      if (view.src[k].off == view.src[k].len)
+        continue;
+      uint64_t ts = src_ts(&view.src[k], view.src[k].off);
+      if (best < 0 || ts < best_ts) {
+        next_ts = best < 0 ? next_ts : best_ts;
+        best = (int)k;
+        best_ts = ts;
+      } else if (ts < next_ts) {
+        next_ts = ts;
+      }
+    }
+    if (best < 0)
+      break;
+    struct view_src *v = &view.src[best];
+    uint32_t end = v->off;
+    do
+      end += src_rec_bytes(v, end);
+    while (end < v->len && src_ts(v, end) <= next_ts);
+    const struct slot_info *info = &s->info[v->slot];
+    live_copy_feed(v->win + v->off, end - v->off, (uint32_t)info->tid, info->comm, &v->cpu);
+    v->off = end;
+    if (v->off == v->len)
+      src_fill(v);
+  }
+}
+
+static void view_serve(struct session *s)
+{
+  if (!req_take(&view.state))
+    return;
+  view_refresh(s);
+  if (!req_done(&view.state))
+    live_copy_clear(); /* abandoned: before the next pass feeds the view */
+}
+
+int fxt_consumer_view_hold(struct session *s, uint32_t timeout_ms)
+{
+  if (!req_claim(&view.state))
+    return FXT_EBUSY; /* an abandoned refresh is still under way */
+  return req_wait(s, &view.state, timeout_ms) == REQ_DONE ? 0 : FXT_EAGAIN;
+}
+
+void fxt_consumer_view_release(void)
+{
+  live_copy_clear();
+  /* Release: pairs with pass()'s acquire load (the reader is done with the view). */
+  atomic_store_explicit(&view.state, REQ_IDLE, memory_order_release);
 }
 
 /* A live slot in a pass. A pass that only the poll timer started (`timer`: no thread woke the
@@ -1047,14 +1274,22 @@ static void drain_live(struct session *s, uint32_t i, bool timer)
   info->poll_gen = info->owner_gen;
 }
 
+/* A pass drains the live slots, except in a flight recorder, which keeps its threads'
+ * records in their rings until a trace_pipe is open (it consumes, as the kernel's does); a
+ * flight recorder's `trace` reader showing copies of the rings (view.state DONE; acquire
+ * pairs with fxt_consumer_view_release) holds back every ring's records, exited threads'
+ * too, until it is done. */
 static void pass(struct session *s, bool timer)
 {
   timer = timer && !live_has_waiters();
+  bool flight = fxt_flight_recorder(s);
+  bool held = flight && atomic_load_explicit(&view.state, memory_order_acquire) == REQ_DONE;
+  bool drain = !flight || (!held && live_pipe_readers());
   for (uint32_t i = 0; i < s->nslots; i++) {
     uint32_t state = atomic_load_explicit(&s->info[i].state, memory_order_acquire);
-    if (state == SLOT_LIVE && !fxt_flight_recorder(s))
+    if (state == SLOT_LIVE && drain)
       drain_live(s, i, timer);
-    else if (state == SLOT_EXITED)
+    else if (state == SLOT_EXITED && !held)
       finish_slot(s, i, true);
   }
   refresh_names(s);
@@ -1112,6 +1347,7 @@ static void *consumer_main(void *arg)
       break;
     pass(s, timer);
     snap_serve(s);
+    view_serve(s);
     pass_done();
     struct timespec to = {0, live_has_waiters() ? POLL_LIVE_NS : POLL_NS};
     syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &to, NULL, 0);
@@ -1168,6 +1404,9 @@ int fxt_consumer_start(struct session *s)
   C.seq = C.seq ? C.seq : 1;
   C.held_taken = false;
   C.no_slot_written = 0;
+  /* No `trace` reader holds the view (session.c: its lifecycle lock is ours now); one that
+   * gave up on the last consumer, or a parent's across fork, left nothing to wait for. */
+  atomic_store_explicit(&view.state, REQ_IDLE, memory_order_relaxed);
   if (!C.out.buf)
     C.out.buf = malloc(OUT_BYTES);
   if (!C.stage || !C.merged || !C.out.buf)

@@ -3,7 +3,9 @@
  * Each CPU has a circular byte buffer of entries, each entry contiguous (an entry that does
  * not fit before the end of the buffer starts again at 0 after a wrap marker), so readers
  * format entries in place. The buffer holds at most `capacity` bytes of entries: the kernel's
- * rounding of buffer_size_kb (pages of 4080 data bytes). Everything is under `lock`.
+ * rounding of buffer_size_kb (pages of 4080 data bytes). A flight recorder's copies are a
+ * second such ring per CPU (`copy`, set up on first use), filled and emptied as a whole.
+ * Everything is under `lock`.
  */
 #define _GNU_SOURCE
 #include "live.h"
@@ -95,6 +97,9 @@ static struct {
   bool ready, on;
   uint32_t ncpus, buffer_kb;
   struct cpu_ring *cpu;
+  /* A flight recorder's copies of its buffers (live.h): NULL until the first refresh; empty
+   * but between live_copy_begin and live_copy_clear. Never consumed, so `taken` stays 0. */
+  struct cpu_ring *copy;
   uint64_t clear_ticks; /* entries older than this are not taken (trace was cleared) */
   struct desc_cache *descs;
   uint32_t ndescs, descs_cap;
@@ -108,6 +113,11 @@ static struct {
 /* Readers inside live_wait: written by them, read by the consumer to choose how soon it looks
  * again (live_has_waiters). Relaxed: a stale value costs one poll period of latency at most. */
 static atomic_uint waiters;
+
+/* Open trace_pipe files: written by their openers (tracefs.c), read by the consumer in each
+ * pass. Relaxed: an opener then wakes the consumer (fxt_consumer_flush), whose acquire of the
+ * wake word pairs with that release and orders the count before the pass that reads it. */
+static atomic_uint pipe_readers;
 
 /* ---- clock ------------------------------------------------------------------------------- */
 
@@ -283,6 +293,8 @@ int live_set_buffer_kb(uint64_t kb)
   pthread_mutex_lock(&L.lock);
   for (uint32_t i = 0; i < L.ncpus && rc == 0; i++)
     rc = ring_alloc(&L.cpu[i], cap);
+  for (uint32_t i = 0; L.copy && i < L.ncpus && rc == 0; i++)
+    rc = ring_alloc(&L.copy[i], cap);
   if (rc == 0)
     L.buffer_kb = back;
   pthread_mutex_unlock(&L.lock);
@@ -329,6 +341,15 @@ void live_clear(void)
   pthread_mutex_unlock(&L.lock);
 }
 
+/* Under lock: the copies empty, their counts gone with them. */
+static void copy_empty(void)
+{
+  for (uint32_t i = 0; L.copy && i < L.ncpus; i++) {
+    ring_empty(&L.copy[i]);
+    L.copy[i].overrun = L.copy[i].dropped = L.copy[i].lost_pending = L.copy[i].pipe_lost = 0;
+  }
+}
+
 /* ---- fork: the lock must not be held by another thread at the fork ------------------------ */
 
 void live_atfork_prepare(void)
@@ -351,6 +372,8 @@ void live_atfork_child(void)
     L.cpu[i].overrun = L.cpu[i].dropped = L.cpu[i].read = 0;
     L.cpu[i].lost_pending = L.cpu[i].pipe_lost = 0;
   }
+  copy_empty();
+  atomic_store_explicit(&pipe_readers, 0, memory_order_relaxed); /* the parent's files */
 }
 
 /* ---- cmdlines ----------------------------------------------------------------------------- */
@@ -419,25 +442,26 @@ static uint32_t meta_arg0(const uint64_t *w, uint32_t words)
   return at < words ? (uint32_t)(w[at] >> 32) : 0;
 }
 
-/* Under lock: pushes records [p, p + len) (nrec of them) as one run on cpu. */
-static void push_run(uint32_t cpu, const unsigned char *p, uint32_t len, uint32_t nrec,
-                     uint32_t tid, const char *name)
+/* Under lock: pushes records [p, p + len) (nrec of them) as one run on cpu of ring set `set`
+ * (L.cpu or L.copy). */
+static void push_run(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
+                     uint32_t nrec, uint32_t tid, const char *name)
 {
   if (nrec == 0)
     return;
-  struct cpu_ring *r = &L.cpu[cpu < L.ncpus ? cpu : 0];
+  struct cpu_ring *r = &set[cpu < L.ncpus ? cpu : 0];
   struct entry h = {(uint32_t)(sizeof(h) + len), tid, nrec, 0, r->lost_pending, {0}};
   memcpy(h.comm, name, 16);
   ring_push(r, &h, p, len);
   r->lost_pending = 0;
 }
 
-void live_feed(const unsigned char *p, uint32_t len, uint32_t tid, const char *comm,
-               uint32_t *cpu, uint64_t *events, uint64_t *dropped)
+/* Under lock: live_feed into ring set `set`; the copies (set == L.copy) take events while
+ * tracing is off too, and wake no trace_pipe reader (they never consume them). */
+static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uint32_t tid,
+                 const char *comm, uint32_t *cpu, uint64_t *events, uint64_t *dropped)
 {
-  if (live_init() != 0)
-    return;
-  pthread_mutex_lock(&L.lock);
+  bool copy = set == L.copy;
   char name[16] = {0};
   strncpy(name, comm, 15);
   cmdline_note(tid, name);
@@ -452,9 +476,9 @@ void live_feed(const unsigned char *p, uint32_t len, uint32_t tid, const char *c
       break;
     bool event = (h & 0xf) == FXT_RECORD_EVENT;
     *events += event && !is_meta(h);
-    bool keep = event && !is_meta(h) && L.on && rec_ticks(p + off) >= L.clear_ticks;
+    bool keep = event && !is_meta(h) && (L.on || copy) && rec_ticks(p + off) >= L.clear_ticks;
     if (!keep || off + bytes - run > RUN_MAX) { /* the run ends before this record */
-      push_run(*cpu, p + run, off - run, nrec, tid, name);
+      push_run(set, *cpu, p + run, off - run, nrec, tid, name);
       fed |= nrec != 0;
       run = keep ? off : off + bytes;
       nrec = 0;
@@ -471,17 +495,39 @@ void live_feed(const unsigned char *p, uint32_t len, uint32_t tid, const char *c
         *cpu = meta_arg0(w, words);
       else if (nm == FXT_STR_DROP_STATS) {
         *dropped += meta_arg0(w, words);
-        L.cpu[c].dropped += meta_arg0(w, words);
-        L.cpu[c].lost_pending += meta_arg0(w, words);
+        set[c].dropped += meta_arg0(w, words);
+        set[c].lost_pending += meta_arg0(w, words);
       }
     }
     off += bytes;
   }
-  push_run(*cpu, p + run, off - run, nrec, tid, name);
+  push_run(set, *cpu, p + run, off - run, nrec, tid, name);
   fed |= nrec != 0;
-  if (fed)
+  if (fed && !copy)
     pthread_cond_broadcast(&L.cond);
+}
+
+void live_feed(const unsigned char *p, uint32_t len, uint32_t tid, const char *comm,
+               uint32_t *cpu, uint64_t *events, uint64_t *dropped)
+{
+  if (live_init() != 0)
+    return;
+  pthread_mutex_lock(&L.lock);
+  feed(L.cpu, p, len, tid, comm, cpu, events, dropped);
   pthread_mutex_unlock(&L.lock);
+}
+
+/* Under lock (set NULL: nothing, the copies were never set up). */
+static void lost(struct cpu_ring *set, uint32_t cpu, uint64_t records, bool overrun)
+{
+  if (!set)
+    return;
+  struct cpu_ring *r = &set[cpu < L.ncpus ? cpu : 0];
+  if (overrun)
+    r->overrun += records;
+  else
+    r->dropped += records;
+  r->lost_pending += records;
 }
 
 void live_lost(uint32_t cpu, uint64_t records, bool overrun)
@@ -489,13 +535,75 @@ void live_lost(uint32_t cpu, uint64_t records, bool overrun)
   if (live_init() != 0)
     return;
   pthread_mutex_lock(&L.lock);
-  struct cpu_ring *r = &L.cpu[cpu < L.ncpus ? cpu : 0];
-  if (overrun)
-    r->overrun += records;
-  else
-    r->dropped += records;
-  r->lost_pending += records;
+  lost(L.cpu, cpu, records, overrun);
   pthread_mutex_unlock(&L.lock);
+}
+
+/* ---- a flight recorder's copies (the consumer fills them, a reader empties them) ---------- */
+
+int live_copy_begin(void)
+{
+  if (live_init() != 0)
+    return FXT_ENOMEM;
+  int rc = 0;
+  pthread_mutex_lock(&L.lock);
+  if (!L.copy) {
+    uint32_t kb;
+    size_t cap = capacity_of(L.buffer_kb, &kb);
+    struct cpu_ring *c = calloc(L.ncpus, sizeof(*c));
+    for (uint32_t i = 0; c && i < L.ncpus && rc == 0; i++)
+      rc = ring_alloc(&c[i], cap);
+    if (!c || rc != 0) {
+      for (uint32_t i = 0; c && i < L.ncpus; i++)
+        free(c[i].buf);
+      free(c);
+      rc = FXT_ENOMEM;
+    } else {
+      L.copy = c;
+    }
+  }
+  copy_empty();
+  pthread_mutex_unlock(&L.lock);
+  return rc;
+}
+
+void live_copy_feed(const unsigned char *p, uint32_t len, uint32_t tid, const char *comm,
+                    uint32_t *cpu)
+{
+  uint64_t events = 0, dropped = 0; /* the threads' counters are the drains' */
+  pthread_mutex_lock(&L.lock);
+  if (L.copy)
+    feed(L.copy, p, len, tid, comm, cpu, &events, &dropped);
+  pthread_mutex_unlock(&L.lock);
+}
+
+void live_copy_lost(uint32_t cpu, uint64_t records, bool overrun)
+{
+  pthread_mutex_lock(&L.lock);
+  lost(L.copy, cpu, records, overrun);
+  pthread_mutex_unlock(&L.lock);
+}
+
+void live_copy_clear(void)
+{
+  pthread_mutex_lock(&L.lock);
+  copy_empty();
+  pthread_mutex_unlock(&L.lock);
+}
+
+void live_pipe_open(void)
+{
+  atomic_fetch_add_explicit(&pipe_readers, 1, memory_order_relaxed);
+}
+
+void live_pipe_close(void)
+{
+  atomic_fetch_sub_explicit(&pipe_readers, 1, memory_order_relaxed);
+}
+
+bool live_pipe_readers(void)
+{
+  return atomic_load_explicit(&pipe_readers, memory_order_relaxed) != 0;
 }
 
 /* ---- formatting --------------------------------------------------------------------------- */
@@ -691,14 +799,26 @@ static const char trace_legend[] =
     "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
     "#              | |         |   |||||     |         |\n";
 
+/* Under lock: ring k of the view, k < nrings(): the CPU rings, then the copies' (CPU k - ncpus),
+ * when they are set up. */
+static uint32_t nrings(void)
+{
+  return L.copy ? 2 * L.ncpus : L.ncpus;
+}
+
+static struct cpu_ring *ring_k(uint32_t k)
+{
+  return k < L.ncpus ? &L.cpu[k] : &L.copy[k - L.ncpus];
+}
+
 void live_snapshot(struct fxt_tbuf *b)
 {
   live_init();
   pthread_mutex_lock(&L.lock);
   uint64_t entries = 0, overrun = 0;
-  for (uint32_t i = 0; i < L.ncpus; i++) {
-    entries += L.cpu[i].events;
-    overrun += L.cpu[i].overrun;
+  for (uint32_t k = 0; k < nrings(); k++) {
+    entries += ring_k(k)->events;
+    overrun += ring_k(k)->overrun;
   }
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   char head[160];
@@ -708,21 +828,22 @@ void live_snapshot(struct fxt_tbuf *b)
                    online > 0 ? online : 1);
   fxt_tbuf_put(b, head, (size_t)n);
   fxt_tbuf_puts(b, trace_legend);
-  /* Merge without consuming: a cursor (entry, offset, entries left) per CPU. */
+  /* Merge without consuming: a cursor (entry, offset, entries left) per ring. */
+  uint32_t nr = nrings();
   struct cursor {
     struct entry *e;
     uint32_t off;
     uint64_t left;
-  } *cur = calloc(L.ncpus, sizeof(*cur));
-  for (uint32_t i = 0; cur && i < L.ncpus; i++) {
-    cur[i].left = L.cpu[i].count;
-    cur[i].e = ring_oldest(&L.cpu[i]);
+  } *cur = calloc(nr, sizeof(*cur));
+  for (uint32_t i = 0; cur && i < nr; i++) {
+    cur[i].left = ring_k(i)->count;
+    cur[i].e = ring_oldest(ring_k(i));
     cur[i].off = cur[i].e ? cur[i].e->taken : 0;
   }
   for (;;) {
     int best = -1;
     uint64_t best_ticks = 0;
-    for (uint32_t i = 0; cur && i < L.ncpus; i++) {
+    for (uint32_t i = 0; cur && i < nr; i++) {
       if (cur[i].left == 0)
         continue;
       uint64_t t = rec_ticks(run_at(cur[i].e, cur[i].off));
@@ -734,10 +855,10 @@ void live_snapshot(struct fxt_tbuf *b)
     if (best < 0)
       break;
     struct cursor *c = &cur[best];
-    format_record(b, c->e, c->off, (uint32_t)best, 0); /* the header counts losses */
+    format_record(b, c->e, c->off, (uint32_t)best % L.ncpus, 0); /* the header counts losses */
     c->off += rec_bytes(run_at(c->e, c->off));
-    if (c->off >= run_len(c->e) && --c->left > 0) { /* next entry of this CPU */
-      struct cpu_ring *r = &L.cpu[best];
+    if (c->off >= run_len(c->e) && --c->left > 0) { /* next entry of this ring */
+      struct cpu_ring *r = ring_k((uint32_t)best);
       size_t next = (size_t)((unsigned char *)c->e - r->buf) + c->e->size;
       c->e = (struct entry *)(void *)(r->buf + entry_at(r, next));
       c->off = 0;
@@ -814,16 +935,20 @@ void live_cpu_stats(uint32_t cpu, struct live_cpu_stats *st)
   live_init();
   memset(st, 0, sizeof(*st));
   pthread_mutex_lock(&L.lock);
-  if (cpu < L.ncpus) {
-    struct cpu_ring *r = &L.cpu[cpu];
-    st->entries = r->events;
-    st->overrun = r->overrun;
-    st->bytes = r->payload;
-    st->dropped = r->dropped;
-    st->read = r->read;
+  uint64_t oldest = 0;
+  for (uint32_t k = cpu; cpu < L.ncpus && k < nrings(); k += L.ncpus) { /* its ring, its copy */
+    struct cpu_ring *r = ring_k(k);
+    st->entries += r->events;
+    st->overrun += r->overrun;
+    st->bytes += r->payload;
+    st->dropped += r->dropped;
+    st->read += r->read;
     struct entry *e = ring_oldest(r);
-    st->oldest_ns = e ? live_ticks_to_ns(rec_ticks(run_at(e, e->taken))) : 0;
+    uint64_t t = e ? rec_ticks(run_at(e, e->taken)) : 0;
+    if (e && (oldest == 0 || t < oldest))
+      oldest = t;
   }
+  st->oldest_ns = oldest ? live_ticks_to_ns(oldest) : 0;
   pthread_mutex_unlock(&L.lock);
 }
 

@@ -7,6 +7,14 @@
  * in the threads' own buffers (drop_stats, overrun, lost records) are counted against the CPU
  * the thread was on and shown as "CPU:N [LOST n EVENTS]" at the gap.
  *
+ * A flight recorder (mode=overwrite, no output file) leaves its live threads' buffers alone,
+ * so the view gets nothing from them until someone reads. For `trace` (and per_cpu stats) the
+ * consumer fills a second set of per-CPU rings, the copies, with what the buffers hold
+ * (live_copy_*: copied, not consumed; consumer.c fxt_consumer_view_hold), merged by time so
+ * that a full CPU ring keeps the newest; readers show both sets, trace_pipe consumes only the
+ * first, and the copies are emptied once the reader is done. While a trace_pipe is open
+ * (live_pipe_open) the consumer drains the buffers into the first set as in the other modes.
+ *
  * All state is under one mutex: the consumer appends, readers (trace snapshots, trace_pipe)
  * read; none of it is on the emit path.
  */
@@ -51,7 +59,25 @@ void live_lost(uint32_t cpu, uint64_t records, bool overrun);
  * (in the threads' buffers) are discarded when they arrive (`echo > trace`). */
 void live_clear(void);
 
-/* A snapshot for `trace`: the header and every entry, merged by time, formatted into b. */
+/* Consumer side, a flight recorder's copies (see the top): live_copy_begin empties them (and
+ * sets them up the first time: FXT_ENOMEM); live_copy_feed takes a chunk as live_feed does,
+ * but also while tracing is off (the buffers hold what they hold) and counting nothing into
+ * the threads' counters; live_copy_lost counts records lost in a buffer and not reported yet
+ * (attributed to cpu). Readers: live_copy_clear empties them when done. */
+int live_copy_begin(void);
+void live_copy_feed(const unsigned char *records, uint32_t len, uint32_t tid, const char *comm,
+                    uint32_t *cpu);
+void live_copy_lost(uint32_t cpu, uint64_t records, bool overrun);
+void live_copy_clear(void);
+
+/* trace_pipe files open for reading (tracefs.c counts them): while there is one, a flight
+ * recorder's consumer drains the live threads' buffers into the view. */
+void live_pipe_open(void);
+void live_pipe_close(void);
+bool live_pipe_readers(void);
+
+/* A snapshot for `trace`: the header and every entry (copies included), merged by time,
+ * formatted into b. */
 void live_snapshot(struct fxt_tbuf *b);
 
 /* trace_pipe: formats and consumes the oldest entries (merged by time) into b while b holds

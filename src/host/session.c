@@ -316,6 +316,41 @@ int fxt_snapshot(const char *path)
   return rc;
 }
 
+/* ---- a flight recorder's live view (control.h) ------------------------------------------ */
+
+bool fxt_control_view_hold(void)
+{
+  pthread_mutex_lock(&lifecycle);
+  /* Held until fxt_control_view_release on success: one reader at a time, and the consumer
+   * runs until the reader is done. */
+  if (running && fxt_flight_recorder(&fxt_session) &&
+      fxt_consumer_view_hold(&fxt_session, 10000) == 0)
+    return true;
+  pthread_mutex_unlock(&lifecycle);
+  return false;
+}
+
+void fxt_control_view_release(void)
+{
+  fxt_consumer_view_release();
+  pthread_mutex_unlock(&lifecycle);
+}
+
+void fxt_control_pipe_open(void)
+{
+  live_pipe_open(); /* before the flush's wake: its passes see it (live.c pipe_readers) */
+  pthread_mutex_lock(&lifecycle);
+  bool flight = running && fxt_flight_recorder(&fxt_session);
+  pthread_mutex_unlock(&lifecycle);
+  if (flight)
+    fxt_session_flush();
+}
+
+void fxt_control_pipe_close(void)
+{
+  live_pipe_close();
+}
+
 void fxt_snapshot_in_signal(const char *path, uint32_t timeout_ms)
 {
   /* Acquire pairs with the release at start: the consumer runs (set after it started,

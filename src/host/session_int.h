@@ -142,7 +142,9 @@ void fxt_session_pause(bool paused);
 
 /* Overwrite mode without an output file: a live thread's ring is the record (its newest
  * records, which fxt_snapshot writes), so the consumer leaves it alone and its producer never
- * wakes it; an exited thread's ring is drained and freed as always. */
+ * wakes it; an exited thread's ring is drained and freed as always. The live view shows the
+ * rings through copies (`trace`, fxt_consumer_view_hold), and while a trace_pipe is open the
+ * consumer drains them into it after all (trace_pipe consumes; consumer.c pass). */
 static inline bool fxt_flight_recorder(const struct session *s)
 {
   return s->cfg.mode == FXT_MODE_OVERWRITE && s->output[0] == 0;
@@ -157,6 +159,14 @@ int fxt_consumer_flush(struct session *s);
  * result, FXT_EBUSY (one is under way: fd stays the caller's) or FXT_EAGAIN (not done within
  * timeout_ms). Otherwise fd is closed for the caller. Async-signal-safe. */
 int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms);
+/* A flight recorder's `trace` and per_cpu stats: has the consumer fill the live view's copies
+ * with what every ring holds now (live.h), and from then on keep every ring's records out of
+ * the view until fxt_consumer_view_release (so the reader sees each record once). Returns 0
+ * (the caller reads the view, then releases), FXT_EBUSY or FXT_EAGAIN (not done within
+ * timeout_ms: nothing to release). One caller at a time (session.c holds its lifecycle lock
+ * throughout). */
+int fxt_consumer_view_hold(struct session *s, uint32_t timeout_ms);
+void fxt_consumer_view_release(void);
 
 /* session.c: fxt_snapshot from a signal handler (no lock; nothing while no consumer runs, or
  * on the consumer thread itself). */

@@ -218,8 +218,9 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   t->fast_mask = s->buffer_bytes - 1;
   t->fast_end = 0; /* the first event takes the general path, which sets it */
   t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
-  /* A flight recorder's consumer leaves the ring alone: no wake, and so nothing keeps an
-   * event off the fast path once the ring is past its mark. */
+  /* A flight recorder's consumer leaves the ring alone (or, while a trace_pipe is open,
+   * drains it each poll period): no wake, and so nothing keeps an event off the fast path
+   * once the ring is past its mark. */
   t->wake_mark = fxt_flight_recorder(s) ? UINT32_MAX : wake_mark(s->buffer_bytes);
   t->block_ms = s->cfg.mode == FXT_MODE_BLOCK ? s->cfg.block_timeout_ms : 0;
   setup_companion(s, t, i, tid);

@@ -86,6 +86,7 @@ struct fxt_fs_file {
   struct fxt_tbuf text; /* read content (snapshot) or trace_pipe's carry-over */
   size_t pos;           /* read position in text */
   bool filled;
+  bool pipe_reader;     /* trace_pipe open for reading (fxt_control_pipe_open) */
 };
 
 /* ---- the events of the registry ------------------------------------------------------ */
@@ -281,10 +282,17 @@ static void fill(struct fxt_fs_file *f)
     fxt_control_pids(f->node == N_SET_EVENT_NOTRACE_PID, tmp, sizeof(tmp));
     fxt_tbuf_puts(b, tmp);
     break;
-  case N_TRACE:
-    fxt_session_flush(); /* what the threads emitted until now, as the kernel's shows */
+  case N_TRACE: {
+    /* What the threads emitted until now, as the kernel's shows: a flight recorder's buffers
+     * copied as they are (they keep it all), another session's drained into the view. */
+    bool held = fxt_control_view_hold();
+    if (!held)
+      fxt_session_flush();
     live_snapshot(b);
+    if (held)
+      fxt_control_view_release();
     break;
+  }
   case N_SAVED_CMDLINES:
     live_cmdlines(b);
     break;
@@ -305,8 +313,12 @@ static void fill(struct fxt_fs_file *f)
     fxt_tbuf_puts(b, "[mono]\n");
     break;
   case N_CPU_STATS: {
+    /* A flight recorder's counts are of the view with the copies, as `trace` shows it. */
     struct live_cpu_stats st;
+    bool held = fxt_control_view_hold();
     live_cpu_stats(f->cpu, &st);
+    if (held)
+      fxt_control_view_release();
     stats_text(b, st.entries, st.overrun, st.bytes, st.oldest_ns, st.dropped, st.read);
     break;
   }
@@ -614,8 +626,12 @@ int fxt_fs_open(const char *path, uint32_t flags, struct fxt_fs_file **out)
     else if (f->node == N_SET_EVENT_PID || f->node == N_SET_EVENT_NOTRACE_PID)
       fxt_control_set_pids(f->node == N_SET_EVENT_NOTRACE_PID, "", false);
   }
-  if ((flags & FXT_FS_READ) && f->node != N_TRACE_PIPE)
+  if ((flags & FXT_FS_READ) && f->node == N_TRACE_PIPE) {
+    fxt_control_pipe_open();
+    f->pipe_reader = true;
+  } else if (flags & FXT_FS_READ) {
     fill(f);
+  }
   *out = f;
   return 0;
 }
@@ -664,6 +680,8 @@ void fxt_fs_close(struct fxt_fs_file *f)
 {
   if (!f)
     return;
+  if (f->pipe_reader)
+    fxt_control_pipe_close();
   fxt_tbuf_free(&f->text);
   free(f);
 }

@@ -13,8 +13,19 @@
 #     trace_marker write shows up in trace;
 #   - cli: `fxtrace ps` lists the demo and removes a stale socket; the socket is gone once the
 #     demo exits. fuse: `tail -f trace_pipe` streams; SIGINT unmounts.
+# MODE flight: the same tree of a flight recorder (mode=overwrite, no output file), DEMO_BIN
+# being flight_events, which fires numbered events only when told (so its 64 KiB buffer holds
+# exactly what the script knows), through the fxtrace tool:
+#   - `trace` shows what the buffer holds, in the kernel's format, newest last, without
+#     consuming it: twice the same, plus newer events; a snapshot afterwards holds them all;
+#   - trace_pipe consumes: what it returned is in no later `trace` or snapshot; what the
+#     buffer overwrote comes as a LOST line, and events returned + lost = events fired;
+#   - once the buffer overwrote, `trace` shows its newest events and counts the rest as
+#     overrun (header, per_cpu stats): entries + overrun = events fired since trace_pipe;
+#   - truncating trace hides the events before from trace and trace_pipe, not from a snapshot;
+#   - an open trace_pipe streams the events fired while it is open.
 # Exit 77 (skipped) in fuse mode where /dev/fuse is absent or the mount fails.
-#   live_control.sh cli|fuse FXTRACE_BIN DEMO_BIN WORKDIR
+#   live_control.sh cli|fuse|flight FXTRACE_BIN DEMO_BIN WORKDIR
 set -eu
 mode=$1
 fxtrace=$2
@@ -34,6 +45,7 @@ demo_pid=
 mount_pid=
 
 cleanup() {
+  [ "$mode" != flight ] || exec 3>&- # (flight_events stops at the end of its commands)
   if [ -n "$mount_pid" ]; then
     kill -TERM "$mount_pid" 2>/dev/null || true
     wait "$mount_pid" 2>/dev/null || true
@@ -62,8 +74,15 @@ if [ "$mode" = fuse ]; then
   command -v fusermount3 >/dev/null 2>&1 || [ "$(id -u)" = 0 ] || skip "no fusermount3"
 fi
 
-FXTRACE='events=;output=' "$demo" --duration 120 >"$work/demo.log" 2>&1 &
-demo_pid=$!
+if [ "$mode" = flight ]; then
+  mkfifo "$work/commands" # flight_events reads its commands there; fd 3 writes them
+  "$demo" 64 <"$work/commands" >"$work/demo.log" 2>&1 &
+  demo_pid=$!
+  exec 3>"$work/commands"
+else
+  FXTRACE='events=;output=' "$demo" --duration 120 >"$work/demo.log" 2>&1 &
+  demo_pid=$!
+fi
 sock="$FXTRACE_DIR/$demo_pid.sock"
 i=0
 until [ -S "$sock" ]; do
@@ -84,7 +103,7 @@ eventually() {
 }
 
 # ---- the two ways in: rd FILE, wr FILE VALUE, ap FILE VALUE, ls_ DIR, pipe_for SECONDS ------
-if [ "$mode" = cli ]; then
+if [ "$mode" != fuse ]; then
   rd() { "$fxtrace" cat "$demo_pid" "$1"; }
   wr() { "$fxtrace" write "$demo_pid" "$1" "$2"; }
   ap() { "$fxtrace" write -a "$demo_pid" "$1" "$2"; }
@@ -133,6 +152,55 @@ check_demo_lines() { # FILE EVENT-REGEX MIN-LINES
   [ "$n" -ge "$3" ] || fail "only $n trace_pipe lines of '$2' (want >= $3)"
   check_layout "$1" "$2"
 }
+
+# Checks trace file $1 (its per_cpu stats read right after it, with nothing moving): the
+# kernel's header and legend, entries that agree with the per_cpu stats and with its lines,
+# every line an event of $2 in the ftrace layout. Sets entries and written (the header's),
+# sum_e and sum_o (the stats' entries and overrun); the event lines are left in $1.lines.
+check_trace() {
+  header=$(sed -n 3p "$1")
+  echo "$header" | grep -qE '^# entries-in-buffer/entries-written: [0-9]+/[0-9]+   #P:[0-9]+$' ||
+    fail "header line 3: '$header'"
+  entries=$(echo "$header" | sed 's|.*: \([0-9]*\)/.*|\1|')
+  written=$(echo "$header" | sed 's|.*/\([0-9]*\) .*|\1|')
+  cpus=$(echo "$header" | sed 's|.*#P:||')
+  [ "$cpus" = "$(getconf _NPROCESSORS_ONLN)" ] || fail "#P:$cpus"
+  cat >"$work/legend.txt" <<'EOF'
+# tracer: nop
+#
+#
+#                                _-----=> irqs-off/BH-disabled
+#                               / _----=> need-resched
+#                              | / _---=> hardirq/softirq
+#                              || / _--=> preempt-depth
+#                              ||| / _-=> migrate-disable
+#                              |||| /     delay
+#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+#              | |         |   |||||     |         |
+EOF
+  sed 3d "$1" | head -11 | cmp -s - "$work/legend.txt" || fail "trace header differs"
+  sum_e=0
+  sum_o=0
+  for cpu in $(ls_ per_cpu); do
+    rd "per_cpu/$cpu/stats" >"$work/stats.txt"
+    e=$(sed -n 's/^entries: //p' "$work/stats.txt")
+    o=$(sed -n 's/^overrun: //p' "$work/stats.txt")
+    sum_e=$((sum_e + e))
+    sum_o=$((sum_o + o))
+  done
+  [ "$entries" -eq "$sum_e" ] || fail "header entries $entries, per_cpu stats $sum_e"
+  [ "$written" -eq $((sum_e + sum_o)) ] || fail "header written $written, stats $sum_e + $sum_o"
+  sed 1,12d "$1" >"$1.lines"
+  lines=$(wc -l <"$1.lines")
+  [ "$lines" -eq "$entries" ] || fail "$lines event lines, header says $entries"
+  [ "$lines" -eq 0 ] || check_layout "$1.lines" "$2"
+}
+
+if [ "$mode" = flight ]; then
+  . "$(dirname "$0")/live_flight.sh"
+  echo "ok ($mode)"
+  exit 0
+fi
 
 # ---- the tree ---------------------------------------------------------------------------------
 ls_ "" >"$work/root.txt"
@@ -216,43 +284,8 @@ eventually '[ -n "$(rd trace | sed 1,12d | head -1)" ]' || fail "no events in tr
 wr tracing_on 0
 sleep 0.2 # (what the consumer still hands on is not taken: nothing moves any more)
 rd trace >"$work/trace.txt"
-header=$(sed -n 3p "$work/trace.txt")
-echo "$header" | grep -qE '^# entries-in-buffer/entries-written: [0-9]+/[0-9]+   #P:[0-9]+$' ||
-  fail "header line 3: '$header'"
-entries=$(echo "$header" | sed 's|.*: \([0-9]*\)/.*|\1|')
-written=$(echo "$header" | sed 's|.*/\([0-9]*\) .*|\1|')
-cpus=$(echo "$header" | sed 's|.*#P:||')
-[ "$cpus" = "$(getconf _NPROCESSORS_ONLN)" ] || fail "#P:$cpus"
-cat >"$work/legend.txt" <<'EOF'
-# tracer: nop
-#
-#
-#                                _-----=> irqs-off/BH-disabled
-#                               / _----=> need-resched
-#                              | / _---=> hardirq/softirq
-#                              || / _--=> preempt-depth
-#                              ||| / _-=> migrate-disable
-#                              |||| /     delay
-#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
-#              | |         |   |||||     |         |
-EOF
-sed 3d "$work/trace.txt" | head -11 | cmp -s - "$work/legend.txt" || fail "trace header differs"
-sum_e=0
-sum_o=0
-for cpu in $(ls_ per_cpu); do
-  rd "per_cpu/$cpu/stats" >"$work/stats.txt"
-  e=$(sed -n 's/^entries: //p' "$work/stats.txt")
-  o=$(sed -n 's/^overrun: //p' "$work/stats.txt")
-  sum_e=$((sum_e + e))
-  sum_o=$((sum_o + o))
-done
-[ "$entries" -eq "$sum_e" ] || fail "header entries $entries, per_cpu stats $sum_e"
-[ "$written" -eq $((sum_e + sum_o)) ] || fail "header written $written, stats $sum_e + $sum_o"
-lines=$(sed 1,12d "$work/trace.txt" | wc -l)
-[ "$lines" -eq "$entries" ] || fail "$lines event lines, header says $entries"
+check_trace "$work/trace.txt" '[a-z_0-9]+'
 [ "$entries" -gt 0 ] || fail "trace is empty"
-sed 1,12d "$work/trace.txt" >"$work/trace_lines.txt"
-check_layout "$work/trace_lines.txt" '[a-z_0-9]+'
 
 # ---- truncation, saved_cmdlines, trace_marker ---------------------------------------------------
 wr trace ""

@@ -337,8 +337,9 @@ static const char k_snapshot_usage[] =
     "\n"
     "Has process PID write FILE: a complete FXT file with what each of its threads' buffers\n"
     "holds now (a contiguous run of the newest records of each), while tracing goes on. In a\n"
-    "flight recorder (mode=overwrite, no output file) that is each thread's recent history.\n"
-    "The process writes FILE itself (it runs as the same user).\n" DIR_HELP;
+    "flight recorder (mode=overwrite, no output file) that is each thread's recent history,\n"
+    "less what trace_pipe consumed. The process writes FILE itself (it runs as the same user).\n"
+    DIR_HELP;
 
 int cmd_snapshot(int argc, char **argv)
 {

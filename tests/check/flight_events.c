@@ -1,0 +1,52 @@
+/* flight_events - a flight recorder for live_control.sh's flight mode: a session with
+ * mode=overwrite and no output file, in anonymous buffers of BUFFER_KB, whose main thread
+ * fires flight:tick events numbered 0, 1, 2, ... when told to on stdin, one command a line:
+ *
+ *   emit N    fires the next N events, then prints "emitted TOTAL" (all of them so far)
+ *
+ * It fires nothing else (events=flight:*), so between two commands its buffer does not move:
+ * the test knows exactly what it holds. At the end of stdin it stops the session and exits 0.
+ *
+ *   flight_events BUFFER_KB
+ */
+#define _GNU_SOURCE
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+FXT_TRACEPOINT(flight, tick, "seq=%llu", (u64, seq));
+
+int main(int argc, char **argv)
+{
+  uint32_t kb = argc == 2 ? (uint32_t)strtoul(argv[1], NULL, 0) : 0;
+  if (kb == 0) {
+    fprintf(stderr, "usage: flight_events BUFFER_KB\n");
+    return 2;
+  }
+  struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_OVERWRITE,
+                                   .buffer_kb = kb, .events = "flight:*", .output = "",
+                                   .buffers = ""};
+  if (fxt_session_start(&cfg) != 0) {
+    fprintf(stderr, "flight_events: cannot start the session\n");
+    return 1;
+  }
+  uint64_t seq = 0, n;
+  char line[64];
+  while (fgets(line, sizeof(line), stdin)) {
+    if (sscanf(line, "emit %" SCNu64, &n) != 1) {
+      fprintf(stderr, "flight_events: unknown command: %s", line);
+      return 2;
+    }
+    for (uint64_t end = seq + n; seq < end; seq++)
+      FXT_TRACE(flight, tick, seq);
+    printf("emitted %" PRIu64 "\n", seq);
+    fflush(stdout);
+  }
+  if (fxt_session_stop() != 0) {
+    fprintf(stderr, "flight_events: stopping the session failed\n");
+    return 1;
+  }
+  return 0;
+}
