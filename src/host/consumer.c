@@ -837,6 +837,8 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
     uint64_t events_before = info->events_read, dropped_before = info->dropped_total;
     live_feed(chunk, len, (uint32_t)info->tid, info->comm, &info->live_cpu, &info->events_read,
               &info->dropped_total);
+    atomic_store_explicit(&info->events_read_pub, info->events_read, memory_order_relaxed);
+    atomic_store_explicit(&info->dropped_pub, info->dropped_total, memory_order_relaxed);
     if (C.out.limit && C.out.written + len > C.out.limit) {
       /* Past max_file_kb: the chunk is not written, and what it held is counted in-band as
        * the thread's lost events (its events, and the drops its drop_stats reported); the

@@ -198,8 +198,8 @@ int fxt_control_thread_stats(pid_t tid, struct fxt_thread_stats *st)
       }
       st->entries++;
     }
-    st->dropped = s->info[i].dropped_total;
-    st->read = s->info[i].events_read;
+    st->dropped = atomic_load_explicit(&s->info[i].dropped_pub, memory_order_relaxed);
+    st->read = atomic_load_explicit(&s->info[i].events_read_pub, memory_order_relaxed);
     st->lost = atomic_load_explicit(&t->lost, memory_order_relaxed);
     return 0;
   }

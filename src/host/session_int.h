@@ -41,6 +41,9 @@ struct slot_info {
   uint32_t live_cpu;       /* CPU of the thread as its stream last said (live view) */
   uint64_t events_read;    /* events the consumer drained from this buffer */
   uint64_t dropped_total;  /* events its drop_stats records reported */
+  /* Copies of those two for other threads (per_thread stats, control.c): stored by the
+   * consumer after each chunk, reset when a thread takes the slot; relaxed, counters only. */
+  _Atomic uint64_t events_read_pub, dropped_pub;
   uint64_t loss_total;     /* events the file's loss records of this thread add up to */
   uint64_t loss_shown;     /* loss_total as of the last `dropped` counter written */
   uint32_t poll_head;      /* the ring's head at the previous pass (consumer.c drain_live) */

@@ -230,6 +230,8 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   prctl(PR_GET_NAME, info->comm);
   info->live_cpu = 0;
   info->events_read = info->dropped_total = 0;
+  atomic_store_explicit(&info->events_read_pub, 0, memory_order_relaxed);
+  atomic_store_explicit(&info->dropped_pub, 0, memory_order_relaxed);
   info->loss_total = info->loss_shown = 0;
   info->owner_gen++;
   sh_slot_own(s, i, t);

@@ -316,6 +316,65 @@ static void stats_files(void **state)
   assert_int_equal(n, 4); /* enable, filter, alpha, beta */
 }
 
+/* per_thread/TID/stats read while the consumer drains that thread (its counts are the
+ * consumer's: under TSan a plain read of them here was a data race). The counts only grow,
+ * and once the emitter stops and the consumer settles, "read events" is every event. */
+static atomic_bool stats_emitting;
+static _Atomic int stats_tid;
+
+static void *stats_emitter(void *arg)
+{
+  (void)arg;
+  atomic_store(&stats_tid, (int)gettid());
+  /* Paced (1000 events per 100 us): nothing dropped, which would stay in the view's per-CPU
+   * counts for the tests after this one. */
+  for (uint64_t i = 0; atomic_load_explicit(&stats_emitting, memory_order_relaxed); i++) {
+    FXT_TRACE(tfs, alpha, i, "drained");
+    if (i % 1000 == 999)
+      usleep(100);
+  }
+  FXT_TRACE(tfs, alpha, 0, "last");
+  return NULL;
+}
+
+static uint64_t stat_of(const char *text, const char *key)
+{
+  const char *at = strstr(text, key);
+  assert_non_null(at);
+  return strtoull(at + strlen(key), NULL, 10);
+}
+
+static void per_thread_stats_while_draining(void **state)
+{
+  (void)state;
+  echo("events/tfs/alpha/enable", "1", 0);
+  atomic_store(&stats_emitting, true);
+  pthread_t th;
+  pthread_create(&th, NULL, stats_emitter, NULL);
+  while (atomic_load(&stats_tid) == 0)
+    sched_yield();
+  char path[64];
+  snprintf(path, sizeof(path), "per_thread/%d/stats", atomic_load(&stats_tid));
+  uint64_t last = 0;
+  for (int k = 0; k < 200; k++) {
+    assert_int_equal(fxt_session_flush(), 0); /* the consumer drains while we read */
+    ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
+    if (n < 0)
+      continue; /* not attached yet */
+    uint64_t read = stat_of(buf, "read events: ");
+    assert_true(read >= last);
+    last = read;
+  }
+  atomic_store(&stats_emitting, false);
+  pthread_join(th, NULL);
+  settle();
+  /* The thread has exited: its slot may be freed already, then there is no file any more. */
+  if (fxt_fs_cat(path, buf, sizeof(buf)) >= 0)
+    assert_true(stat_of(buf, "read events: ") >= last);
+  assert_true(last > 0);
+  assert_int_equal(stat_of(buf, "dropped events: "), 0);
+}
+
 static void pid_filter(void **state)
 {
   (void)state;
@@ -549,6 +608,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(trace_pipe_is_identical_at_any_read_size, setup, teardown),
       cmocka_unit_test_setup_teardown(marker_cmdlines_and_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(stats_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(per_thread_stats_while_draining, setup, teardown),
       cmocka_unit_test_setup_teardown(pid_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(trace_pipe_blocks_until_data, setup, teardown),
       cmocka_unit_test_setup_teardown(losses_show_and_counts_agree, setup, teardown),
