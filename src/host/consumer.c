@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <fxtrace/fxt.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,12 +216,32 @@ static void write_strings(void)
   }
 }
 
-/* Blob "fxtrace:tracepoint" describing tp (docs/fxt-conventions.md). */
+/* Whether the strings tp's description refers to (system, name, field names) are in the file
+ * already: a tracepoint registered after write_strings ran has its names interned after it. */
+static bool described_strings_written(const struct fxt_tracepoint *tp)
+{
+  uint16_t refs[2] = {(uint16_t)(tp->header >> 32), (uint16_t)(tp->header >> 48)};
+  for (int k = 0; k < 2; k++)
+    if (!(refs[k] & 0x8000) && refs[k] >= C.strings_end)
+      return false;
+  for (uint32_t i = 0; tp->kind == FXT_TP_TYPED && i < tp->nfields; i++) {
+    uint16_t ref = (uint16_t)(tp->arg_header[i] >> 16);
+    if (!(ref & 0x8000) && ref >= C.strings_end)
+      return false;
+  }
+  return true;
+}
+
+/* Blob "fxtrace:tracepoint" describing tp (docs/fxt-conventions.md); ctx: set to true when a
+ * description must wait for its strings (write_metadata writes them, then describes again). */
 static int describe(void *ctx, struct fxt_tracepoint *tp)
 {
-  (void)ctx;
   if (tp->id == 0 || (C.described[tp->id / 8] & (1u << (tp->id % 8))))
     return 0;
+  if (!described_strings_written(tp)) {
+    *(bool *)ctx = true;
+    return 0;
+  }
   unsigned char p[8192];
   size_t n = fxt_tp_describe(tp, p, sizeof(p));
   if (n == 0)
@@ -237,8 +258,21 @@ static void write_metadata(void)
   uint32_t gen = fxt_registry_generation();
   if (gen != C.registry_gen) {
     C.registry_gen = gen;
-    fxt_tracepoint_foreach(describe, NULL);
-    write_strings(); /* registration may have interned more */
+    bool waiting = false;
+    fxt_tracepoint_foreach(describe, &waiting);
+    /* Registration may have interned more; a description waits for its strings (a string
+     * another thread is still interning stops write_strings short: it finishes in moments). */
+    for (int tries = 0; tries < 1000; tries++) {
+      write_strings();
+      if (!waiting)
+        break;
+      waiting = false;
+      fxt_tracepoint_foreach(describe, &waiting);
+      if (waiting)
+        sched_yield();
+    }
+    if (waiting)
+      C.registry_gen = gen - 1; /* the next pass describes the rest */
   }
 }
 
