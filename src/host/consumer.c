@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpunote.h"
 #include "deliver.h"
 #include "intern.h"
 #include "live.h"
@@ -356,6 +357,22 @@ static void write_loss(struct session *s, uint32_t i, uint16_t name, uint64_t re
     records -= r;
     bytes -= b;
   }
+}
+
+/* Slot i's thread's `cpu` record (docs/fxt-conventions.md) into w: what a copy of its ring
+ * puts in front of records whose `cpu` record it does not hold (cpunote.h). Returns its
+ * bytes (48 at most). */
+static uint32_t encode_cpu(struct session *s, uint32_t i, uint32_t cpu, uint64_t ts,
+                           uint64_t w[6])
+{
+  struct fxt_tslot *t = session_slot(s, i);
+  struct fxt_event e = {0};
+  fxt_meta_cpu(&e, cpu, ts);
+  e.thread.index = (uint8_t)(t->thread_bits >> 24);
+  e.thread.process_koid = (uint64_t)s->pid;
+  e.thread.thread_koid = (uint64_t)s->info[i].tid;
+  int64_t n = fxt_encode_event(w, 6 * sizeof(uint64_t), &e);
+  return n > 0 ? (uint32_t)n : 0;
 }
 
 /* A kernel:meta counter `dropped` when a thread's losses grew: their running total as one
@@ -804,7 +821,7 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
     fxt_ring_stats(&t->w.ring, &rs);
     uint64_t nested = atomic_load_explicit(&t->lost, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire); /* those loads before the copy's */
-    int rc = fxt_deliver_stage(&t->w.ring, C.stage, cap, &fx.st);
+    int rc = fxt_deliver_stage(&t->w.ring, e, C.stage, cap, &fx.st);
     fx.ring_copy = fx.st.data;
     /* Then the signal-context records: a handler pushes its record before the emissions that
      * follow it commit, so everything the thread pushed before the newest staged record (the
@@ -825,6 +842,20 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
     }
     uint64_t ts = first_ts(fx.st.data, fx.st.len);
     bool wrote = false;
+    /* Records that do not follow the last ones staged (the producer passed records in
+     * between, overwrite mode): their CPU, from the producer's note (cpunote.h), goes in
+     * front of the chunk below unless their first record names it. */
+    uint32_t cpu = info->ring_cpu;
+    bool put_cpu = false;
+    if (fx.st.len && fx.st.from != info->ring_pos) {
+      cpu = fx.st.cpu;
+      uint64_t h;
+      memcpy(&h, fx.st.data, 8);
+      put_cpu = cpu != FXT_CPU_NOTE_NONE &&
+                fxt_cpu_of_record(fx.st.data, fxt_ring_record_bytes(h)) == FXT_CPU_NOTE_NONE;
+      if (put_cpu)
+        info->live_cpu = cpu; /* for the losses' CPU:N lines too */
+    }
     /* Overrun records the producer counted and the output does not report yet. */
     uint32_t orec = unreported(rs.overrun_records,
                                atomic_load_explicit(&e->credit_records, memory_order_relaxed),
@@ -863,10 +894,25 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
                               &ring_used);
     fx.st.len = ring_used; /* the rest stays in the ring for the next chunk */
     fx.st.to = fx.st.from + ring_used;
+    if (ring_used) {
+      /* The CPU at the end of what is staged, noted before the claim moves the tail there
+       * (cpunote.h (N1): deliver.c's claim is a release); the note kept is the one for the
+       * end of the previous claim. */
+      info->ring_cpu = fxt_cpu_after(fx.st.data, ring_used, cpu);
+      fxt_cpu_note_put(e->cons_cpu_note, info->ring_pos, fx.st.to, info->ring_cpu);
+      info->ring_pos = fx.st.to;
+    }
     if (len == 0) {
       if (wrote)
         commit(NULL, 0, &fx); /* the loss records, and what they report */
       break;
+    }
+    if (put_cpu && ring_used) {
+      /* At the time of the chunk's first record (ts_of: the thread's order), so that the
+       * signal-context records merged in front of the ring's stay in order behind it. */
+      uint64_t h, w[6];
+      memcpy(&h, chunk, 8);
+      out_write(&C.out, w, encode_cpu(s, i, cpu, ts_of(chunk, fxt_ring_record_bytes(h)), w));
     }
     uint64_t events_before = info->events_read, dropped_before = info->dropped_total;
     live_feed(chunk, len, (uint32_t)info->tid, info->comm, &info->live_cpu, &info->events_read,
@@ -1000,18 +1046,20 @@ static struct {
 
 /* The ring's committed records now, oldest first, into snap.copy: a contiguous run of whole
  * records (the iterator never returns a torn one; when the producer overwrote records under
- * it, what was copied before the gap is dropped, so the run has no hole). Returns its bytes. */
-static uint32_t snap_copy_ring(const struct fxt_ring *r, bool *lapped)
+ * it, what was copied before the gap is dropped, so the run has no hole). Returns its bytes;
+ * *cpu: the CPU in effect at its first record (cpunote.h), or FXT_CPU_NOTE_NONE. */
+static uint32_t snap_copy_ring(struct session *s, uint32_t i, bool *lapped, uint32_t *cpu)
 {
-  struct fxt_ring_iter it;
-  fxt_ring_iter_begin(r, &it);
+  struct fxt_cpu_iter it;
+  fxt_cpu_iter_begin(&it, &session_slot(s, i)->w.ring, sh_slot(s, i));
   uint32_t len = 0, n = 0;
-  uint64_t skipped = 0;
   *lapped = false;
+  *cpu = FXT_CPU_NOTE_NONE;
   for (;;) {
-    int rc = fxt_ring_iter_next(&it, snap.copy + len, (uint32_t)snap.copy_bytes - len, &n);
-    if (it.skipped_bytes != skipped) { /* a gap: keep only what follows it */
-      skipped = it.skipped_bytes;
+    bool gap;
+    int rc = fxt_cpu_iter_next(&it, snap.copy + len, (uint32_t)snap.copy_bytes - len, &n, cpu,
+                               &gap);
+    if (gap) { /* keep only what follows it */
       *lapped = true;
       if (rc == 1)
         memmove(snap.copy, snap.copy + len, n);
@@ -1033,9 +1081,9 @@ static void snap_slot(struct session *s, uint32_t i)
   /* A producer that laps the copy leaves only what follows the last gap, possibly nothing (a
    * small ring written flat out while the copy walks it, as under TSan): copy again then. */
   bool lapped = false;
-  uint32_t len = 0;
+  uint32_t len = 0, cpu = FXT_CPU_NOTE_NONE;
   for (int tries = 0; tries < 64 && len == 0 && (tries == 0 || lapped); tries++)
-    len = snap_copy_ring(&t->w.ring, &lapped);
+    len = snap_copy_ring(s, i, &lapped, &cpu);
   if (len == 0)
     return;
   write_metadata(); /* strings interned before the copy: every ref in it is covered */
@@ -1045,6 +1093,15 @@ static void snap_slot(struct session *s, uint32_t i)
     EMIT(fxt_encode_thread, &th);
   }
   write_kobj_thread(s, &s->info[i]);
+  /* The CPU its first events ran on, unless the first record says it: the `cpu` record that
+   * did was passed or taken before the copy. */
+  uint64_t h;
+  memcpy(&h, snap.copy, 8);
+  if (cpu != FXT_CPU_NOTE_NONE &&
+      fxt_cpu_of_record(snap.copy, fxt_ring_record_bytes(h)) == FXT_CPU_NOTE_NONE) {
+    uint64_t w[6];
+    out_write(&C.out, w, encode_cpu(s, i, cpu, first_ts(snap.copy, len), w));
+  }
   out_write(&C.out, snap.copy, len);
 }
 
@@ -1132,7 +1189,7 @@ static struct {
 
 /* A ring being copied: the next records of its non-consuming iterator, oldest first. */
 struct view_src {
-  struct fxt_ring_iter it;
+  struct fxt_cpu_iter it;
   unsigned char *win;
   uint32_t cap, len, off; /* win's bytes, of whole records, the next one */
   uint32_t cpu;           /* the thread's CPU at win + off, as its stream says */
@@ -1141,24 +1198,37 @@ struct view_src {
 
 /* The next records of v's ring into its window: whole ones (the iterator never returns a torn
  * record; where the producer overwrote records under it, it goes on from the oldest left, and
- * they are counted in its overrun). A record larger than the window grows it. False at the
- * end. */
-static bool src_fill(struct view_src *v)
+ * they are counted in its overrun). The first record, and the first after such a gap, get the
+ * thread's `cpu` record in front when they do not begin with one and its CPU is known
+ * (cpunote.h): the one that named it was passed. A record larger than the window grows it.
+ * False at the end. */
+static bool src_fill(struct session *s, struct view_src *v)
 {
   v->len = v->off = 0;
   for (;;) {
-    uint32_t n = 0;
-    int rc = fxt_ring_iter_next(&v->it, v->win + v->len, v->cap - v->len, &n);
+    uint32_t n = 0, cpu = FXT_CPU_NOTE_NONE;
+    bool gap;
+    /* Room kept for a `cpu` record (48 bytes at most) in front of the record. */
+    uint32_t room = v->cap - v->len > 48 ? v->cap - v->len - 48 : 0;
+    int rc = fxt_cpu_iter_next(&v->it, v->win + v->len + 48, room, &n, &cpu, &gap);
     if (rc == 1) {
-      v->len += n;
+      uint64_t h, w[6];
+      memcpy(&h, v->win + v->len + 48, 8);
+      uint32_t c = 0;
+      if (cpu != FXT_CPU_NOTE_NONE &&
+          fxt_cpu_of_record(v->win + v->len + 48, fxt_ring_record_bytes(h)) == FXT_CPU_NOTE_NONE)
+        c = encode_cpu(s, v->slot, cpu, ts_of(v->win + v->len + 48, n), w);
+      memcpy(v->win + v->len, w, c);
+      memmove(v->win + v->len + c, v->win + v->len + 48, n);
+      v->len += c + n;
       continue;
     }
     if (rc == FXT_ENOBUFS && v->len == 0) {
-      unsigned char *w = realloc(v->win, n);
+      unsigned char *w = realloc(v->win, n + 48);
       if (!w)
         return false;
       v->win = w;
-      v->cap = n;
+      v->cap = n + 48;
       continue;
     }
     return v->len != 0;
@@ -1228,10 +1298,10 @@ static void view_refresh(struct session *s)
     if (!v->win)
       break;
     view_losses(s, i); /* before the copy: what it counts is older than what is copied */
-    fxt_ring_iter_begin(&session_slot(s, i)->w.ring, &v->it);
-    v->cpu = s->info[i].live_cpu; /* exact unless the ring lapped since the last drain */
+    fxt_cpu_iter_begin(&v->it, &session_slot(s, i)->w.ring, sh_slot(s, i));
+    v->cpu = s->info[i].live_cpu; /* until a `cpu` record says (src_fill puts one first) */
     v->slot = i;
-    n += src_fill(v);
+    n += src_fill(s, v);
   }
   for (;;) {
     /* The ring whose next record is the oldest takes its records up to the next ring's. */
@@ -1260,7 +1330,7 @@ static void view_refresh(struct session *s)
     live_copy_feed(v->win + v->off, end - v->off, (uint32_t)info->tid, info->comm, &v->cpu);
     v->off = end;
     if (v->off == v->len)
-      src_fill(v);
+      src_fill(s, v);
   }
 }
 

@@ -27,6 +27,7 @@
 #include <fxtrace/meta.h>
 #include <string.h>
 
+#include "cpunote.h"
 #include "deliver.h"
 
 /* Whole records from p (their bytes up to n; avail: bytes committed from p on, so a record
@@ -79,28 +80,33 @@ static int stage_discard(struct fxt_ring *r, unsigned char *buf, uint32_t cap,
   return rc;
 }
 
-int fxt_deliver_stage(struct fxt_ring *r, unsigned char *buf, uint32_t cap, struct fxt_staged *st)
+int fxt_deliver_stage(struct fxt_ring *r, struct fxt_sh_slot *e, unsigned char *buf,
+                      uint32_t cap, struct fxt_staged *st)
 {
-  if (!(r->flags & FXT_RING_OVERWRITE))
-    return stage_discard(r, buf, cap, st);
-  struct fxt_ring_iter it;
-  fxt_ring_iter_begin(r, &it);
-  uint32_t from = it.pos, len = 0;
-  uint64_t skipped = 0;
+  if (!(r->flags & FXT_RING_OVERWRITE)) {
+    int rc = stage_discard(r, buf, cap, st);
+    uint64_t v[4];
+    fxt_cpu_notes_load(e, v); /* only this consumer moves tail: its own notes */
+    st->cpu = fxt_cpu_note_match(v, st->from);
+    return rc;
+  }
+  struct fxt_cpu_iter it;
+  fxt_cpu_iter_begin(&it, r, e);
+  uint32_t from = it.it.pos, len = 0, cpu = FXT_CPU_NOTE_NONE;
   int rc = 0;
   for (;;) {
     uint32_t n = 0;
-    rc = fxt_ring_iter_next(&it, buf + len, cap - len, &n);
-    if (it.skipped_bytes != skipped) {
+    bool gap;
+    rc = fxt_cpu_iter_next(&it, buf + len, cap - len, &n, &cpu, &gap);
+    if (gap) {
       /* Overwrite mode: the producer passed what was staged and counted it as overrun; start
        * again from where the iterator resumed (a record it just returned is at buf + len). */
-      skipped = it.skipped_bytes;
       if (rc == 1) {
         memmove(buf, buf + len, n);
-        from = it.pos - n;
+        from = it.it.pos - n;
         len = 0;
       } else {
-        from = it.pos;
+        from = it.it.pos;
         len = 0;
       }
     }
@@ -108,6 +114,7 @@ int fxt_deliver_stage(struct fxt_ring *r, unsigned char *buf, uint32_t cap, stru
       break;
     len += n;
   }
+  st->cpu = len ? cpu : FXT_CPU_NOTE_NONE;
   st->data = buf;
   st->from = from;
   st->to = from + len;

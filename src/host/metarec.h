@@ -43,6 +43,20 @@ static inline void fxt_meta_drop_stats(struct fxt_event *e, uint32_t records, ui
   e->trailer = last >= first ? last : first;
 }
 
+/* The `cpu` counter (counter id 0): from ts on, the thread runs on cpu. */
+static inline void fxt_meta_cpu(struct fxt_event *e, uint32_t cpu, uint64_t ts)
+{
+  e->type = FXT_EVENT_COUNTER;
+  e->timestamp = ts;
+  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
+  e->name = fxt_meta_ref(FXT_STR_CPU);
+  e->trailer = 0;
+  e->num_args = 1;
+  e->args[0].type = FXT_ARG_UINT32;
+  e->args[0].name = fxt_meta_ref(FXT_STR_CPU);
+  e->args[0].value.u32 = cpu;
+}
+
 /* The clock sync instant: ticks, CLOCK_MONOTONIC and CLOCK_REALTIME read together. */
 static inline void fxt_meta_clock_sync(struct fxt_event *e, uint64_t ticks, uint64_t mono_ns,
                                        uint64_t real_ns)

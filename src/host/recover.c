@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpunote.h"
 #include "metarec.h"
 #include "recover_int.h"
 
@@ -266,6 +267,17 @@ static void slot_section(struct rec_model *m, struct tail *t, struct rec_slot *s
     const struct rec_record *r;
     if (b == s->extra.n || (a < s->ring.n && s->ring.v[a].ts <= s->extra.v[b].ts)) {
       r = &s->ring.v[a++];
+      if (a == 1 && s->start_cpu != FXT_CPU_NOTE_NONE &&
+          fxt_cpu_of_record(r->p, r->len) == FXT_CPU_NOTE_NONE) {
+        /* The CPU its first records ran on: the `cpu` record that said it was passed or
+         * delivered (cpunote.h). */
+        struct fxt_event e = {0};
+        fxt_meta_cpu(&e, s->start_cpu, r->ts);
+        e.thread.index = (uint8_t)s->ref;
+        e.thread.process_koid = h->pid;
+        e.thread.thread_koid = s->tid;
+        GEN(t, fxt_encode_event, &e);
+      }
     } else {
       if (a == s->ring.n && !drops_out && s->extra.v[b].ts >= drop_end) {
         drop_stats(t, s, h->pid);

@@ -72,6 +72,8 @@ struct rec_slot {
   size_t copy_len, copy_cap;
   uint64_t overrun_records, overrun_bytes, lost_records;
   uint64_t drop_records, drop_bytes, drop_first, drop_last; /* a pending drop run */
+  uint32_t start_cpu;         /* the CPU in effect at its first ring record, as the slot's
+                                 notes say (cpunote.h), or FXT_CPU_NOTE_NONE */
   uint32_t uncommitted_bytes; /* 0, or the size of a record being written at death */
   bool uncommitted;           /* inside an emission at death */
   bool usable;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpunote.h"
 #include "recover_int.h"
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -547,6 +548,14 @@ static void read_slot(struct rec_model *m, uint32_t i, struct rec_slot *s)
             s->tid, start);
     start = head;
   }
+  /* The CPU at start: the records before it were passed or delivered, and the `cpu` record
+   * among them with them. A note for start is there whoever moved the tail there (its note
+   * is stored before the move, cpunote.h); none for a delivered position the tail did not
+   * reach, whose `cpu` record is in the output. */
+  uint64_t notes[4];
+  for (int k = 0; k < 4; k++)
+    notes[k] = rec_le64(e + FXT_SLOT_OFF_CPU_NOTES + 8 * (unsigned)k);
+  s->start_cpu = fxt_cpu_note_match(notes, start);
   uint32_t end = take(m, s, &r, start, head, SRC_RING, &s->ring);
   if (end != head) {
     rec_say(m, 1, "%s: offset %llu: slot %u (thread %u): invalid record header 0x%016llx at "

@@ -39,6 +39,8 @@ struct slot_info {
   uint32_t announced_gen; /* owner_gen whose thread/kobj records are in the file */
   uint64_t delivered_bytes;
   uint32_t live_cpu;       /* CPU of the thread as its stream last said (live view) */
+  uint32_t ring_pos;       /* ring position its staged records ended at (drain_slot_to) */
+  uint32_t ring_cpu;       /* the CPU in effect there (cpunote.h; FXT_CPU_NOTE_NONE) */
   uint64_t events_read;    /* events the consumer drained from this buffer */
   uint64_t dropped_total;  /* events its drop_stats records reported */
   /* Copies of those two for other threads (per_thread stats, control.c): stored by the

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #define FXT_SH_MAGIC 0x3153534554585846ull /* bytes "FXTSESS1" */
-#define FXT_SH_VERSION 1u
+#define FXT_SH_VERSION 2u
 #define FXT_SH_FILE "session"
 #define FXT_SH_POOL_FILE "buffers"
 
@@ -199,7 +199,11 @@ struct fxt_sh_slot {
   _Atomic uint32_t pass_records;        /* 84 event records in [from, to) */
   _Atomic uint32_t pass_ovr_before;     /* 88 overrun_records before it */
   _Atomic uint32_t pass_ovb_before;     /* 92 overrun_bytes before it */
-  uint32_t reserved[8];                 /* 96 */
+  /* The CPU in effect at a ring position (cpunote.h: who writes which, the orders): two
+   * notes of the producer's passes, then two of the consumer's claims; each is
+   * (cpu << 32) | position, cpu FXT_CPU_NOTE_NONE when nothing is known. */
+  _Atomic uint64_t cpu_note[2];         /* 96 the producer (fxt_pass_oldest) */
+  _Atomic uint64_t cons_cpu_note[2];    /* 112 the consumer thread (drain_slot_to) */
 };
 #define FXT_SH_SLOT_BYTES 128u
 
@@ -278,6 +282,7 @@ struct fxt_sh_slot {
 #define FXT_SLOT_OFF_REP 48u /* 4 u32: overrun records, bytes, lost records, bytes */
 #define FXT_SLOT_OFF_REP_NESTED 64u
 #define FXT_SLOT_OFF_PASS 72u /* 6 u32: state, from, to, records, overrun records, bytes */
+#define FXT_SLOT_OFF_CPU_NOTES 96u /* 4 u64: the producer's two, the consumer's two */
 
 #define FXT_SH_CHECK(f, off) _Static_assert(offsetof(struct fxt_sh, f) == (off), #f)
 FXT_SH_CHECK(magic, FXT_SH_OFF_MAGIC);
@@ -362,6 +367,8 @@ FXT_SLOT_CHECK(rep_overrun_records, FXT_SLOT_OFF_REP);
 FXT_SLOT_CHECK(rep_nested, FXT_SLOT_OFF_REP_NESTED);
 FXT_SLOT_CHECK(pass_state, FXT_SLOT_OFF_PASS);
 FXT_SLOT_CHECK(pass_ovb_before, FXT_SLOT_OFF_PASS + 20);
+FXT_SLOT_CHECK(cpu_note, FXT_SLOT_OFF_CPU_NOTES);
+FXT_SLOT_CHECK(cons_cpu_note, FXT_SLOT_OFF_CPU_NOTES + 16);
 _Static_assert(sizeof(struct fxt_sh_slot) == FXT_SH_SLOT_BYTES, "slot entry size");
 #undef FXT_SLOT_CHECK
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "cpunote.h"
 #include "session_int.h"
 
 static pthread_key_t exit_key;
@@ -173,6 +174,13 @@ static void sh_slot_own(struct session *s, uint32_t i, const struct fxt_tslot *t
   atomic_store_explicit(&e->rep_lost_bytes, 0, memory_order_relaxed);
   atomic_store_explicit(&e->rep_nested, 0, memory_order_relaxed);
   atomic_store_explicit(&e->pass_state, 0, memory_order_relaxed);
+  /* No CPU at position 0 of the new ring (its first record names it); nobody copies this
+   * ring before LIVE (the release store of info->state). */
+  for (int k = 0; k < 2; k++) {
+    atomic_store_explicit(&e->cpu_note[k], fxt_cpu_note(0, FXT_CPU_NOTE_NONE), memory_order_relaxed);
+    atomic_store_explicit(&e->cons_cpu_note[k], fxt_cpu_note(0, FXT_CPU_NOTE_NONE),
+                          memory_order_relaxed);
+  }
   atomic_signal_fence(memory_order_seq_cst); /* entry complete before the state says LIVE */
   atomic_store_explicit(&e->state, FXT_SH_SLOT_LIVE, memory_order_relaxed);
 }
@@ -229,6 +237,8 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   memset(info->comm, 0, sizeof(info->comm));
   prctl(PR_GET_NAME, info->comm);
   info->live_cpu = 0;
+  info->ring_pos = 0;
+  info->ring_cpu = FXT_CPU_NOTE_NONE;
   info->events_read = info->dropped_total = 0;
   atomic_store_explicit(&info->events_read_pub, 0, memory_order_relaxed);
   atomic_store_explicit(&info->dropped_pub, 0, memory_order_relaxed);
@@ -405,6 +415,8 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
       t->fast_end = 0;
       setup_companion(s, t, i, tid); /* the parent's signal-context records stay its own */
       s->info[i].tid = tid;
+      s->info[i].ring_pos = 0;
+      s->info[i].ring_cpu = FXT_CPU_NOTE_NONE;
       s->info[i].owner_gen++;
       sh_slot_own(s, i, t);
       continue;
@@ -478,7 +490,10 @@ void fxt_emit_wake(struct fxt_tslot *t)
  * consumer once it is gone): the same single-writer rules as make_room for the counters,
  * the same orders for the tail (acquire on both outcomes of the compare-and-swap: pairs with
  * the consumer's release when it claims, ring.c (2); the release fence before the gained
- * space is written is the ring's reserve_slow, which runs because tail_cache is older). */
+ * space is written is the ring's reserve_slow, which runs because tail_cache is older; and
+ * release on success besides, for the CPU note stored before it: cpunote.h (N1)). Before
+ * each move it notes the CPU in effect at the new tail, so that a copy starting there can
+ * say which CPU its first events ran on. */
 void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
 {
   struct fxt_ring *r = &t->w.ring;
@@ -496,6 +511,13 @@ void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
   uint32_t batch = need > r->size / 16 ? need : r->size / 16;
   while (need > r->size - (head - tail)) {
     uint32_t to = tail, records = 0;
+    /* The CPU in effect at the tail, as a note says (cpunote.h: the tail was loaded above with
+     * acquire, or by our own move, so the note for it is among these (N1); a note loaded here
+     * after a later move of the consumer can only be for a tail our compare-and-swap then
+     * does not find). Then the `cpu` records passed over update it. */
+    uint64_t notes[4];
+    fxt_cpu_notes_load(e, notes);
+    uint32_t cpu = fxt_cpu_note_match(notes, tail);
     while (batch > r->size - (head - to) && to != head) {
       /* [tail, head) is ours and committed: the consumer only reads it. */
       uint64_t h = atomic_load_explicit((const _Atomic uint64_t *)(const void *)(base + (to & mask)),
@@ -503,7 +525,15 @@ void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
       uint32_t n = fxt_ring_record_bytes(h);
       if (n == 0 || n > head - to)
         return; /* corrupt: the ring's own make_room reports it */
-      records += !((h & 0xf) == FXT_RECORD_EVENT && (h >> 32 & 0xffff) == FXT_STR_KERNEL_META);
+      bool meta = (h & 0xf) == FXT_RECORD_EVENT && (h >> 32 & 0xffff) == FXT_STR_KERNEL_META;
+      records += !meta;
+      if (meta && (h >> 48) == FXT_STR_CPU && n >= 32) {
+        /* kernel:meta `cpu` counter: its uint32 argument is the second last word. */
+        uint64_t arg = atomic_load_explicit(
+            (const _Atomic uint64_t *)(const void *)(base + ((to + n - 16) & mask)),
+            memory_order_relaxed);
+        cpu = (arg & 0xf) == FXT_ARG_UINT32 ? (uint32_t)(arg >> 32) : cpu;
+      }
       to += n;
     }
     uint32_t ovr = atomic_load_explicit(&r->overrun_records, memory_order_relaxed);
@@ -513,11 +543,15 @@ void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
     atomic_store_explicit(&e->pass_records, records, memory_order_relaxed);
     atomic_store_explicit(&e->pass_ovr_before, ovr, memory_order_relaxed);
     atomic_store_explicit(&e->pass_ovb_before, ovb, memory_order_relaxed);
+    /* The CPU at the new tail, before the tail moves there: the release store of the note
+     * and the compare-and-swap's release pair with a copier's acquire of the tail (N1). A
+     * pass whose compare-and-swap fails leaves a note that is true all the same. */
+    fxt_cpu_note_put(e->cpu_note, tail, to, cpu);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&e->pass_state, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     uint32_t from = tail;
-    if (atomic_compare_exchange_strong_explicit(&r->tail, &tail, to, memory_order_acquire,
+    if (atomic_compare_exchange_strong_explicit(&r->tail, &tail, to, memory_order_acq_rel,
                                                 memory_order_acquire)) {
       atomic_store_explicit(&r->overrun_records, ovr + records, memory_order_relaxed);
       atomic_store_explicit(&r->overrun_bytes, ovb + (to - from), memory_order_relaxed);

@@ -1,0 +1,273 @@
+/* test_cpu_wrap - the CPU of a thread's events in copies of a ring that starts after
+ * overwritten records (overwrite mode; src/host/cpunote.h).
+ *
+ *   test_cpu_wrap FXTRACE
+ *
+ * A thread's stream names its CPU only when it changes (a kernel:meta `cpu` record before the
+ * first event on a new CPU). Each case pins a thread to one CPU (CPU 1 when the machine has
+ * two or more, so that a missing `cpu` record, which readers show as CPU 0, is seen) and has
+ * it wrap its ring many times, so the only `cpu` record it ever wrote is overwritten. Then
+ * every event of the thread must carry the pinned CPU, and a `cpu` record must come before
+ * its first event, in:
+ *  - a flight recorder's snapshot (fxt_snapshot), decoded strictly;
+ *  - a flight recorder's `trace` view (fxt_fs_cat, the kernel's text: "[001]");
+ *  - overwrite mode with an output file, threads that fill a small ring before the consumer
+ *    comes (the output begins with an overrun), decoded strictly;
+ *  - `fxtrace recover` of a flight recorder killed with SIGKILL (this program run again as
+ *    the child: test_cpu_wrap --child DIR).
+ * No sleeps: counts and handshakes.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fxtrace/fxt.h>
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/sysinfo.h>
+#include <signal.h>
+
+#include "recover_util.h"
+
+FXT_TRACEPOINT(cpuw, seq, "seq=%llu", (u64, seq));
+
+#define RING_KB 16
+#define EVENTS 20000 /* 32 bytes each: 39 times a 16 KiB ring */
+
+static const char *fxtrace_path;
+static char dir[256];
+static uint32_t want_cpu;
+
+static void pin(void)
+{
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(want_cpu, &set);
+  assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+static void emit(uint64_t n)
+{
+  for (uint64_t i = 0; i < n; i++)
+    FXT_TRACE(cpuw, seq, i);
+}
+
+/* Decodes path strictly. Per thread, the CPU its latest `cpu` record named; every cpuw:seq
+ * event must come after one naming want_cpu. Returns the events (each thread's counted in
+ * threads[] by order of appearance, at most 64), failing the test on any other CPU. */
+static uint64_t check_file(const char *path, uint64_t *overrun_first)
+{
+  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
+  size_t n = 0;
+  unsigned char *buf = ru_read_file(path, &n);
+  assert_non_null(buf);
+  struct fxt_decoder d;
+  fxt_decoder_init(&d, buf, n, table);
+  static struct fxt_record r;
+  char err[256];
+  int rc;
+  uint64_t tids[64] = {0}, events = 0;
+  uint32_t cpu[64];
+  bool seen_event[64] = {0};
+  int nt = 0;
+  *overrun_first = 0;
+  while ((rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1) {
+    if (r.kind != FXT_KIND_EVENT || r.u.event.thread.thread_koid == 0)
+      continue;
+    const struct fxt_event *e = &r.u.event;
+    int k = 0;
+    while (k < nt && tids[k] != e->thread.thread_koid)
+      k++;
+    if (k == nt) {
+      assert_true(nt < 64);
+      tids[nt] = e->thread.thread_koid;
+      cpu[nt++] = UINT32_MAX;
+    }
+    bool meta = e->category.len == 11 && memcmp(e->category.data, "kernel:meta", 11) == 0;
+    if (meta && e->name.len == 3 && memcmp(e->name.data, "cpu", 3) == 0) {
+      cpu[k] = e->args[0].value.u32;
+    } else if (meta && e->name.len == 7 && memcmp(e->name.data, "overrun", 7) == 0) {
+      if (!seen_event[k] && cpu[k] == UINT32_MAX)
+        ++*overrun_first; /* its stream begins after overwritten records */
+    } else if (!meta && e->name.len == 3 && memcmp(e->name.data, "seq", 3) == 0) {
+      if (cpu[k] != want_cpu)
+        fail_msg("%s: offset %llu: thread %llu: event on CPU %d, expected %u", path,
+                 (unsigned long long)r.offset, (unsigned long long)tids[k],
+                 cpu[k] == UINT32_MAX ? -1 : (int)cpu[k], want_cpu);
+      seen_event[k] = true;
+      events++;
+    }
+  }
+  if (rc < 0)
+    fail_msg("%s: %s", path, err);
+  free(buf);
+  return events;
+}
+
+static void start(const char *output, const char *buffers)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_OVERWRITE,
+                                   .buffer_kb = RING_KB, .events = "cpuw:*", .output = output,
+                                   .buffers = buffers};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+}
+
+static char text[4 << 20];
+
+/* The pinned thread: wraps its ring, then (arg) takes a snapshot, reads `trace`, or nothing. */
+enum { THEN_NOTHING, THEN_SNAPSHOT, THEN_TRACE };
+
+static void *pinned(void *arg)
+{
+  pin();
+  emit(EVENTS);
+  char path[300];
+  snprintf(path, sizeof(path), "%s/snap.fxt", dir);
+  if ((intptr_t)arg == THEN_SNAPSHOT)
+    assert_int_equal(fxt_snapshot(path), 0);
+  if ((intptr_t)arg == THEN_TRACE)
+    assert_true(fxt_fs_cat("trace", text, sizeof(text)) > 0);
+  return NULL;
+}
+
+static void snapshot_names_the_cpu(void **state)
+{
+  (void)state;
+  start("", "");
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, pinned, (void *)(intptr_t)THEN_SNAPSHOT), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(fxt_session_stop(), 0);
+  char path[300];
+  snprintf(path, sizeof(path), "%s/snap.fxt", dir);
+  uint64_t ovr;
+  uint64_t events = check_file(path, &ovr);
+  assert_true(events > 100 && events < EVENTS); /* a wrapped ring's newest */
+}
+
+static void trace_view_names_the_cpu(void **state)
+{
+  (void)state;
+  start("", "");
+  assert_int_equal(fxt_fs_echo("tracing_on", "1"), 1);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, pinned, (void *)(intptr_t)THEN_TRACE), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(fxt_session_stop(), 0);
+  char want[16];
+  snprintf(want, sizeof(want), "[%03u]", want_cpu);
+  uint64_t lines = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (line[0] == '#' || !strstr(line, " seq: seq="))
+      continue;
+    if (!strstr(line, want))
+      fail_msg("trace: %s (expected %s)", line, want);
+    lines++;
+  }
+  assert_true(lines > 100);
+}
+
+static void output_file_names_the_cpu(void **state)
+{
+  (void)state;
+  char path[300];
+  snprintf(path, sizeof(path), "%s/out.fxt", dir);
+  /* Threads that fill their 16 KiB ring in microseconds: until one of them has its first
+   * records overwritten before the consumer took them (its stream in the file starts with
+   * an overrun: its `cpu` record went with them), at most 20 runs of 8. */
+  for (int run = 0; run < 20; run++) {
+    start(path, "");
+    pthread_t th[8];
+    for (int k = 0; k < 8; k++)
+      assert_int_equal(pthread_create(&th[k], NULL, pinned, (void *)(intptr_t)THEN_NOTHING), 0);
+    for (int k = 0; k < 8; k++)
+      assert_int_equal(pthread_join(th[k], NULL), 0);
+    assert_int_equal(fxt_session_stop(), 0);
+    uint64_t ovr;
+    check_file(path, &ovr);
+    if (ovr)
+      return;
+  }
+  skip(); /* the consumer always came in time: nothing was overwritten */
+}
+
+/* The child of the recovery case: a file-backed flight recorder in dir/buf, pinned, wraps its
+ * ring, then dies of SIGKILL. */
+static int child(const char *d)
+{
+  char buffers[300];
+  snprintf(buffers, sizeof(buffers), "%s/buf", d);
+  struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_OVERWRITE,
+                                   .buffer_kb = RING_KB, .events = "cpuw:*", .output = "",
+                                   .buffers = buffers};
+  if (fxt_session_start(&cfg) != 0)
+    return 1;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(want_cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0)
+    return 1;
+  for (uint64_t i = 0; i < EVENTS; i++)
+    FXT_TRACE(cpuw, seq, i);
+  raise(SIGKILL);
+  return 1;
+}
+
+static void recover_names_the_cpu(void **state)
+{
+  (void)state;
+  const char *argv[] = {"/proc/self/exe", "--child", dir, NULL};
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  assert_true(n > 0);
+  self[n] = 0;
+  argv[0] = self;
+  ru_child_env();
+  assert_int_equal(ru_run(argv, NULL), 128 + SIGKILL);
+  /* The one session directory the child left. */
+  char buffers[300], session[600] = "", out[300];
+  snprintf(buffers, sizeof(buffers), "%s/buf", dir);
+  DIR *dd = opendir(buffers);
+  assert_non_null(dd);
+  struct dirent *de;
+  while ((de = readdir(dd)) != NULL)
+    if (de->d_name[0] != '.')
+      snprintf(session, sizeof(session), "%s/%s", buffers, de->d_name);
+  closedir(dd);
+  assert_true(session[0]);
+  snprintf(out, sizeof(out), "%s/recovered.fxt", dir);
+  const char *rec[] = {fxtrace_path, "recover", session, "-o", out, NULL};
+  assert_int_equal(ru_run(rec, NULL), 0);
+  uint64_t ovr;
+  uint64_t events = check_file(out, &ovr);
+  assert_true(events > 100 && events < EVENTS);
+}
+
+int main(int argc, char **argv)
+{
+  want_cpu = get_nprocs() >= 2 ? 1 : 0;
+  if (argc == 3 && strcmp(argv[1], "--child") == 0)
+    return child(argv[2]);
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_cpu_wrap FXTRACE\n");
+    return 2;
+  }
+  fxtrace_path = argv[1];
+  snprintf(dir, sizeof(dir), "/dev/shm/fxt-cpuwrap-%d", (int)getpid());
+  mkdir(dir, 0700);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(snapshot_names_the_cpu),
+      cmocka_unit_test(trace_view_names_the_cpu),
+      cmocka_unit_test(output_file_names_the_cpu),
+      cmocka_unit_test(recover_names_the_cpu),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  ru_rmtree(dir);
+  return rc;
+}
