@@ -615,8 +615,3 @@ int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep)
   fill_header(s, nslots);
   return have_keep ? 0 : FXT_ENOSPC;
 }
-
-const char *fxt_buffers_dir(void)
-{
-  return fxt_session.buffers_dir;
-}

@@ -72,7 +72,6 @@ struct out {
 struct effect {
   uint32_t slot;                  /* FXT_SH_NO_SLOT: no slot's records or losses */
   struct fxt_staged st;           /* the slot's ring records in it (st.len 0: none) */
-  const unsigned char *ring_copy; /* their copy (the overwrite-mode credit) */
   uint32_t rep[4];                /* the slot's reported overrun records, bytes, lost records,
                                      bytes after it */
   uint64_t rep_nested;
@@ -748,7 +747,7 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
   if (has_slot && fx->st.len) {
     struct fxt_ring *r = &session_slot(s, fx->slot)->w.ring;
     uint32_t cr, cb;
-    uint32_t moved = fxt_deliver_advance(r, &fx->st, fx->ring_copy, &cr, &cb);
+    uint32_t moved = fxt_deliver_advance(r, &fx->st, &cr, &cb);
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&e->consumed,
                           atomic_load_explicit(&e->consumed, memory_order_relaxed) + moved,
@@ -822,7 +821,6 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
     uint64_t nested = atomic_load_explicit(&t->lost, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire); /* those loads before the copy's */
     int rc = fxt_deliver_stage(&t->w.ring, e, C.stage, cap, &fx.st);
-    fx.ring_copy = fx.st.data;
     /* Then the signal-context records: a handler pushes its record before the emissions that
      * follow it commit, so everything the thread pushed before the newest staged record (the
      * acquire of its commit makes the push visible) is popped now and merged below in time

@@ -141,9 +141,10 @@ static uint32_t event_records(const unsigned char *buf, uint32_t bytes)
   return records;
 }
 
-uint32_t fxt_deliver_advance(struct fxt_ring *r, const struct fxt_staged *st, const unsigned char *buf,
+uint32_t fxt_deliver_advance(struct fxt_ring *r, const struct fxt_staged *st,
                              uint32_t *credit_records, uint32_t *credit_bytes)
 {
+  const unsigned char *buf = st->data;
   *credit_records = *credit_bytes = 0;
   if (st->len == 0)
     return 0;

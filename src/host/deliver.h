@@ -24,11 +24,10 @@ struct fxt_sh_slot;
 int fxt_deliver_stage(struct fxt_ring *r, struct fxt_sh_slot *e, unsigned char *buf,
                       uint32_t cap, struct fxt_staged *st);
 
-/* Moves the ring's tail past the staged records (buf: their copy, read in overwrite mode). Returns the bytes the tail
- * moved; *credit_records / *credit_bytes: staged records that the producer overwrote and
- * counted as overrun meanwhile (overwrite mode; 0 in discard mode). */
+/* Moves the ring's tail past the staged records. Returns the bytes the tail moved;
+ * *credit_records / *credit_bytes: staged records that the producer overwrote and counted as
+ * overrun meanwhile (overwrite mode, read from the staged copy; 0 in discard mode). */
 uint32_t fxt_deliver_advance(struct fxt_ring *r, const struct fxt_staged *st,
-                             const unsigned char *buf, uint32_t *credit_records,
-                             uint32_t *credit_bytes);
+                             uint32_t *credit_records, uint32_t *credit_bytes);
 
 #endif
