@@ -31,7 +31,8 @@
  *
  * Where fxtrace deliberately differs from the kernel (documented in spec/ftrace-filter.md):
  * - a dangling `&&` or `||` at the end ("a &&", "a || !") is rejected with EINVAL "Meaningless
- *   filter expression" at the end of the text, as newer stable kernels do; 6.18 accepts it;
+ *   filter expression" at the end of the text, as newer kernel builds do (6.18.44 here);
+ *   older ones (6.1, earlier 6.18 builds) accept it;
  * - BYTES and COMM: `~ "*abc"` matches strings that end in abc and `~ "*abc*"` strings that
  *   contain it, within the string (up to its NUL); the kernel compares at the end of the whole
  *   array and scans the stale bytes after the NUL;

@@ -92,7 +92,7 @@ for how in session record; do
   trace-cmd report -i "$f" >"$f.tc" 2>"$f.tc.err" || { cat "$f.tc.err"; fail "$how: report"; }
   [ ! -s "$f.tc.err" ] || { cat "$f.tc.err"; fail "$how: trace-cmd report warned"; }
   "$fxtrace" convert "$f" -o "$f.back.fxt" 2>"$f.back.log" || fail "$how: read back"
-  n=$(grep -c '^ *[^ ].*-[0-9]* *\[[0-9]*\] [0-9.]*: ' "$f.tc")
+  n=$(grep -c '^ *[^ ].*-[0-9]* *\[[0-9]*\] *[0-9.]*: ' "$f.tc")
   grep -q "clock mono: $n events (" "$f.back.log" && grep -q ' start: ' "$f.tc" ||
     { cat "$f.back.log"; fail "$how: trace-cmd shows $n events, the file holds others"; }
   echo "output=X.dat ($how): $n events"
