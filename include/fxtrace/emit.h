@@ -75,13 +75,14 @@ FXT_API extern _Thread_local struct fxt_tslot *fxt_tls_slot __attribute__((tls_m
  * by session start/stop, read relaxed per event and compared with the slot's gen: a slot of an
  * earlier session is re-attached on the slow path. */
 FXT_API extern FXT_ATOMIC(uint32_t) fxt_session_active;
-/* The trace clock: 1 = TSC (x86), 0 = CLOCK_MONOTONIC in ns. Set before a session starts. */
+/* The trace clock: 1 = the CPU's counter (the TSC on x86, CNTVCT_EL0 on aarch64), 0 =
+ * CLOCK_MONOTONIC in ns. Set before a session starts (src/host/clock.c says when each). */
 FXT_API extern uint32_t fxt_clock_is_tsc;
 /* glibc's rseq area offset from the thread pointer, or 0 when rseq is not registered. */
 FXT_API extern ptrdiff_t fxt_rseq_offset;
 /* Where the fast path reads the CPU, as an offset from the thread pointer: the rseq area's
- * cpu_id when the trace clock is the TSC and rseq is registered, else fxt_tls_no_cpu (which
- * holds FXT_CPU_NEVER: no event takes the fast path). Set before a session starts. */
+ * cpu_id when rseq is registered (whatever the clock), else fxt_tls_no_cpu (which holds
+ * FXT_CPU_NEVER: no event takes the fast path). Set before a session starts. */
 FXT_API extern ptrdiff_t fxt_fast_cpu_at;
 FXT_API extern _Thread_local const uint32_t fxt_tls_no_cpu __attribute__((tls_model("initial-exec")));
 
@@ -111,7 +112,7 @@ FXT_EXTERN_C_END
 /* cpu_fast when the next event must take the slow path: a value no CPU number and no rseq
  * cpu_id (-1 uninitialized, -2 registration failed) ever has. */
 #define FXT_CPU_SLOW 0xfffffff0u
-/* What fxt_fast_cpu_at reads when the fast path is off (no TSC clock or no rseq): a value
+/* What fxt_fast_cpu_at reads when the fast path is off (no rseq): a value
  * that is no cpu_fast, so every event takes the general path. */
 #define FXT_CPU_NEVER 0xfffffff1u
 
@@ -158,6 +159,12 @@ static inline uint64_t fxt_ticks(void)
 #if defined(__x86_64__) || defined(__i386__)
   if (FXT_LIKELY(fxt_clock_is_tsc))
     return __rdtsc();
+#elif defined(__aarch64__) && defined(__GNUC__)
+  if (FXT_LIKELY(fxt_clock_is_tsc)) {
+    uint64_t t;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(t));
+    return t;
+  }
 #endif
   return fxt_ticks_slow();
 }
@@ -316,14 +323,10 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
 #endif
 }
 
-/* The timestamp on the fast path (which runs only where the trace clock is the TSC). */
+/* The timestamp on the fast path: the trace clock, whichever it is. */
 static inline FXT_ALWAYS_INLINE uint64_t fxt_fast_ticks(void)
 {
-#if defined(__GNUC__) && defined(__x86_64__)
-  return __rdtsc();
-#else
-  return 0;
-#endif
+  return fxt_ticks();
 }
 
 /* Publishes the event (release pairs with the readers' acquire loads of head) and leaves

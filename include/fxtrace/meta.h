@@ -27,7 +27,10 @@
   X(TRACEPOINT, 12, "fxtrace:tracepoint")                                                 \
   X(PROCESS, 13, "process")                                                               \
   X(DROPPED, 14, "dropped")                                                               \
-  X(RECORDS, 15, "records")
+  X(RECORDS, 15, "records")                                                               \
+  X(CLOCK, 16, "clock")                                                                   \
+  X(SOURCE, 17, "source")                                                                 \
+  X(REASON, 18, "reason")
 
 enum fxt_meta_string {
 #define FXT_META_STRING_ENUM(name, index, text) FXT_STR_##name = (index),

@@ -28,8 +28,11 @@
  *   max_file_kb=N           stop writing events to the file past N KiB (counted in the file
  *                           as each thread's lost events);
  *                           default 0 = no limit
- *   clock=auto|tsc|monotonic   trace clock; auto = TSC where the kernel's clocksource is the
- *                           TSC, else CLOCK_MONOTONIC
+ *   clock=auto|tsc|monotonic   trace clock; auto = the CPU's counter (the TSC on x86,
+ *                           CNTVCT_EL0 on aarch64) where it is invariant and found in order
+ *                           across the CPUs at the first session start, whatever the
+ *                           kernel's clocksource; else CLOCK_MONOTONIC. The file says which
+ *                           and why (`fxtrace stats`)
  *   buffers=DIR             where the buffers live: in files under DIR/<pid>.<n>/, mapped
  *                           shared, so that when the process dies by any signal the kernel
  *                           keeps every record not yet in the output and `fxtrace recover

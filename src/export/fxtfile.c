@@ -419,6 +419,21 @@ static void add_sync(struct fxtf_prov *p, const struct fxtf_sync *s) {
   p->pub.last_sync = *s;
 }
 
+/* A string argument's text, cut to fit out[size] (NUL-terminated); "" without one. */
+static void arg_text(const struct fxt_event *ev, const char *name, char *out, size_t size) {
+  out[0] = 0;
+  for (uint32_t i = 0; i < ev->num_args; i++) {
+    const struct fxt_arg *a = &ev->args[i];
+    if (a->type != FXT_ARG_STRING || !fxtf_str_is(&a->name, name))
+      continue;
+    struct fxtf_text t = text_of(&a->value.str);
+    size_t n = t.len < size - 1 ? t.len : size - 1;
+    memcpy(out, t.data, n);
+    out[n] = 0;
+    return;
+  }
+}
+
 static int on_event(struct loader *l, const struct fxt_record *rec) {
   struct fxtf_meta m;
   int rc = fxtf_parse_meta(rec, &m, l->err, l->err_size);
@@ -428,6 +443,10 @@ static int on_event(struct loader *l, const struct fxt_record *rec) {
   if (m.kind == FXTF_META_CLOCK_SYNC) {
     add_sync(p, &m.sync);
     return 0;
+  }
+  if (m.kind == FXTF_META_OTHER && fxtf_str_is(&rec->u.event.name, "clock")) {
+    arg_text(&rec->u.event, "source", p->pub.clock_source, sizeof p->pub.clock_source);
+    arg_text(&rec->u.event, "reason", p->pub.clock_reason, sizeof p->pub.clock_reason);
   }
   if (m.kind == FXTF_META_DROPPED || m.kind == FXTF_META_OTHER)
     return 0;

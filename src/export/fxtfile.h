@@ -74,6 +74,10 @@ struct fxtf_provider {
   uint32_t nsyncs;
   struct fxtf_sync first_sync, last_sync;
   uint64_t events;
+  /* The trace clock and why it was chosen (its kernel:meta `clock` record; "" without one:
+   * files of older versions, converted kernel traces). Cut at the array sizes. */
+  char clock_source[16];
+  char clock_reason[256];
 };
 
 struct fxtf_thread {

@@ -55,6 +55,7 @@
  * reads). */
 #define POLL_NS 100000000
 #define POLL_LIVE_NS 10000000
+#define SYNC_NS 1000000000 /* between the clock syncs of a file (pass) */
 #define PROVIDER_NAME "fxtrace/1"
 
 struct out {
@@ -91,6 +92,7 @@ static struct {
   uint32_t registry_gen;
   uint8_t described[65536 / 8]; /* tracepoint ids with a description in the file */
   uint64_t last_comm_check;
+  uint64_t last_sync_ns;   /* CLOCK_MONOTONIC of the last clock sync in the output */
   uint64_t capped_records; /* records not written because of max_file_kb */
   _Atomic uint64_t nested_records; /* ingress records merged into their threads' streams */
   _Atomic uint64_t no_buffer_lost;
@@ -426,6 +428,18 @@ static void write_clock_sync(struct session *s, bool first)
   fxt_meta_clock_sync(&e, ticks, mono, real);
   e.thread.process_koid = (uint64_t)s->pid;
   EMIT(fxt_encode_event, &e);
+  C.last_sync_ns = mono;
+}
+
+/* Which clock the ticks are and why (the choice clock.c made at session start). */
+static void write_clock_choice(struct session *s)
+{
+  const char *src = fxt_clock_source(), *why = fxt_clock_reason();
+  struct fxt_event e = {0};
+  fxt_meta_clock(&e, fxt_ticks(), src, (uint16_t)strlen(src), why,
+                 (uint16_t)strnlen(why, 0x7fff));
+  e.thread.process_koid = (uint64_t)s->pid;
+  EMIT(fxt_encode_event, &e);
 }
 
 /* The head of a file: magic, provider, ticks, strings, process, clock sync, tracepoint
@@ -453,6 +467,7 @@ static void write_header(struct session *s, bool first)
   k.name = ref_inline(comm);
   EMIT(fxt_encode_kernel_object, &k);
   write_clock_sync(s, first);
+  write_clock_choice(s);
   C.registry_gen = fxt_registry_generation() - 1; /* force the descriptions */
   write_metadata();
 }
@@ -1398,6 +1413,10 @@ static void pass(struct session *s, bool timer)
   }
   refresh_names(s);
   write_metadata();
+  /* About once a second a clock sync in the file, so that readers follow the counter's drift
+   * against CLOCK_MONOTONIC through a long trace, and a crash leaves a recent one behind. */
+  if (fxt_ticks_slow() - C.last_sync_ns >= SYNC_NS)
+    write_clock_sync(s, false);
   fxt_buffers_maintain(s); /* the latest clock sync, room for new strings */
   /* Hand each pass to the kernel: a process killed without running its exit handlers still
    * leaves a readable file with everything drained so far. */

@@ -75,4 +75,22 @@ static inline void fxt_meta_clock_sync(struct fxt_event *e, uint64_t ticks, uint
   }
 }
 
+/* The `clock` instant: the trace clock ("tsc", "cntvct", "monotonic") and why it was chosen, in
+ * words (src/host/clock.c); both strings inline, source and reason at most 0x7fff bytes. */
+static inline void fxt_meta_clock(struct fxt_event *e, uint64_t ts, const char *source,
+                                  uint16_t source_len, const char *reason, uint16_t reason_len)
+{
+  e->type = FXT_EVENT_INSTANT;
+  e->timestamp = ts;
+  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
+  e->name = fxt_meta_ref(FXT_STR_CLOCK);
+  e->num_args = 2;
+  e->args[0].type = FXT_ARG_STRING;
+  e->args[0].name = fxt_meta_ref(FXT_STR_SOURCE);
+  e->args[0].value.str = fxt_str_inline(source, source_len);
+  e->args[1].type = FXT_ARG_STRING;
+  e->args[1].name = fxt_meta_ref(FXT_STR_REASON);
+  e->args[1].value.str = fxt_str_inline(reason, reason_len);
+}
+
 #endif

@@ -140,6 +140,9 @@ void fxt_slots_sync(struct session *s);    /* no emission older than the call is
 
 /* clock.c */
 int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);
+/* The clock fxt_clock_setup chose ("tsc", "cntvct", "monotonic") and why, in words. */
+const char *fxt_clock_source(void);
+const char *fxt_clock_reason(void);
 void fxt_clock_sync(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
 
 /* session.c */

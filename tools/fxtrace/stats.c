@@ -14,7 +14,7 @@ static const char k_usage[] =
     "  per system:event, most frequent first;\n"
     "  per thread: pid, tid, comm, events delivered, records dropped (full buffer, discard\n"
     "  mode), overrun (overwritten before being read, overwrite mode) and lost otherwise;\n"
-    "  and a total line.\n";
+    "  a total line; and each process's trace clock, with why it was chosen.\n";
 
 static void print_text(struct fxtf_text t, int width) {
   printf("%-*.*s", width, (int)t.len, t.data);
@@ -51,6 +51,22 @@ static void print_threads(const struct fxtf_file *f) {
   }
 }
 
+/* The trace clock of each process, where its file says (a kernel:meta `clock` record). */
+static void print_clocks(const struct fxtf_file *f) {
+  uint32_t n = fxtf_provider_count(f);
+  bool header = false;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct fxtf_provider *p = fxtf_provider(f, i);
+    if (p->clock_source[0] == 0)
+      continue;
+    if (!header)
+      printf("\nclock:\n");
+    header = true;
+    printf("%10" PRIu32 "  %s, %" PRIu32 " clock syncs: %s\n", p->id, p->clock_source,
+           p->nsyncs, p->clock_reason);
+  }
+}
+
 int cmd_stats(int argc, char **argv) {
   const char *path;
   int rc = cli_one_file("stats", k_usage, argc, argv, &path);
@@ -67,6 +83,7 @@ int cmd_stats(int argc, char **argv) {
     printf("\ntotal: %" PRIu64 " events, %" PRIu32 " threads, %" PRIu32 " processes; %" PRIu64
            " dropped, %" PRIu64 " overrun, %" PRIu64 " lost\n",
            tot.events, tot.threads, tot.providers, tot.dropped, tot.overrun, tot.lost);
+    print_clocks(f);
   }
   fxtf_close(f);
   if (fflush(stdout) != 0)
