@@ -51,6 +51,9 @@ struct slot_info {
   uint32_t poll_head;      /* the ring's head at the previous pass (consumer.c drain_live) */
   uint32_t poll_gen;       /* owner_gen whose ring poll_head is of */
   void *alt_stack;         /* the trigger's signal stack for the slot's owners (trigger.c) */
+  bool warm;               /* every page of the ring written once (fxt_slot_warm): by the
+                              slot's holder under the slot's ownership; false again with a new
+                              pool (fxt_slots_setup) */
 };
 
 struct session {
@@ -137,6 +140,9 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
 void fxt_slot_free(struct session *s, uint32_t i);
 bool fxt_slots_quiesce(struct session *s); /* stop handshake; see session.c */
 void fxt_slots_sync(struct session *s);    /* no emission older than the call is running */
+
+/* slots.c */
+void fxt_slot_warm(struct session *s, uint32_t i);
 
 /* clock.c */
 int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);

@@ -115,6 +115,7 @@ int fxt_slots_setup(struct session *s)
   for (uint32_t i = 0; i < nslots; i++) {
     atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
     s->info[i].announced_gen = s->info[i].owner_gen;
+    s->info[i].warm = false; /* a new pool (fxt_buffers_setup): fresh pages */
   }
   if (fxt_ingress_init(s->ingress, s->meta + s->sh->ingress_off + s->sh->ingress_ctl_bytes,
                        FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD),
@@ -183,6 +184,27 @@ static void sh_slot_own(struct session *s, uint32_t i, const struct fxt_tslot *t
   }
   atomic_signal_fence(memory_order_seq_cst); /* entry complete before the state says LIVE */
   atomic_store_explicit(&e->state, FXT_SH_SLOT_LIVE, memory_order_relaxed);
+}
+
+/* Makes slot i's buffer cheap to write: once per slot and session (a recycled slot keeps its
+ * pages), by whoever holds the slot (its new owner thread, before its first event is written).
+ * The kernel's populate allocates the pages; then every page is also written once from this
+ * address space. On a VM whose hypervisor maps a guest page for a process only at its first
+ * access from it (shadow paging), a populated page still costs ~10 us at its first write: a
+ * ring streamed once ran at 170-700 MB/s, rewritten at 10-28 GB/s (docs/performance.md).
+ * Writing zeros is harmless: nothing reads a ring beyond what its producer committed. */
+void fxt_slot_warm(struct session *s, uint32_t i)
+{
+  struct slot_info *info = &s->info[i];
+  if (info->warm)
+    return;
+  unsigned char *storage = (unsigned char *)session_slot(s, i) + (s->stride - s->buffer_bytes);
+#ifdef MADV_POPULATE_WRITE
+  (void)madvise(storage, s->buffer_bytes, MADV_POPULATE_WRITE);
+#endif
+  for (uint32_t off = 0; off < s->buffer_bytes; off += 4096)
+    ((volatile unsigned char *)storage)[off] = 0;
+  info->warm = true;
 }
 
 /* Sets up slot i for the calling thread. Under pool_lock. */
@@ -284,14 +306,7 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
     attaching = 0;
     return NULL;
   }
-  /* Fault the buffer in now, on the thread's first event, rather than page by page inside
-   * later emissions (a first touch costs ~1 us per page; a recycled slot is already in). */
-  unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
-#ifdef MADV_POPULATE_WRITE
-  if (madvise(storage, s->buffer_bytes, MADV_POPULATE_WRITE) != 0)
-#endif
-    for (uint32_t off = 0; off < s->buffer_bytes; off += 4096)
-      ((volatile unsigned char *)storage)[off] = 0;
+  fxt_slot_warm(s, t->slot_index);
   pthread_setspecific(exit_key, t);
   fxt_tls_slot = t;
   attaching = 0;
