@@ -9,6 +9,10 @@
  *   trace_marker_ns    snprintf of "two: a=%llu b=%llu\n" and write() to the kernel's
  *                      trace_marker (what ftrace users do from user space), when the path
  *                      given as argv[1] can be opened for writing; else "n/a"
+ *   first_write_MBps   64 MiB of anonymous memory, populated by the kernel (MAP_POPULATE), then
+ *                      written once from the process (memset): what a buffer streamed once
+ *                      costs (on a VM with shadow paging, ~10 us a page at its first write)
+ *   rewrite_MBps       the same memory written again: what a ring reused costs
  *   alu_2t_scaling     a register-only loop on two threads at once: aggregate rate over the
  *                      rate of one thread alone (2.0 = two independent cores; on a VM whose
  *                      two vCPUs share a core, or with other work running, less): the
@@ -22,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -131,6 +136,26 @@ static double alu_run(int nthreads)
   return t1 - t0;
 }
 
+/* MB/s of a first memset of 64 MiB of populated anonymous memory (*first) and of a second. */
+static void fresh_memory(double *first, double *again)
+{
+  size_t n = 64u << 20;
+  *first = *again = -1;
+  unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (p == MAP_FAILED)
+    return;
+  double t0 = now_s();
+  memset(p, 1, n);
+  double t1 = now_s();
+  memset(p, 2, n);
+  double t2 = now_s();
+  __asm__ volatile("" ::"r"(p) : "memory");
+  *first = (double)n / (t1 - t0) / 1e6;
+  *again = (double)n / (t2 - t1) / 1e6;
+  munmap(p, n);
+}
+
 static double trace_marker(const char *path, uint64_t n)
 {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -157,6 +182,9 @@ int main(int argc, char **argv)
   printf("tsc_read_ns=%.3f\n", tsc_read(20000000));
   printf("clock_gettime_ns=%.3f\n", clock_read(10000000));
   printf("mutex_memcpy_ns=%.3f\n", mutex_memcpy(20000000));
+  double first, again;
+  fresh_memory(&first, &again);
+  printf("first_write_MBps=%.0f\nrewrite_MBps=%.0f\n", first, again);
   double one = alu_run(1), two = alu_run(2);
   printf("alu_2t_scaling=%.3f\n", 2 * one / two);
   double tm = argc > 1 ? trace_marker(argv[1], 200000) : -1;

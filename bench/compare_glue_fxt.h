@@ -29,8 +29,8 @@ static char cmp_path[256];
 
 /* Starts the session for a workload: events = bench:<event> and bench:warm (event may go on
  * as "two,bench:str32"); buffer_kb 0
- * = fxtrace's default (256 KiB per thread, as the paced run wants); block = producers wait for
- * the consumer instead of dropping. */
+ * = fxtrace's default (4 MiB per thread); block = producers wait for the consumer instead of
+ * dropping. */
 static void cmp_tracer_begin(const char *event, uint32_t buffer_kb, int block)
 {
   static char events[128];
@@ -60,8 +60,7 @@ static void cmp_force_rseq_path(void)
 {
   if (fxt_rseq_offset == 0)
     fxt_rseq_offset = __rseq_offset;
-  if (fxt_clock_is_tsc)
-    fxt_fast_cpu_at = fxt_rseq_offset + 4;
+  fxt_fast_cpu_at = fxt_rseq_offset + 4;
 }
 
 /* Stops the session (the consumer's last pass, the file closed). */
@@ -91,6 +90,7 @@ static void cmp_tracer_count(const char *name, int keep)
   }
   char err[256];
   uint64_t landed = 0, bytes = 0, drops = 0;
+  char clock[32] = "unknown", reason[256] = "";
   size_t len = strlen(name);
   fxt_decoder_init(&d, buf, (size_t)st.st_size, table);
   int rc;
@@ -98,6 +98,17 @@ static void cmp_tracer_count(const char *name, int keep)
     if (r.kind != FXT_KIND_EVENT)
       continue;
     const struct fxt_event *e = &r.u.event;
+    if (e->name.len == 5 && memcmp(e->name.data, "clock", 5) == 0 && e->num_args == 2 &&
+        e->args[0].type == FXT_ARG_STRING && e->args[1].type == FXT_ARG_STRING) {
+      /* kernel:meta clock: the trace clock fxtrace chose, and why */
+      snprintf(clock, sizeof clock, "%.*s", (int)e->args[0].value.str.len,
+               e->args[0].value.str.data);
+      snprintf(reason, sizeof reason, "%.*s", (int)e->args[1].value.str.len,
+               e->args[1].value.str.data);
+      for (char *c = reason; *c; c++)
+        *c = *c == ' ' ? '_' : *c; /* one word: bench/compare's name=value lines */
+      continue;
+    }
     if (e->name.len == len && memcmp(e->name.data, name, len) == 0) {
       landed++;
       bytes += r.size;
@@ -114,9 +125,10 @@ static void cmp_tracer_count(const char *name, int keep)
     fprintf(stderr, "compare: %s: decoder stopped: %s\n", cmp_path, err);
   munmap((void *)buf, (size_t)st.st_size);
   close(fd);
-  printf("landed=%llu\nevent_bytes=%llu\nmeta_drops=%llu\nfile_bytes=%lld\n",
+  printf("landed=%llu\nevent_bytes=%llu\nmeta_drops=%llu\nfile_bytes=%lld\nclock=%s\n"
+         "clock_reason=%s\n",
          (unsigned long long)landed, (unsigned long long)bytes, (unsigned long long)drops,
-         (long long)st.st_size);
+         (long long)st.st_size, clock, reason);
   if (keep)
     printf("file=%s\n", cmp_path);
   else

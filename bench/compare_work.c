@@ -19,18 +19,27 @@
  *                     did not register it (under valgrind: the cpu_id read is then a constant,
  *                     but the instructions are those of the rseq path)
  *
- * BUFFER_KB (fxtrace) is the per-thread buffer; 0 or absent = fxtrace's default. With two
- * threads, thread i is pinned to CPU i (both tracers; their consumers are not). Every thread
- * fires one `warm` event before its timed loop (fxtrace attaches and faults its buffer in;
- * LTTng-UST registers the thread with its RCU), then waits at a barrier.
+ * BUFFER_KB (fxtrace) is the per-thread buffer; 0 or absent = fxtrace's default (LTTng always
+ * runs with the channel bench/compare gave it). With two threads, thread i is pinned to CPU i
+ * (both tracers; their consumers are not).
  *
- * Prints name=value lines: secs= (from the first thread leaving the barrier to the last one
- * finishing its loop), emitted= (measured events or scopes fired), and for fxtrace what the
- * file holds (landed=, event_bytes=, meta_drops=, file_bytes=; see the glue). LTTng's landed
- * count is taken by bench/compare from the trace.
+ * two_u64, two_u64_2t, str32 and scope run as users get them, with default buffers: in bursts
+ * of BURST events that fit in either tracer's buffers, each after a pause of PAUSE_MS in which
+ * the consumers drain (only the bursts are timed). A new thread's first burst is timed apart
+ * (first_secs=: "first events of a new thread", where fxtrace takes and writes its buffer and
+ * LTTng-UST registers the thread), then WARM_BURSTS untimed bursts go once around each tracer's
+ * buffers (first writes of fresh memory), then N events in timed bursts.
+ *
+ * Prints name=value lines: secs= (the timed bursts: from the first thread's start to the last
+ * thread's end, summed over the bursts), timed= (events or scopes in them), first_secs= and
+ * first= (the first burst; with two threads, the slower one's), emitted= (all fired, warm-up
+ * included), and for fxtrace what the file holds (landed=, event_bytes=, meta_drops=,
+ * file_bytes=, clock=; see the glue). LTTng's landed count is taken by bench/compare from the
+ * trace.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +49,15 @@
 
 #include CMP_GLUE
 
-enum kind { K_OFF, K_TWO, K_STR, K_SCOPE, K_PACED };
+/* K_FLAT: two_u64 in one loop, no bursts (filewrite, report: the consumer is measured). */
+enum kind { K_OFF, K_TWO, K_STR, K_SCOPE, K_PACED, K_FLAT };
+
+/* Bursts: 20,000 two_u64 events are 0.96 MB in fxtrace's 4 MiB per thread and ~0.6 MB in
+ * LTTng's 2 MiB per CPU (4 x 512 KiB); 20,000 scopes are 40,000 LTTng events. */
+#define BURST 20000u
+#define PAUSE_MS 10
+#define WARM_BURSTS 3
+#define MAX_ROUNDS 4096
 
 struct worker {
   pthread_t th;
@@ -48,7 +65,8 @@ struct worker {
   int cpu; /* pinned to this CPU, or -1 */
   uint64_t n;
   double rate;
-  double t_start, t_end;
+  double first_secs;
+  double t_start[MAX_ROUNDS], t_end[MAX_ROUNDS];
   uint64_t emitted;
 };
 
@@ -60,6 +78,12 @@ static double now_s(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pause_ms(long ms)
+{
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
 }
 
 static inline void cpu_relax(void)
@@ -123,6 +147,28 @@ __attribute__((noinline)) static void loop_paced(uint64_t n, double rate)
   }
 }
 
+static void burst(enum kind kind, uint64_t n)
+{
+  switch (kind) {
+  case K_TWO:
+    cmp_loop_two(n);
+    break;
+  case K_STR:
+    cmp_loop_str(n);
+    break;
+  case K_SCOPE:
+    cmp_loop_scope(n);
+    break;
+  default:
+    break;
+  }
+}
+
+static uint32_t rounds_of(uint64_t n)
+{
+  return (uint32_t)((n + BURST - 1) / BURST);
+}
+
 static void *body(void *arg)
 {
   struct worker *w = arg;
@@ -132,58 +178,89 @@ static void *body(void *arg)
     CPU_SET(w->cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
-  if (w->kind != K_OFF)
-    CMP_WARM(0);
-  pthread_barrier_wait(&barrier);
-  w->t_start = now_s();
-  switch (w->kind) {
-  case K_OFF:
-    cmp_loop_off(w->n);
-    break;
-  case K_TWO:
-    cmp_loop_two(w->n);
-    break;
-  case K_STR:
-    cmp_loop_str(w->n);
-    break;
-  case K_SCOPE:
-    cmp_loop_scope(w->n);
-    break;
-  case K_PACED:
-    loop_paced(w->n, w->rate);
-    break;
+  if (w->kind == K_OFF || w->kind == K_PACED || w->kind == K_FLAT) {
+    if (w->kind != K_OFF)
+      CMP_WARM(0);
+    pthread_barrier_wait(&barrier);
+    w->t_start[0] = now_s();
+    if (w->kind == K_OFF)
+      cmp_loop_off(w->n);
+    else if (w->kind == K_FLAT)
+      cmp_loop_two(w->n);
+    else
+      loop_paced(w->n, w->rate);
+    w->t_end[0] = now_s();
+    w->emitted = w->n;
+    return NULL;
   }
-  w->t_end = now_s();
-  w->emitted = w->n;
+  /* A new thread's first events, then the warm-up, then the timed bursts. */
+  pthread_barrier_wait(&barrier);
+  double t0 = now_s();
+  burst(w->kind, BURST);
+  w->first_secs = now_s() - t0;
+  for (int k = 0; k < WARM_BURSTS; k++) {
+    pause_ms(PAUSE_MS);
+    burst(w->kind, BURST);
+  }
+  uint64_t left = w->n;
+  for (uint32_t r = 0; r < rounds_of(w->n); r++) {
+    pause_ms(PAUSE_MS);
+    pthread_barrier_wait(&barrier);
+    uint64_t b = left < BURST ? left : BURST;
+    w->t_start[r] = now_s();
+    burst(w->kind, b);
+    w->t_end[r] = now_s();
+    left -= b;
+  }
+  w->emitted = w->n + (1 + WARM_BURSTS) * (uint64_t)BURST;
   return NULL;
 }
 
-static double run(enum kind kind, int nthreads, uint64_t n, double rate)
+static void run(enum kind kind, int nthreads, uint64_t n, double rate)
 {
-  struct worker w[2];
+  static struct worker w[2];
+  bool flat = kind == K_OFF || kind == K_PACED || kind == K_FLAT;
+  if (!flat && rounds_of(n) > MAX_ROUNDS) {
+    fprintf(stderr, "compare: at most %u events a run\n", MAX_ROUNDS * BURST);
+    exit(2);
+  }
   pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
   /* Several threads: thread i on CPU i, so that a run of a few tens of ms measures the tracer
    * rather than how long the scheduler takes to spread the threads over the CPUs. */
   int pin = nthreads > 1 && sysconf(_SC_NPROCESSORS_ONLN) >= nthreads;
   for (int i = 0; i < nthreads; i++) {
-    w[i] = (struct worker){.kind = kind, .cpu = pin ? i : -1, .n = n, .rate = rate};
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].kind = kind;
+    w[i].cpu = pin ? i : -1;
+    w[i].n = n;
+    w[i].rate = rate;
     if (pthread_create(&w[i].th, NULL, body, &w[i]) != 0) {
       fprintf(stderr, "compare: pthread_create failed\n");
       exit(1);
     }
   }
-  double t0 = 1e300, t1 = 0;
   uint64_t emitted = 0;
+  double first = 0;
   for (int i = 0; i < nthreads; i++) {
     pthread_join(w[i].th, NULL);
-    t0 = w[i].t_start < t0 ? w[i].t_start : t0;
-    t1 = w[i].t_end > t1 ? w[i].t_end : t1;
     emitted += w[i].emitted;
+    first = w[i].first_secs > first ? w[i].first_secs : first;
   }
   pthread_barrier_destroy(&barrier);
-  printf("tracer=%s\nsecs=%.9f\nemitted=%llu\n", CMP_TRACER, t1 - t0,
-         (unsigned long long)emitted);
-  return t1 - t0;
+  uint32_t rounds = flat ? 1 : rounds_of(n);
+  double secs = 0;
+  for (uint32_t r = 0; r < rounds; r++) {
+    double t0 = 1e300, t1 = 0;
+    for (int i = 0; i < nthreads; i++) {
+      t0 = w[i].t_start[r] < t0 ? w[i].t_start[r] : t0;
+      t1 = w[i].t_end[r] > t1 ? w[i].t_end[r] : t1;
+    }
+    secs += t1 - t0;
+  }
+  printf("tracer=%s\nsecs=%.9f\ntimed=%llu\nemitted=%llu\n", CMP_TRACER, secs,
+         (unsigned long long)(n * (uint64_t)nthreads), (unsigned long long)emitted);
+  if (!flat)
+    printf("first_secs=%.9f\nfirst=%u\n", first, BURST);
 }
 
 static void usage(const char *argv0)
@@ -234,13 +311,13 @@ int main(int argc, char **argv)
     /* The whole session, consumer's last pass and file close included. */
     double t0 = now_s();
     cmp_tracer_begin("two", buffer_kb, 1);
-    run(K_TWO, 1, n, 0);
+    run(K_FLAT, 1, n, 0);
     cmp_tracer_stop();
     printf("session_secs=%.9f\n", now_s() - t0);
     cmp_tracer_count("two", 0);
   } else if (!strcmp(wl, "report")) {
     cmp_tracer_begin("two", buffer_kb, 0);
-    run(K_TWO, 1, n, 0);
+    run(K_FLAT, 1, n, 0);
     cmp_tracer_stop();
     cmp_tracer_count("two", 1);
   } else if (!strcmp(wl, "instr")) {

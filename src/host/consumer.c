@@ -1472,6 +1472,7 @@ static void *consumer_main(void *arg)
     snap_serve(s);
     view_serve(s);
     pass_done();
+    fxt_slots_prewarm(s); /* a spare buffer warm for the next new thread */
     struct timespec to = {0, live_has_waiters() ? POLL_LIVE_NS : POLL_NS};
     syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &to, NULL, 0);
     /* Woken (a wake mark, a flush, a snapshot, a stop), or only the timer: nobody bumped wake

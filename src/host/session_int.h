@@ -51,9 +51,8 @@ struct slot_info {
   uint32_t poll_head;      /* the ring's head at the previous pass (consumer.c drain_live) */
   uint32_t poll_gen;       /* owner_gen whose ring poll_head is of */
   void *alt_stack;         /* the trigger's signal stack for the slot's owners (trigger.c) */
-  bool warm;               /* every page of the ring written once (fxt_slot_warm): by the
-                              slot's holder under the slot's ownership; false again with a new
-                              pool (fxt_slots_setup) */
+  uint32_t warm_pages;     /* pages of the ring written once from the process (slots.c
+                              fxt_slot_warm says who writes it); 0 with a new pool */
 };
 
 struct session {
@@ -143,6 +142,7 @@ void fxt_slots_sync(struct session *s);    /* no emission older than the call is
 
 /* slots.c */
 void fxt_slot_warm(struct session *s, uint32_t i);
+void fxt_slots_prewarm(struct session *s); /* the consumer, between passes */
 
 /* clock.c */
 int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);

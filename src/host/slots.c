@@ -8,6 +8,7 @@
 #include <fxtrace/fxt.h>
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -115,7 +116,7 @@ int fxt_slots_setup(struct session *s)
   for (uint32_t i = 0; i < nslots; i++) {
     atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
     s->info[i].announced_gen = s->info[i].owner_gen;
-    s->info[i].warm = false; /* a new pool (fxt_buffers_setup): fresh pages */
+    s->info[i].warm_pages = 0; /* a new pool (fxt_buffers_setup): fresh pages */
   }
   if (fxt_ingress_init(s->ingress, s->meta + s->sh->ingress_off + s->sh->ingress_ctl_bytes,
                        FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD),
@@ -187,24 +188,69 @@ static void sh_slot_own(struct session *s, uint32_t i, const struct fxt_tslot *t
 }
 
 /* Makes slot i's buffer cheap to write: once per slot and session (a recycled slot keeps its
- * pages), by whoever holds the slot (its new owner thread, before its first event is written).
- * The kernel's populate allocates the pages; then every page is also written once from this
- * address space. On a VM whose hypervisor maps a guest page for a process only at its first
- * access from it (shadow paging), a populated page still costs ~10 us at its first write: a
- * ring streamed once ran at 170-700 MB/s, rewritten at 10-28 GB/s (docs/performance.md).
- * Writing zeros is harmless: nothing reads a ring beyond what its producer committed. */
-void fxt_slot_warm(struct session *s, uint32_t i)
+ * pages). The kernel's populate allocates the pages; then every page is also written once from
+ * this address space. On a VM whose hypervisor maps a guest page for a process only at its
+ * first access from it (shadow paging), a populated page still costs ~10 us at its first
+ * write: a ring streamed once ran at 170-700 MB/s, rewritten at 10-28 GB/s
+ * (docs/performance.md). Writing zeros is harmless: nothing reads a ring beyond what its
+ * producer committed.
+ * Who writes info->warm_pages: the consumer while the slot is FREE, a chunk at a time under
+ * pool_lock (fxt_slots_prewarm); the slot's owner thread once it took the slot (LIVE, after
+ * take_slot read warm_pages under pool_lock). The FREE -> LIVE -> EXITED -> FREE transitions
+ * hand it over (pool_lock; EXITED's release, the consumer's acquire). */
+static void warm_pages(struct session *s, uint32_t i, uint32_t upto)
 {
   struct slot_info *info = &s->info[i];
-  if (info->warm)
-    return;
   unsigned char *storage = (unsigned char *)session_slot(s, i) + (s->stride - s->buffer_bytes);
+  uint32_t from = info->warm_pages;
+  if (from >= upto)
+    return;
 #ifdef MADV_POPULATE_WRITE
-  (void)madvise(storage, s->buffer_bytes, MADV_POPULATE_WRITE);
+  (void)madvise(storage + (size_t)from * 4096, (size_t)(upto - from) * 4096, MADV_POPULATE_WRITE);
 #endif
-  for (uint32_t off = 0; off < s->buffer_bytes; off += 4096)
-    ((volatile unsigned char *)storage)[off] = 0;
-  info->warm = true;
+  for (uint32_t p = from; p < upto; p++)
+    ((volatile unsigned char *)storage)[(size_t)p * 4096] = 0;
+  info->warm_pages = upto;
+}
+
+void fxt_slot_warm(struct session *s, uint32_t i)
+{
+  warm_pages(s, i, s->buffer_bytes / 4096);
+}
+
+/* The consumer, between passes: keeps one FREE slot warm ahead of the next thread that asks
+ * for one (attach takes the lowest free slot, so that one), so that a new thread's first event
+ * does not pay for the pages (up to ~20 ms for 4 MiB on such a VM). PREWARM_PAGES at a time
+ * under pool_lock: an attach waits at most that long, then finishes the slot itself. Stops
+ * early when a producer wakes the consumer (its buffer wants draining first); the next call goes
+ * on. Only for buffers up to PREWARM_MAX_BYTES (a spare warm buffer is memory the process
+ * holds). */
+#define PREWARM_PAGES 64u
+#define PREWARM_MAX_BYTES (16u << 20)
+void fxt_slots_prewarm(struct session *s)
+{
+  if (s->buffer_bytes > PREWARM_MAX_BYTES)
+    return;
+  uint32_t pages = s->buffer_bytes / 4096;
+  uint32_t wake = atomic_load_explicit(&s->wake, memory_order_relaxed);
+  for (bool more = true; more;) {
+    more = false;
+    pthread_mutex_lock(&s->pool_lock);
+    for (uint32_t i = 0; i < s->nslots; i++) {
+      if (atomic_load_explicit(&s->info[i].state, memory_order_relaxed) != SLOT_FREE)
+        continue;
+      struct slot_info *info = &s->info[i];
+      if (info->warm_pages < pages && fxt_buffers_reserve_slot(s, i) == 0) {
+        uint32_t upto = info->warm_pages + PREWARM_PAGES;
+        warm_pages(s, i, upto < pages ? upto : pages);
+        more = info->warm_pages < pages;
+      }
+      break; /* the lowest free slot only */
+    }
+    pthread_mutex_unlock(&s->pool_lock);
+    if (atomic_load_explicit(&s->wake, memory_order_relaxed) != wake)
+      break;
+  }
 }
 
 /* Sets up slot i for the calling thread. Under pool_lock. */
