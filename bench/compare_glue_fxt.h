@@ -60,7 +60,8 @@ static void cmp_force_rseq_path(void)
 {
   if (fxt_rseq_offset == 0)
     fxt_rseq_offset = __rseq_offset;
-  fxt_fast_cpu_at = fxt_rseq_offset + 4;
+  if (fxt_clock_is_tsc)
+    fxt_fast_cpu_at = fxt_rseq_offset + 4;
 }
 
 /* Stops the session (the consumer's last pass, the file closed). */

@@ -81,8 +81,9 @@ FXT_API extern uint32_t fxt_clock_is_tsc;
 /* glibc's rseq area offset from the thread pointer, or 0 when rseq is not registered. */
 FXT_API extern ptrdiff_t fxt_rseq_offset;
 /* Where the fast path reads the CPU, as an offset from the thread pointer: the rseq area's
- * cpu_id when rseq is registered (whatever the clock), else fxt_tls_no_cpu (which holds
- * FXT_CPU_NEVER: no event takes the fast path). Set before a session starts. */
+ * cpu_id when the trace clock is the TSC and rseq is registered, else fxt_tls_no_cpu (which
+ * holds FXT_CPU_NEVER: no event takes the fast path; the general path reads the CPU from rseq
+ * all the same, whatever the clock). Set before a session starts. */
 FXT_API extern ptrdiff_t fxt_fast_cpu_at;
 FXT_API extern _Thread_local const uint32_t fxt_tls_no_cpu __attribute__((tls_model("initial-exec")));
 
@@ -112,7 +113,7 @@ FXT_EXTERN_C_END
 /* cpu_fast when the next event must take the slow path: a value no CPU number and no rseq
  * cpu_id (-1 uninitialized, -2 registration failed) ever has. */
 #define FXT_CPU_SLOW 0xfffffff0u
-/* What fxt_fast_cpu_at reads when the fast path is off (no rseq): a value
+/* What fxt_fast_cpu_at reads when the fast path is off (no TSC clock or no rseq): a value
  * that is no cpu_fast, so every event takes the general path. */
 #define FXT_CPU_NEVER 0xfffffff1u
 
@@ -323,10 +324,16 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
 #endif
 }
 
-/* The timestamp on the fast path: the trace clock, whichever it is. */
+/* The timestamp on the fast path, which runs only where the trace clock is the TSC (see
+ * fxt_fast_cpu_at): a call to the CLOCK_MONOTONIC reader here would make every event save and
+ * restore five registers around it (71 instructions an event instead of 58). */
 static inline FXT_ALWAYS_INLINE uint64_t fxt_fast_ticks(void)
 {
+#if defined(__GNUC__) && defined(__x86_64__)
+  return __rdtsc();
+#else
   return fxt_ticks();
+#endif
 }
 
 /* Publishes the event (release pairs with the readers' acquire loads of head) and leaves

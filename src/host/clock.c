@@ -362,8 +362,14 @@ int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second)
   clock_reason = "no CPU counter on this architecture";
 #endif
   /* The same offset in every thread: initial-exec TLS and glibc's rseq area are both at fixed
-   * offsets from the thread pointer. The fast path reads the CPU there whatever the clock. */
-  fxt_fast_cpu_at = fxt_rseq_offset ? fxt_rseq_offset + 4 : tls_offset(&fxt_tls_no_cpu);
+   * offsets from the thread pointer. The fast path (fxtrace/emit.h) is for the TSC clock only;
+   * with the others every event takes the general path, which reads the CPU from rseq too. */
+#if defined(__x86_64__)
+  fxt_fast_cpu_at = fxt_clock_is_tsc && fxt_rseq_offset ? fxt_rseq_offset + 4
+                                                        : tls_offset(&fxt_tls_no_cpu);
+#else
+  fxt_fast_cpu_at = tls_offset(&fxt_tls_no_cpu);
+#endif
   return 0;
 }
 
