@@ -383,6 +383,15 @@ static int map_all(struct session *s, uint32_t nslots, bool file_backed)
   }
   void *pool = s->pool, *meta = s->meta;
   int rc = map_region(&pool, &s->pool_map_bytes, pool_bytes, s->pool_fd, true);
+#ifdef MADV_HUGEPAGE
+  /* Buffers of whole huge pages: transparent huge pages where the system gives them on
+   * request (anonymous memory: transparent_hugepage/enabled `madvise` or `always`; tmpfs files:
+   * shmem_enabled `advise`; refused quietly elsewhere). Fewer TLB misses over a 4 MiB ring, and
+   * on a VM with shadow paging a new thread's buffer is written in ~3 ms rather than ~20
+   * (anonymous buffers, docs/performance.md). */
+  if (rc == 0 && s->buffer_bytes >= (2u << 20))
+    (void)madvise(pool, pool_bytes, MADV_HUGEPAGE);
+#endif
   if (rc == 0)
     rc = map_region(&meta, &s->meta_map_bytes, meta_bytes, s->meta_fd, false);
   if (rc != 0) {
