@@ -73,6 +73,8 @@ struct fxtf_provider {
   uint64_t ticks_per_second;     /* 0: no initialization record */
   uint32_t nsyncs;
   struct fxtf_sync first_sync, last_sync;
+  const struct fxtf_sync *syncs; /* all nsyncs of them in file order, or NULL (readers that
+                                    keep only the first and last) */
   uint64_t events;
   /* The trace clock and why it was chosen (its kernel:meta `clock` record; "" without one:
    * files of older versions, converted kernel traces). Cut at the array sizes. */
@@ -192,9 +194,12 @@ uint32_t fxtf_name_ids(const struct fxtf_file *f);
 /* The (latest) description of name id in provider, or NULL. */
 const struct fxtf_desc *fxtf_desc_find(const struct fxtf_file *f, uint32_t provider, int64_t name);
 
-/* Ticks of provider p on CLOCK_MONOTONIC, in ns: linear through its first and last clock
- * syncs; with one, through it at the initialization record's rate; with none, ticks scaled by
- * the rate (or taken as ns without one). Saturates at 0 and UINT64_MAX. */
+/* Ticks of provider p on CLOCK_MONOTONIC, in ns: piecewise linear through its clock syncs
+ * (fxtrace writes one about once a second: the counter's drift against CLOCK_MONOTONIC is
+ * followed), the first and last segments extended beyond them; where the syncs are not in
+ * order, or p keeps only its first and last, linear through those two; with one, through it
+ * at the initialization record's rate; with none, ticks scaled by the rate (or taken as ns
+ * without one). Saturates at 0 and UINT64_MAX. */
 uint64_t fxtf_ticks_to_ns(const struct fxtf_provider *p, uint64_t ticks);
 
 /* Helpers shared with `fxtrace check`, which walks files with its own decoder. */

@@ -368,8 +368,16 @@ int fxtf_sort_entries(struct fxtf_file *f) {
 
 /* ---- clock mapping ------------------------------------------------------------------------ */
 
+/* True when syncs[0..n) go forward in ticks and do not go back in ns. */
+static bool syncs_in_order(const struct fxtf_sync *s, uint32_t n) {
+  for (uint32_t k = 1; k < n; k++)
+    if (s[k].ticks <= s[k - 1].ticks || s[k].monotonic_ns < s[k - 1].monotonic_ns)
+      return false;
+  return true;
+}
+
 struct fxtf_clockmap fxtf_clockmap_of(const struct fxtf_provider *p) {
-  struct fxtf_clockmap m = {0, 0, 1.0L};
+  struct fxtf_clockmap m = {0, 0, 1.0L, NULL, 0};
   if (p->ticks_per_second != 0)
     m.slope = 1e9L / (long double)p->ticks_per_second;
   if (p->nsyncs == 0)
@@ -379,13 +387,38 @@ struct fxtf_clockmap fxtf_clockmap_of(const struct fxtf_provider *p) {
   m.base_ns = a->monotonic_ns;
   if (p->nsyncs >= 2 && z->ticks > a->ticks && z->monotonic_ns >= a->monotonic_ns)
     m.slope = (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
+  if (p->syncs && p->nsyncs >= 3 && syncs_in_order(p->syncs, p->nsyncs)) {
+    m.syncs = p->syncs;
+    m.nsyncs = p->nsyncs;
+  }
   return m;
 }
 
+/* The segment [k, k + 1] of m's syncs that ticks falls in (the first or last beyond them). */
+static uint32_t sync_segment(const struct fxtf_clockmap *m, uint64_t ticks) {
+  uint32_t lo = 0, hi = m->nsyncs - 2; /* the answer is in [lo, hi] */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (m->syncs[mid].ticks <= ticks)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks) {
-  long double d = ticks >= m->base_ticks ? (long double)(ticks - m->base_ticks)
-                                         : -(long double)(m->base_ticks - ticks);
-  long double ns = (long double)m->base_ns + d * m->slope + 0.5L;
+  uint64_t base_ticks = m->base_ticks, base_ns = m->base_ns;
+  long double slope = m->slope;
+  if (m->nsyncs >= 3) {
+    const struct fxtf_sync *a = &m->syncs[sync_segment(m, ticks)], *z = a + 1;
+    base_ticks = a->ticks;
+    base_ns = a->monotonic_ns;
+    slope = (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
+  }
+  long double d = ticks >= base_ticks ? (long double)(ticks - base_ticks)
+                                      : -(long double)(base_ticks - ticks);
+  long double ns = (long double)base_ns + d * slope + 0.5L;
   if (!(ns >= 1.0L)) /* also NaN */
     return 0;
   if (ns >= 0x1p64L)

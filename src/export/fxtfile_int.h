@@ -16,10 +16,13 @@ struct fxtf_strslot {
   bool bound;
 };
 
-/* Mapping of ticks to ns: ns = base_ns + (ticks - base_ticks) * slope. */
+/* Mapping of ticks to ns: ns = base_ns + (ticks - base_ticks) * slope; or, with nsyncs >= 3
+ * (in order of ticks and of ns), piecewise through syncs[] (fxtf_ticks_to_ns). */
 struct fxtf_clockmap {
   uint64_t base_ticks, base_ns;
   long double slope;
+  const struct fxtf_sync *syncs;
+  uint32_t nsyncs;
 };
 
 struct fxtf_prov {
@@ -28,6 +31,8 @@ struct fxtf_prov {
   uint32_t nstrings; /* entries allocated: highest bound index + 1 at most 0x8000 */
   size_t first_entry;
   struct fxtf_clockmap map; /* set when the provider ends */
+  struct fxtf_sync *sync_arr; /* pub.syncs: every clock sync, sync_cap allocated */
+  uint32_t sync_cap;
 };
 
 /* The per-event index: 24 bytes, the only memory that grows with the number of events. */

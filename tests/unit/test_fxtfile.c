@@ -383,6 +383,47 @@ static void test_clock_mapping(void **state) {
   assert_int_equal(fxtf_ticks_to_ns(&p, 0), 0);
 }
 
+/* Clock syncs about once a second: ticks map piecewise through all of them (the counter's
+ * drift against CLOCK_MONOTONIC is followed), the first and last segments extended. */
+static void test_clock_mapping_piecewise(void **state) {
+  (void)state;
+  struct fxtf_sync syncs[3] = {
+      {0, 1000, 7000, 0}, /* 3 ticks per ns up to the next */
+      {0, 4000, 8000, 0}, /* 2 ticks per ns from here */
+      {0, 6000, 9000, 0},
+  };
+  struct fxtf_provider p;
+  memset(&p, 0, sizeof p);
+  p.ticks_per_second = 2000000000;
+  p.nsyncs = 3;
+  p.first_sync = syncs[0];
+  p.last_sync = syncs[2];
+  p.syncs = syncs;
+  assert_int_equal(fxtf_ticks_to_ns(&p, 1000), 7000);
+  assert_int_equal(fxtf_ticks_to_ns(&p, 2500), 7500); /* first segment */
+  assert_int_equal(fxtf_ticks_to_ns(&p, 4000), 8000);
+  assert_int_equal(fxtf_ticks_to_ns(&p, 5000), 8500); /* second segment */
+  assert_int_equal(fxtf_ticks_to_ns(&p, 7000), 9500); /* beyond: the last segment's rate */
+  assert_int_equal(fxtf_ticks_to_ns(&p, 0), 6667);    /* before: the first segment's */
+  /* Through the first and last only, the middle sync is 8000 - 7000 - 3000 * 2000 / 5000 =
+   * 200 ns off: what a reader of first and last alone would get. */
+  p.syncs = NULL;
+  assert_int_equal(fxtf_ticks_to_ns(&p, 4000), 8200);
+  /* Syncs out of order (a damaged or hand-made file): first and last only. */
+  syncs[1].ticks = 500;
+  p.syncs = syncs;
+  assert_int_equal(fxtf_ticks_to_ns(&p, 4000), 8200);
+  /* A loaded file keeps every sync of a provider. */
+  build_two_providers();
+  struct fxtf_file *f = load();
+  const struct fxtf_provider *a = fxtf_provider(f, 0);
+  assert_int_equal(a->nsyncs, 2);
+  assert_non_null(a->syncs);
+  assert_int_equal(a->syncs[0].ticks, T(0));
+  assert_int_equal(a->syncs[1].ticks, T(1000000));
+  fxtf_close(f);
+}
+
 /* Every event re-read by fxtf_event_at equals what the decoder read in file order. */
 static void test_reread_matches_decoder(void **state) {
   (void)state;
@@ -576,6 +617,7 @@ int main(void) {
       cmocka_unit_test(test_cpu_losses),
       cmocka_unit_test(test_name_counts),
       cmocka_unit_test(test_clock_mapping),
+      cmocka_unit_test(test_clock_mapping_piecewise),
       cmocka_unit_test(test_reread_matches_decoder),
       cmocka_unit_test(test_descriptions),
       cmocka_unit_test(test_errors),
