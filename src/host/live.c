@@ -83,6 +83,7 @@ struct cpu_ring {
   uint64_t read;    /* consumed by trace_pipe */
   uint64_t lost_pending; /* becomes the next entry's lost_before */
   uint64_t pipe_lost;    /* evicted since trace_pipe last read here: shown as LOST */
+  bool warm;             /* every page of buf written once (live_warm) */
 };
 
 struct desc_cache {
@@ -255,6 +256,25 @@ static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec
   r->payload += n;
   r->count++;
   r->events += h->nrec;
+}
+
+void live_warm(size_t budget)
+{
+  if (live_init() != 0)
+    return;
+  pthread_mutex_lock(&L.lock);
+  for (uint32_t i = 0; i < L.ncpus; i++) {
+    struct cpu_ring *r = &L.cpu[i];
+    if (r->warm || r->payload != 0)
+      continue; /* written already, or holding entries (nothing of them is to be touched) */
+    if (r->size > budget)
+      break;
+    for (size_t off = 0; off < r->size; off += 4096)
+      r->buf[off] = 0;
+    r->warm = true;
+    budget -= r->size;
+  }
+  pthread_mutex_unlock(&L.lock);
 }
 
 int live_init(void)
