@@ -53,6 +53,8 @@ struct slot_info {
   void *alt_stack;         /* the trigger's signal stack for the slot's owners (trigger.c) */
   uint32_t warm_pages;     /* pages of the ring written once from the process (slots.c
                               fxt_slot_warm says who writes it); 0 with a new pool */
+  uint32_t cons_warm;      /* pages of a live ring the consumer has touched (slots.c
+                              touch_live): set by take_slot, then the consumer's */
   bool reserved;           /* the slot's file pages allocated (fxt_buffers_reserve_slot);
                               under pool_lock; false with a new pool */
 };

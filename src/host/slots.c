@@ -117,6 +117,7 @@ int fxt_slots_setup(struct session *s)
     atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
     s->info[i].announced_gen = s->info[i].owner_gen;
     s->info[i].warm_pages = 0; /* a new pool (fxt_buffers_setup): fresh pages */
+    s->info[i].cons_warm = 0;
     s->info[i].reserved = false;
   }
   if (fxt_ingress_init(s->ingress, s->meta + s->sh->ingress_off + s->sh->ingress_ctl_bytes,
@@ -188,6 +189,9 @@ static void sh_slot_own(struct session *s, uint32_t i, const struct fxt_tslot *t
   atomic_store_explicit(&e->state, FXT_SH_SLOT_LIVE, memory_order_relaxed);
 }
 
+#define PREWARM_PAGES 64u              /* pages the consumer writes or touches at a time */
+#define PREWARM_MAX_BYTES (16u << 20) /* the largest buffer kept warm as a spare */
+
 /* Makes slot i's buffer cheap to write: once per slot and session (a recycled slot keeps its
  * pages). The kernel's populate allocates the pages; then every page is also written once from
  * this address space. On a VM whose hypervisor maps a guest page for a process only at its
@@ -196,9 +200,10 @@ static void sh_slot_own(struct session *s, uint32_t i, const struct fxt_tslot *t
  * (docs/performance.md). Writing zeros is harmless: nothing reads a ring beyond what its
  * producer committed.
  * Who writes info->warm_pages: the consumer while the slot is FREE, a chunk at a time under
- * pool_lock (fxt_slots_prewarm); the slot's owner thread once it took the slot (LIVE, after
- * take_slot read warm_pages under pool_lock). The FREE -> LIVE -> EXITED -> FREE transitions
- * hand it over (pool_lock; EXITED's release, the consumer's acquire). */
+ * pool_lock (fxt_slots_prewarm), and when it frees the slot; the slot's owner thread once it
+ * took the slot (LIVE, after take_slot read warm_pages under pool_lock). The FREE -> LIVE ->
+ * EXITED -> FREE transitions hand it over (pool_lock; EXITED's release, the consumer's
+ * acquire). */
 static void warm_pages(struct session *s, uint32_t i, uint32_t upto)
 {
   struct slot_info *info = &s->info[i];
@@ -214,27 +219,87 @@ static void warm_pages(struct session *s, uint32_t i, uint32_t upto)
   info->warm_pages = upto;
 }
 
+/* What a new owner writes itself before its first event: the whole of a buffer up to 4 MiB (the
+ * default), the first 4 MiB of a larger one (the consumer touches the rest, fxt_slots_prewarm:
+ * a 64 MiB buffer written at attach held a thread's first event ~0.3 s on such a VM). */
+#define SYNC_WARM_BYTES (4u << 20)
+static uint32_t sync_pages(const struct session *s)
+{
+  return (s->buffer_bytes < SYNC_WARM_BYTES ? s->buffer_bytes : SYNC_WARM_BYTES) / 4096;
+}
+
 void fxt_slot_warm(struct session *s, uint32_t i)
 {
-  warm_pages(s, i, s->buffer_bytes / 4096);
+  warm_pages(s, i, sync_pages(s));
+}
+
+/* Reads a byte of the page at p, for the hypervisor's mapping only: an asm load, so that it
+ * races with nothing in the C memory model while the producer writes the page (the value is
+ * dropped). Where this is not available the producer's own first lap pays. */
+static bool touch_page(const unsigned char *p)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+  __asm__ __volatile__("movb (%0), %%al" ::"r"(p) : "rax", "memory");
+  return true;
+#elif defined(__GNUC__) && defined(__aarch64__)
+  __asm__ __volatile__("ldrb w9, [%0]" ::"r"(p) : "x9", "memory");
+  return true;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
+/* The consumer, for a LIVE slot's pages past sync_pages: read once from the process, a chunk at
+ * a time, up to sync_pages ahead of its producer; a read maps a populated page for this address
+ * space as a write would (the page's first write then costs 0.03 us, not ~10). Returns true
+ * when pages are left to touch now. info->cons_warm is the consumer's while the slot is LIVE
+ * or EXITED (take_slot sets it before the release store of LIVE). */
+static bool touch_live(struct session *s, uint32_t i, uint32_t pages)
+{
+  struct slot_info *info = &s->info[i];
+  if (info->cons_warm >= pages)
+    return false;
+  /* Only ahead of the producer by what the owner wrote at attach: pages of a large buffer
+   * that is never filled are not touched. Once the ring went round, its producer wrote
+   * every page. (head: the producer's; relaxed, a position only.) */
+  uint32_t head = atomic_load_explicit(&session_slot(s, i)->w.ring.head, memory_order_relaxed);
+  if (head >= s->buffer_bytes) {
+    info->cons_warm = pages;
+    return false;
+  }
+  uint32_t want = head / 4096 + sync_pages(s);
+  want = want < pages ? want : pages;
+  if (info->cons_warm >= want)
+    return false;
+  unsigned char *storage = (unsigned char *)session_slot(s, i) + (s->stride - s->buffer_bytes);
+  uint32_t upto = info->cons_warm + PREWARM_PAGES < want ? info->cons_warm + PREWARM_PAGES
+                                                         : want;
+#ifdef MADV_POPULATE_WRITE
+  if (s->pool_fd < 0) /* anonymous: a read of a page never written would map the zero page */
+    (void)madvise(storage + (size_t)info->cons_warm * 4096,
+                  (size_t)(upto - info->cons_warm) * 4096, MADV_POPULATE_WRITE);
+#endif
+  for (uint32_t p = info->cons_warm; p < upto; p++)
+    if (!touch_page(storage + (size_t)p * 4096))
+      return false;
+  info->cons_warm = upto;
+  return upto < want;
 }
 
 /* The consumer, between passes: keeps one FREE slot warm ahead of the next thread that asks
  * for one (attach takes the lowest free slot, so that one), so that a new thread's first event
- * does not pay for the pages (up to ~20 ms for 4 MiB on such a VM). PREWARM_PAGES at a time
- * under pool_lock: an attach waits at most that long, then finishes the slot itself. Stops
- * early when a producer wakes the consumer (its buffer wants draining first); the next call goes
- * on. Only for buffers up to PREWARM_MAX_BYTES (a spare warm buffer is memory the process
- * holds). */
-#define PREWARM_PAGES 64u
-#define PREWARM_MAX_BYTES (16u << 20)
+ * does not pay for the pages (up to ~20 ms for 4 MiB on such a VM), and touches the pages of
+ * live buffers larger than what their owners wrote at attach (touch_live). PREWARM_PAGES at a
+ * time, under pool_lock for a FREE slot: an attach waits at most that long, then finishes the
+ * slot itself. Stops early when a producer wakes the consumer (its buffer wants draining
+ * first); the next call goes on. The spare slot only for buffers up to PREWARM_MAX_BYTES (a
+ * spare warm buffer is memory the process holds). */
 void fxt_slots_prewarm(struct session *s)
 {
-  if (s->buffer_bytes > PREWARM_MAX_BYTES)
-    return;
   uint32_t pages = s->buffer_bytes / 4096;
   uint32_t wake = atomic_load_explicit(&s->wake, memory_order_relaxed);
-  for (bool more = true; more;) {
+  for (bool more = s->buffer_bytes <= PREWARM_MAX_BYTES; more;) {
     more = false;
     pthread_mutex_lock(&s->pool_lock);
     for (uint32_t i = 0; i < s->nslots; i++) {
@@ -252,7 +317,17 @@ void fxt_slots_prewarm(struct session *s)
     }
     pthread_mutex_unlock(&s->pool_lock);
     if (atomic_load_explicit(&s->wake, memory_order_relaxed) != wake)
-      break;
+      return;
+  }
+  if (pages <= sync_pages(s))
+    return;
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    /* Acquire pairs with take_slot's release of LIVE: cons_warm was set before it. */
+    if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) != SLOT_LIVE)
+      continue;
+    while (touch_live(s, i, pages))
+      if (atomic_load_explicit(&s->wake, memory_order_relaxed) != wake)
+        return;
   }
 }
 
@@ -320,6 +395,8 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   atomic_store_explicit(&info->dropped_pub, 0, memory_order_relaxed);
   info->loss_total = info->loss_shown = 0;
   info->owner_gen++;
+  /* The consumer touches what the owner does not write itself (fxt_slots_prewarm). */
+  info->cons_warm = info->warm_pages > sync_pages(s) ? info->warm_pages : sync_pages(s);
   sh_slot_own(s, i, t);
   fxt_trigger_thread(info);
   /* Release: the consumer that sees LIVE sees the slot set up. */
@@ -405,6 +482,12 @@ struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth)
 void fxt_slot_free(struct session *s, uint32_t i)
 {
   pthread_mutex_lock(&s->pool_lock);
+  /* The owner is gone (EXITED, acquired by the consumer, the only caller): its writes of
+   * warm_pages happened before; what the consumer touched counts as warm for the next owner
+   * when it reaches the end (the owner wrote the pages before it). */
+  struct slot_info *info = &s->info[i];
+  if (info->cons_warm >= s->buffer_bytes / 4096 && info->warm_pages >= sync_pages(s))
+    info->warm_pages = s->buffer_bytes / 4096;
   atomic_store_explicit(&sh_slot(s, i)->state, FXT_SH_SLOT_FREE, memory_order_relaxed);
   atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->slot_freed_gen, 1, memory_order_relaxed);
@@ -477,6 +560,7 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
      * (the kept slot's are) and to write once again. */
     s->info[i].reserved = i == k;
     s->info[i].warm_pages = 0;
+    s->info[i].cons_warm = 0;
     if (i == k) {
       uint32_t flags = s->cfg.mode == FXT_MODE_OVERWRITE ? FXT_RING_OVERWRITE : FXT_RING_DISCARD;
       unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);

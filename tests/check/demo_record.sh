@@ -10,10 +10,10 @@ work=$3
 mkdir -p "$work"
 out="$work/demo.fxt"
 rm -f "$out"
-# Block mode (producers wait up to 5 s for the consumer): on a machine loaded by another test
-# suite the consumer may wait for a CPU longer than a discard-mode buffer lasts, and this test
-# is about the file, not about losses under load (stress_session and bench/compare are).
-"$fxtrace" record -e 'demo:*,printk:*' -m block:5000 -o "$out" -- "$demo" --duration 0.5 \
+# 64 MiB buffers, which hold all the demo writes: on a machine loaded by another test suite
+# the consumer may wait for a CPU longer than a default buffer lasts, and this test is about
+# the file, not about losses under load (stress_session and bench/compare are).
+"$fxtrace" record -e 'demo:*,printk:*' -b 65536 -o "$out" -- "$demo" --duration 0.5 \
   >"$work/record.log" 2>&1 ||
   { cat "$work/record.log"; echo "FAIL: fxtrace record exited non-zero"; exit 1; }
 cat "$work/record.log"
@@ -30,7 +30,9 @@ done
 bad=$(grep -cvE '^ {0,15}[^ ].{0,15}-[0-9]+ *\[[0-9]{3}\] \.{5} +[0-9]+\.[0-9]{6}: [^:]+: ' \
         "$work/report.txt" || true)
 lines=$(wc -l <"$work/report.txt")
-[ "$lines" -gt 1000 ] || { echo "FAIL: only $lines report lines"; exit 1; }
+# At least 100: the demo runs for a time, not a count, and under TSan on a loaded machine half
+# a second gave 107-955 events (it gives thousands alone).
+[ "$lines" -gt 100 ] || { echo "FAIL: only $lines report lines"; exit 1; }
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad report lines do not have the ftrace layout"; \
   grep -vE '^ {0,15}[^ ].{0,15}-[0-9]+ *\[[0-9]{3}\] \.{5} +[0-9]+\.[0-9]{6}: [^:]+: ' \
     "$work/report.txt" | head -5; exit 1; }
