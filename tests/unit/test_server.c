@@ -31,9 +31,11 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../fxtcount.h"
+#include "host/control.h"
 #include "host/server.h"
 
 FXT_TRACEPOINT(tsrv, seq, "seq=%llu", (u64, seq));
@@ -303,7 +305,101 @@ static void every_op(void **state)
   assert_int_equal(busy, 80 - 63);
   for (int i = 0; i < nmany; i++)
     close(many[i]);
+
   close(fd);
+}
+
+/* ---- clients that hang back ------------------------------------------------------------- */
+
+static uint64_t mono_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Issue 13 (7): in block mode, with every producer waiting for room (the consumer blocked
+ * writing into a FIFO nobody reads), replacing a filter does not wait for them. */
+static _Atomic bool block_stop;
+static _Atomic pid_t block_tid;
+
+static void *block_emitter(void *arg)
+{
+  (void)arg;
+  atomic_store(&block_tid, gettid());
+  for (uint64_t i = 0; !atomic_load(&block_stop); i++)
+    FXT_TRACE(tsrv, seq, i);
+  return NULL;
+}
+
+static void *drain_fifo(void *arg)
+{
+  int fd = *(int *)arg;
+  char b[65536];
+  struct pollfd pf = {fd, POLLIN, 0};
+  while (poll(&pf, 1, -1) == 1) { /* until the writer closes it */
+    ssize_t n = read(fd, b, sizeof(b));
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+      break;
+  }
+  return NULL;
+}
+
+static void filter_write_does_not_wait_for_blocked_producers(void **state)
+{
+  (void)state;
+  snprintf(g_out, sizeof(g_out), "/tmp/fxtrace-test-server-%d.out", (int)getpid());
+  unlink(g_out);
+  assert_int_equal(mkfifo(g_out, 0600), 0);
+  int rd = open(g_out, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* read only at the end */
+  assert_true(rd >= 0);
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "tsrv:seq",
+                                   .output = g_out, .buffer_kb = 64,
+                                   .mode = FXT_MODE_BLOCK, .block_timeout_ms = 600000};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  assert_int_equal(fxt_server_start(), 0);
+  assert_true(fxt_server_running(g_sock, sizeof(g_sock)));
+  atomic_store(&block_stop, false);
+  atomic_store(&block_tid, 0);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, block_emitter, NULL), 0);
+  /* Until its buffer is full (the pipe filled first): it waits in the reserve. */
+  struct fxt_thread_stats ts;
+  for (;;) {
+    pid_t tid = atomic_load(&block_tid);
+    if (tid && fxt_control_thread_stats(tid, &ts) == 0 && ts.bytes + 256 > 64 * 1024)
+      break;
+    sched_yield();
+  }
+  int fd = connect_to(g_sock);
+  assert_true(fd >= 0);
+  char buf[512];
+  uint64_t t0 = mono_ms();
+  assert_int_equal(call(fd, FXT_CTL_WRITE, FXT_CTL_F_TRUNC, "events/tsrv/seq/filter",
+                        "seq > 0", buf, sizeof(buf)),
+                   0);
+  assert_int_equal(call(fd, FXT_CTL_WRITE, FXT_CTL_F_TRUNC, "events/tsrv/seq/filter",
+                        "seq > 1", buf, sizeof(buf)),
+                   0); /* replaces the first: the old program is freed after a sync */
+  assert_int_equal(call(fd, FXT_CTL_WRITE, FXT_CTL_F_TRUNC, "events/tsrv/seq/filter", "0",
+                        buf, sizeof(buf)),
+                   0);
+  print_message("3 filter writes with the producer blocked: %llu ms\n",
+                (unsigned long long)(mono_ms() - t0));
+  assert_int_equal(call(fd, FXT_CTL_READ, 0, "events/tsrv/seq/filter", NULL, buf,
+                        sizeof(buf)),
+                   0);
+  assert_string_equal(buf, "none\n");
+  close(fd);
+  /* The end: the pipe is read, the producer gets room and stops, the session stops. */
+  atomic_store(&block_stop, true);
+  pthread_t d;
+  assert_int_equal(pthread_create(&d, NULL, drain_fifo, &rd), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  fxt_server_stop();
+  assert_int_equal(fxt_session_stop(), 0);
+  assert_int_equal(pthread_join(d, NULL), 0);
+  close(rd);
 }
 
 /* ---- another uid ---------------------------------------------------------------------------- */
@@ -684,6 +780,8 @@ int main(int argc, char **argv)
     return child_connect(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(every_op, setup, teardown),
+      cmocka_unit_test_setup_teardown(filter_write_does_not_wait_for_blocked_producers, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(another_uid_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(garbage_leaves_tracing_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(runtime_dir_must_be_private, setup, teardown),
