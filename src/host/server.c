@@ -153,7 +153,8 @@ static bool handle(struct client *c, const struct fxt_ctl_request *req)
   struct fxt_tbuf t;
   fxt_tbuf_init(&t);
   int rc = fxt_srv_answer(req, path, &t);
-  bool ok = !t.oom && (rc < 0 ? reply_error(c, rc, NULL) : reply(c, t.data ? t.data : "", t.len));
+  /* A failed op may say why in t (server_ops.c): that is the error frame's message. */
+  bool ok = !t.oom && (rc < 0 ? frame(c, rc, t.data, t.len) : reply(c, t.data ? t.data : "", t.len));
   fxt_tbuf_free(&t);
   return ok;
 }

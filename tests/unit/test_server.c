@@ -165,6 +165,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
   (void)state;
+  unsetenv("FXTRACE_CTL_TIMEOUT_MS");
   fxt_server_stop();
   fxt_session_stop();
   unlink(g_out);
@@ -316,6 +317,58 @@ static uint64_t mono_ms(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Issue 13 (5): a snapshot to a FIFO (with or without a reader), a socket or a directory is
+ * refused at once with the reason; the server and the session go on, and a snapshot to a
+ * regular file is written. */
+static void snapshot_only_to_a_regular_file(void **state)
+{
+  (void)state;
+  /* A flight recorder: its buffers keep what a snapshot writes. */
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "tsrv:seq",
+                                   .output = "", .buffer_kb = 64, .mode = FXT_MODE_OVERWRITE};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  assert_int_equal(fxt_server_start(), 0);
+  assert_true(fxt_server_running(g_sock, sizeof(g_sock)));
+  char fifo[160], file[160], buf[512];
+  snprintf(fifo, sizeof(fifo), "/tmp/fxtrace-test-server-%d.fifo", (int)getpid());
+  snprintf(file, sizeof(file), "/dev/shm/fxtrace-test-server-%d.snap.fxt", (int)getpid());
+  unlink(fifo);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  int fd = connect_to(g_sock);
+  assert_true(fd >= 0);
+  assert_int_equal(call(fd, FXT_CTL_SNAPSHOT, 0, fifo, NULL, buf, sizeof(buf)), FXT_EINVAL);
+  if (!strstr(buf, "not a regular file (a FIFO)"))
+    fail_msg("no reason: '%s'", buf);
+  int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a reader that never reads */
+  assert_true(rd >= 0);
+  assert_int_equal(call(fd, FXT_CTL_SNAPSHOT, 0, fifo, NULL, buf, sizeof(buf)), FXT_EINVAL);
+  assert_non_null(strstr(buf, "not a regular file (a FIFO)"));
+  char nothing[1];
+  assert_int_equal(read(rd, nothing, 1), 0); /* nothing was written to it */
+  close(rd);
+  assert_int_equal(call(fd, FXT_CTL_SNAPSHOT, 0, g_dir, NULL, buf, sizeof(buf)) < 0, 1);
+  assert_int_equal(call(fd, FXT_CTL_SNAPSHOT, 0, g_sock, NULL, buf, sizeof(buf)), FXT_EINVAL);
+  assert_non_null(strstr(buf, "not a regular file (a socket)"));
+  assert_int_equal(fxt_snapshot(fifo), FXT_EINVAL); /* the API as the server */
+  unlink(fifo);
+  for (uint64_t i = 0; i < 100; i++)
+    FXT_TRACE(tsrv, seq, i);
+  assert_int_equal(call(fd, FXT_CTL_SNAPSHOT, 0, file, NULL, buf, sizeof(buf)), 0);
+  char want[200];
+  snprintf(want, sizeof(want), "snapshot %s\n", file);
+  assert_string_equal(buf, want);
+  struct fxtcount *c = malloc(sizeof(*c));
+  assert_non_null(c);
+  if (fxtcount_file(file, "seq", c) != 0)
+    fail_msg("decoding %s: %s", file, c->err);
+  assert_int_equal(c->nthreads, 1);
+  assert_int_equal(c->t[0].events, 100);
+  free(c);
+  unlink(file);
+  assert_int_equal(call(fd, FXT_CTL_READ, 0, "tracing_on", NULL, buf, sizeof(buf)), 0);
+  close(fd);
 }
 
 /* Issue 13 (7): in block mode, with every producer waiting for room (the consumer blocked
@@ -780,6 +833,7 @@ int main(int argc, char **argv)
     return child_connect(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(every_op, setup, teardown),
+      cmocka_unit_test_setup_teardown(snapshot_only_to_a_regular_file, setup, teardown),
       cmocka_unit_test_setup_teardown(filter_write_does_not_wait_for_blocked_producers, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(another_uid_is_refused, setup, teardown),
