@@ -113,6 +113,11 @@ int ctl_send(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,
       off += k;
   }
   free(req);
+  /* EPIPE with bytes to read: the server refused the connection and said why in an error
+   * frame before it hung up ("too many clients ..."): the reply is that frame. */
+  struct pollfd p = {c->fd, POLLIN, 0};
+  if (rc == -EPIPE && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+    rc = 0;
   return rc;
 }
 
@@ -210,7 +215,7 @@ int ctl_call(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,
     rc = ctl_frame(c, &st, &data, &dl, c->timeout_ms);
     if (rc <= 0) {
       free(text);
-      return rc == 0 ? -EPIPE : rc;
+      return rc == 0 || rc == -ECONNRESET ? -EPIPE : rc;
     }
     char *t = realloc(text, len + dl + 1);
     if (!t) {

@@ -229,8 +229,9 @@ int cmd_ps(int argc, char **argv)
       printf("%7ld %-16s %-8s %6s %s\n", pids[i], comm, session, events,
              output[0] ? output : "-");
     } else {
-      fprintf(stderr, "fxtrace ps: process %ld: %s\n", pids[i],
-              rc == -ETIMEDOUT ? "no reply (stopped?)" : strerror(-rc));
+      fprintf(stderr, "fxtrace ps: process %ld: %s%s%s\n", pids[i],
+              rc == -ETIMEDOUT ? "no reply (stopped?)" : strerror(-rc), c.msg[0] ? ": " : "",
+              c.msg);
     }
     free(info);
     ctl_close(&c);
