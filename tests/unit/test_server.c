@@ -1,12 +1,17 @@
 /* test_server - live control (src/host/server.h) against the real server thread: every op;
- * requests that come together; the client cap; another uid is refused (by the socket's mode,
- * and by SO_PEERCRED when the mode would let it in); 10,000 garbage requests while a thread
- * emits sequence-numbered events leave tracing on and every event accounted for; a runtime
- * directory that is not private (mode 0777, another owner, a symlink) gets no socket, a clear
- * message, and tracing goes on.
+ * requests that come together; clients that hang back (issue 13: quiet connections give their
+ * place to new ones and time out, stalled requests and replies are dropped, the client cap
+ * holds only against busy connections, `trace` replies not read are capped, snapshots go to
+ * regular files only, a filter write does not wait for producers blocked on a full buffer);
+ * another uid is refused (by the socket's mode, and by SO_PEERCRED when the mode would let it
+ * in); 10,000 garbage requests while a thread emits sequence-numbered events leave tracing on
+ * and every event accounted for; a runtime directory that is not private (mode 0777, another
+ * owner, a symlink) gets no socket, a clear message, and tracing goes on.
  *
  * The server is started with fxt_server_start() after the session (idempotent once the
- * session starts it itself). Each run uses a runtime directory of its own (FXTRACE_DIR).
+ * session starts it itself). Each run uses a runtime directory of its own (FXTRACE_DIR);
+ * deadlines are made short with FXTRACE_CTL_TIMEOUT_MS (read when the server starts). Waits
+ * are on events (a hang-up, a reply), never on time.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
