@@ -608,6 +608,9 @@ static void filter_write_does_not_wait_for_blocked_producers(void **state)
       break;
     sched_yield();
   }
+  /* Before the fix the server thread waited in the sync for as long as the producer is
+   * blocked (here 600 s): a failed reply wait then hangs in the teardown's join. */
+  alarm(120);
   int fd = connect_to(g_sock);
   assert_true(fd >= 0);
   char buf[512];
@@ -637,6 +640,7 @@ static void filter_write_does_not_wait_for_blocked_producers(void **state)
   assert_int_equal(fxt_session_stop(), 0);
   assert_int_equal(pthread_join(d, NULL), 0);
   close(rd);
+  alarm(0);
 }
 
 /* ---- another uid ---------------------------------------------------------------------------- */
