@@ -381,6 +381,20 @@ static uint64_t due(const struct client *c)
   return d;
 }
 
+/* Before c is dropped: when it stalled half-way through a request (nothing else queued,
+ * no error already said), one last frame says so, best effort. Quiet connections and replies
+ * not taken get none (a reply would be read as the answer to the next request). */
+static void stalled_request(struct client *c)
+{
+  if (c->closing || c->in_len == 0 || c->out.off < c->out.len || now_ms() < c->deadline)
+    return;
+  char msg[96];
+  snprintf(msg, sizeof(msg), "request incomplete for %llu ms: connection closed",
+           (unsigned long long)S.stall_ms);
+  if (reply_error(c, -ETIMEDOUT, msg))
+    (void)flush(c);
+}
+
 static uint64_t grace_ms(void)
 {
   return S.stall_ms < GRACE_MAX_MS ? S.stall_ms : GRACE_MAX_MS;
@@ -507,8 +521,10 @@ static void *server_main(void *arg)
         ok = false;
       if (ok)
         settle(c, now);
-      if (ok && due(c) && now >= due(c))
+      if (ok && due(c) && now >= due(c)) {
         ok = false; /* a request or a reply stalled, or quiet for idle_ms */
+        stalled_request(c);
+      }
       if (!ok)
         drop(c);
     }

@@ -51,8 +51,8 @@
  *
  * Deadlines. No client holds the server, a connection or memory for long. With T =
  * FXT_CTL_STALL_MS ($FXTRACE_CTL_TIMEOUT_MS, 1..3600000, when set at start): a request that
- * stalls half-way for T, or a reply (an error frame included) of which nothing is taken for
- * T, drops the connection; a connection that is quiet (nothing asked, nothing to send; or a
+ * stalls half-way for T (after a last frame -ETIMEDOUT "request incomplete ..."), or a reply
+ * (an error frame included) of which nothing is taken for T, drops the connection; a connection that is quiet (nothing asked, nothing to send; or a
  * trace_pipe stream whose reader takes nothing) for 6 T is closed; and when all
  * FXT_CTL_MAX_CLIENTS connections are taken, a new one takes the place of the one quiet the
  * longest (closed without a word, as an idle timeout: a client reconnects) if that one has
