@@ -133,7 +133,9 @@ FXT_API const char *fxt_session_buffers(void);
 /* Writes a snapshot of the running session to path (created or truncated): a complete FXT
  * file with every thread's records now in its buffer (a contiguous run of its newest records
  * each, never a torn one), while tracing goes on. The consumer thread writes it; this waits
- * for it (at most 10 s). Returns 0, FXT_EINVAL (no path), FXT_ENOENT (no session), FXT_EBUSY
+ * for it (at most 10 s). Only a regular file is written (the open never waits: a FIFO, a
+ * socket or a device could block the writer). Returns 0, FXT_EINVAL (no path, or path is not
+ * a regular file), FXT_ENOENT (no session), FXT_EBUSY
  * (another snapshot is being written), FXT_EAGAIN (timed out: the file may still be written),
  * or a negative errno of open or write. */
 FXT_API int fxt_snapshot(const char *path);

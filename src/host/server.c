@@ -7,6 +7,12 @@
  * reader consumes nothing and blocks no one. While some stream waits for lines the loop wakes
  * every PIPE_TICK_MS to look (the live view signals a condition variable, not a descriptor).
  *
+ * No client can hold a slot or memory for long (server.h "Deadlines"): a request half-way, a
+ * reply nobody takes, or a connection quiet for the idle time is closed; when the table is
+ * full a new client takes the slot of the connection quiet the longest; and READs of `trace`
+ * are refused while the text held for replies not yet sent passes HELD_MAX (a snapshot is
+ * formatted whole at open: 64 clients that never read would otherwise hold 64 of them).
+ *
  * Locks: `life` serializes start, stop and fork; `work` is held by the server thread while it
  * is inside the tree (everything but poll), so fork (fxt_server_fork_prepare) can wait until
  * no tracefs lock is held by this thread. Order: life -> work -> the tree's own locks. The
@@ -18,6 +24,7 @@
 #include <fxtrace/errors.h>
 #include <fxtrace/session.h>
 #include <fxtrace/tracefs.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,10 +43,14 @@
 #include "../export/text.h"
 #include "server.h"
 
-#define MAX_CLIENTS 64
+#define MAX_CLIENTS FXT_CTL_MAX_CLIENTS
 #define PIPE_TICK_MS 20
 #define ACCEPT_BACKOFF_MS 100 /* out of descriptors: leave pending connections for a while */
 #define IN_START 256
+#define IDLE_FACTOR 6         /* quiet connections close after this many stall times */
+#define HELD_MAX (32u << 20) /* text of open READ files: past it, `trace` is refused */
+#define GRACE_MAX_MS 1000    /* a new connection is not taken over before this (or stall_ms) */
+#define TRIM_MIN (1u << 20)  /* releasing this much text returns the heap's free pages */
 
 struct outbuf {
   unsigned char *data;
@@ -56,7 +67,12 @@ struct client {
   unsigned char *carry;     /* PIPE: the start of a line, sent with the next frame */
   size_t carry_len;
   bool closing;             /* an error frame went out: close once it is sent */
-  uint64_t deadline;        /* ms (CLOCK_MONOTONIC): drop a stalled request; 0 = none */
+  size_t held;              /* file's text counted in S.held */
+  /* Times in ms (CLOCK_MONOTONIC), 0 = none. */
+  uint64_t deadline;        /* a request half-way, or an error frame not taken: drop at */
+  uint64_t out_deadline;    /* reply bytes queued: drop unless some are taken by then */
+  uint64_t quiet_since;     /* nothing asked nor open (or a stream not taken) since */
+  uint64_t quiet_order;     /* S.quiet_count when it became quiet: who was first */
 };
 
 static struct {
@@ -71,6 +87,9 @@ static struct {
   struct client clients[MAX_CLIENTS];
   int nclients;
   uint64_t accept_pause_until;
+  uint64_t stall_ms, idle_ms; /* deadlines (server.h), set at start */
+  size_t held;                /* sum of the clients' held */
+  uint64_t quiet_count;       /* clients that became quiet so far */
   /* The program closed our descriptors (a daemon closing them all): stop serving, and close
    * or write none of them again (the numbers may be the program's files by now). */
   _Atomic bool lost;
@@ -141,30 +160,56 @@ static bool handle(struct client *c, const struct fxt_ctl_request *req)
   memcpy(path, req->path, req->path_len);
   path[req->path_len] = 0;
   if (req->op == FXT_CTL_READ || req->op == FXT_CTL_PIPE) {
+    /* `trace` is the live view, formatted whole at open (the other files are small): while
+     * replies not yet taken hold HELD_MAX, no more of it (one is made whatever its size). */
+    if (S.held >= HELD_MAX && fxt_fs_is_view(path)) {
+      char msg[200];
+      snprintf(msg, sizeof(msg), "%zu MiB of earlier replies are not yet taken by their "
+               "readers (at most %u MiB): try again", S.held >> 20, HELD_MAX >> 20);
+      return reply_error(c, FXT_EBUSY, msg);
+    }
     /* Non-blocking always: the loop must never wait inside the tree. */
     int rc = fxt_fs_open(path, FXT_FS_READ | FXT_FS_NONBLOCK, &c->file);
     if (rc != 0) {
       c->file = NULL;
       return reply_error(c, rc, NULL);
     }
+    c->held = fxt_fs_held_bytes(c->file);
+    S.held += c->held;
     c->stream = req->op == FXT_CTL_PIPE;
     return true;
   }
   struct fxt_tbuf t;
   fxt_tbuf_init(&t);
   int rc = fxt_srv_answer(req, path, &t);
-  bool ok = !t.oom && (rc < 0 ? reply_error(c, rc, NULL) : reply(c, t.data ? t.data : "", t.len));
+  /* A failed op may say why in t (server_ops.c): that is the error frame's message. */
+  bool ok = !t.oom && (rc < 0 ? frame(c, rc, t.data, t.len)
+                              : reply(c, t.data ? t.data : "", t.len));
   fxt_tbuf_free(&t);
   return ok;
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
 
+/* Closes c's file and gives back what its text counted in S.held (and, after a large one,
+ * the heap's free pages to the system: glibc keeps them otherwise). */
+static void close_file(struct client *c)
+{
+  fxt_fs_close(c->file);
+  c->file = NULL;
+  S.held -= c->held;
+#ifdef __GLIBC__
+  if (c->held >= TRIM_MIN)
+    malloc_trim(0);
+#endif
+  c->held = 0;
+}
+
 static void drop(struct client *c)
 {
   if (c->fd >= 0)
     close(c->fd);
-  fxt_fs_close(c->file);
+  close_file(c);
   free(c->carry);
   free(c->in);
   free(c->out.data);
@@ -183,6 +228,7 @@ static bool flush(struct client *c)
     if (n < 0)
       return errno == EAGAIN || errno == EWOULDBLOCK;
     c->out.off += (size_t)n;
+    c->out_deadline = c->quiet_since = 0; /* taken: the clocks start again (settle) */
   }
   c->out.off = c->out.len = 0;
   return true;
@@ -215,7 +261,7 @@ static bool receive(struct client *c)
     return false;
   if (n > 0) {
     if (c->in_len == 0)
-      c->deadline = now_ms() + FXT_CTL_STALL_MS;
+      c->deadline = now_ms() + S.stall_ms;
     c->in_len += (size_t)n;
   }
   return true;
@@ -265,8 +311,7 @@ static bool advance(struct client *c)
         return false;
       if (n == FXT_EAGAIN && c->stream)
         return true; /* trace_pipe is empty: the tick looks again */
-      fxt_fs_close(c->file);
-      c->file = NULL;
+      close_file(c);
       c->carry_len = 0;
       if (!(n < 0 && n != FXT_EAGAIN ? reply_error(c, (int)n, NULL) : reply(c, "", 0)))
         return false;
@@ -280,13 +325,13 @@ static bool advance(struct client *c)
       return true;
     if (rc < 0) { /* a malformed frame cannot be skipped: say why, then hang up */
       c->closing = true;
-      c->deadline = now_ms() + FXT_CTL_STALL_MS;
+      c->deadline = now_ms() + S.stall_ms;
       return reply_error(c, rc, err);
     }
     bool ok = handle(c, &req);
     memmove(c->in, c->in + used, c->in_len - used);
     c->in_len -= used;
-    c->deadline = c->in_len ? now_ms() + FXT_CTL_STALL_MS : 0;
+    c->deadline = c->in_len ? now_ms() + S.stall_ms : 0;
     if (!ok)
       return false;
   }
@@ -301,6 +346,77 @@ static bool ready(const struct client *c)
   if (c->file)
     return !c->stream;
   return !c->closing && fxt_ctl_parse(c->in, c->in_len, &req, &used, NULL, 0) != 0;
+}
+
+/* After c was served: starts or stops its clocks. A reply is queued: the client must take
+ * some of it within stall_ms (a stream's reader may pause longer: it is quiet instead, and
+ * holds one chunk). Quiet: connected with nothing asked, nothing open, nothing to send; or a
+ * stream whose reader does not take its lines. */
+static void settle(struct client *c, uint64_t now)
+{
+  bool pending = c->out.off < c->out.len, stream = c->file && c->stream;
+  if (!pending || stream)
+    c->out_deadline = 0;
+  else if (!c->out_deadline)
+    c->out_deadline = now + S.stall_ms;
+  bool quiet = (!c->file && !c->closing && c->in_len == 0 && !pending) ||
+               (stream && pending);
+  if (!quiet) {
+    c->quiet_since = 0;
+  } else if (!c->quiet_since) {
+    c->quiet_since = now;
+    c->quiet_order = ++S.quiet_count;
+  }
+}
+
+/* When c is to be dropped (the earliest of its clocks), 0 for never. */
+static uint64_t due(const struct client *c)
+{
+  uint64_t idle = c->quiet_since ? c->quiet_since + S.idle_ms : 0;
+  uint64_t t[3] = {c->deadline, c->out_deadline, idle};
+  uint64_t d = 0;
+  for (int i = 0; i < 3; i++)
+    if (t[i] && (!d || t[i] < d))
+      d = t[i];
+  return d;
+}
+
+/* Before c is dropped: when it stalled half-way through a request (nothing else queued,
+ * no error already said), one last frame says so, best effort. Quiet connections and replies
+ * not taken get none (a reply would be read as the answer to the next request). */
+static void stalled_request(struct client *c)
+{
+  if (c->closing || c->in_len == 0 || c->out.off < c->out.len || now_ms() < c->deadline)
+    return;
+  char msg[96];
+  snprintf(msg, sizeof(msg), "request incomplete for %llu ms: connection closed",
+           (unsigned long long)S.stall_ms);
+  if (reply_error(c, -ETIMEDOUT, msg))
+    (void)flush(c);
+}
+
+static uint64_t grace_ms(void)
+{
+  return S.stall_ms < GRACE_MAX_MS ? S.stall_ms : GRACE_MAX_MS;
+}
+
+/* The client quiet the longest, or NULL: a new client takes its place when the table is full,
+ * so quiet connections never keep a new one out for long. Not one quiet for less than the
+ * grace (min(stall_ms, GRACE_MAX_MS)): a client just accepted that did not send its request
+ * yet, or whose request is in its socket, not yet read (a burst of connections). */
+static struct client *quietest(void)
+{
+  struct client *q = NULL;
+  uint64_t now = now_ms(), grace = grace_ms();
+  for (int i = 0; i < S.nclients; i++) {
+    struct client *c = &S.clients[i];
+    char b;
+    if (c->fd >= 0 && c->quiet_since && now >= c->quiet_since + grace &&
+        (!q || c->quiet_order < q->quiet_order) &&
+        !(recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0))
+      q = c;
+  }
+  return q;
 }
 
 static void accept_clients(void)
@@ -321,20 +437,27 @@ static void accept_clients(void)
       close(fd); /* not our user: no reply at all */
       continue;
     }
-    if (S.nclients == MAX_CLIENTS) {
-      unsigned char h[FXT_CTL_REPLY_HEADER + 32];
-      static const char msg[] = "too many clients";
-      fxt_ctl_reply_header(h, FXT_EBUSY, sizeof(msg) - 1);
-      memcpy(h + FXT_CTL_REPLY_HEADER, msg, sizeof(msg) - 1);
-      ssize_t sent = send(fd, h, FXT_CTL_REPLY_HEADER + sizeof(msg) - 1,
-                          MSG_NOSIGNAL | MSG_DONTWAIT);
+    /* (Entries past nclients are stale copies left by compaction: overwritten, not freed.) */
+    struct client *c = NULL;
+    if (S.nclients < MAX_CLIENTS)
+      c = &S.clients[S.nclients++];
+    else if ((c = quietest()) != NULL)
+      drop(c); /* quiet the longest: it hangs up; a client that asks again reconnects */
+    if (!c) {
+      unsigned char h[FXT_CTL_REPLY_HEADER + 200];
+      int n = snprintf((char *)h + FXT_CTL_REPLY_HEADER, sizeof(h) - FXT_CTL_REPLY_HEADER,
+                       "too many clients: all %d connections have a request, a reply or a "
+                       "trace_pipe stream in progress, or are new (quiet for less than %llu "
+                       "ms)", MAX_CLIENTS, (unsigned long long)grace_ms());
+      fxt_ctl_reply_header(h, FXT_EBUSY, (uint32_t)n);
+      ssize_t sent = send(fd, h, FXT_CTL_REPLY_HEADER + (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
       (void)sent; /* best effort */
       close(fd);
       continue;
     }
-    struct client *c = &S.clients[S.nclients++];
     memset(c, 0, sizeof(*c));
     c->fd = fd;
+    settle(c, now_ms());
   }
 }
 
@@ -360,8 +483,9 @@ static void *server_main(void *arg)
         timeout = 0; /* a READ to go on with, or requests that came in together */
       else if (c->file && (timeout < 0 || timeout > PIPE_TICK_MS))
         timeout = PIPE_TICK_MS;
-      if (c->deadline) {
-        int left = c->deadline > now ? (int)(c->deadline - now) : 0;
+      uint64_t d = due(c);
+      if (d) {
+        int left = d > now ? (int)(d - now) : 0;
         if (timeout < 0 || left < timeout)
           timeout = left;
       }
@@ -395,19 +519,24 @@ static void *server_main(void *arg)
         ok = advance(c) && flush(c);
       if (ok && c->closing && c->out.off == c->out.len)
         ok = false;
-      if (ok && c->deadline && now >= c->deadline)
-        ok = false; /* stalled half-way through a request, or not taking its error */
+      if (ok)
+        settle(c, now);
+      if (ok && due(c) && now >= due(c)) {
+        ok = false; /* a request or a reply stalled, or quiet for idle_ms */
+        stalled_request(c);
+      }
       if (!ok)
         drop(c);
     }
-    if ((pfd[1].revents & POLLIN) && !S.lost)
-      accept_clients();
-    /* Compact: dropped clients have fd -1; new ones were appended after `before`. */
+    /* Compact (dropped clients have fd -1), then take new ones (appended, or in the place of
+     * the quietest when full). */
     int k = 0;
     for (int i = 0; i < S.nclients; i++)
       if (S.clients[i].fd >= 0)
         S.clients[k++] = S.clients[i];
     S.nclients = k;
+    if ((pfd[1].revents & POLLIN) && !S.lost)
+      accept_clients();
     pthread_mutex_unlock(&S.work);
     if (S.lost)
       break; /* the socket stays until fxt_server_stop removes it */
@@ -435,6 +564,15 @@ static void stop_at_exit(void)
 static void register_exit(void)
 {
   atexit(stop_at_exit);
+}
+
+/* FXT_CTL_STALL_MS, or $FXTRACE_CTL_TIMEOUT_MS (1..3600000; tests make it short). */
+static uint64_t ctl_timeout_ms(void)
+{
+  const char *v = getenv("FXTRACE_CTL_TIMEOUT_MS");
+  char *end;
+  unsigned long ms = v && *v ? strtoul(v, &end, 10) : 0;
+  return ms >= 1 && ms <= 3600000 && !*end ? ms : FXT_CTL_STALL_MS;
 }
 
 static int refuse(const char *what, const char *why, int rc)
@@ -499,7 +637,10 @@ int fxt_server_start(void)
     S.ino = st.st_ino;
     memcpy(S.path, path, sizeof(path));
     S.nclients = 0;
+    S.held = 0;
     S.accept_pause_until = 0;
+    S.stall_ms = ctl_timeout_ms();
+    S.idle_ms = S.stall_ms * IDLE_FACTOR;
     S.lost = false;
     atomic_store_explicit(&S.stop, false, memory_order_relaxed);
     /* Born with every signal blocked (as the consumer): process-directed signals belong to

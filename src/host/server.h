@@ -47,7 +47,20 @@
  * Requests on one connection are served one after another: a reply is complete before the
  * next request is read. A malformed request (size, version, op, flags, path) gets one error
  * frame and the connection is closed; it never reaches the tree, so tracing is never
- * disturbed. A request that stalls half-way for FXT_CTL_STALL_MS is dropped.
+ * disturbed.
+ *
+ * Deadlines. No client holds the server, a connection or memory for long. With T =
+ * FXT_CTL_STALL_MS ($FXTRACE_CTL_TIMEOUT_MS, 1..3600000, when set at start): a request that
+ * stalls half-way for T (after a last frame -ETIMEDOUT "request incomplete ..."), or a reply
+ * (an error frame included) of which nothing is taken for T, drops the connection; a connection that is quiet (nothing asked, nothing to send; or a
+ * trace_pipe stream whose reader takes nothing) for 6 T is closed; and when all
+ * FXT_CTL_MAX_CLIENTS connections are taken, a new one takes the place of the one quiet the
+ * longest (closed without a word, as an idle timeout: a client reconnects) if that one has
+ * been quiet for min(T, 1 s), so quiet clients keep a new one out for that long at most;
+ * otherwise the new one gets FXT_EBUSY with the reason. READ texts are made whole at open
+ * (`trace`: the live view, formatted): while those of replies still being sent hold 32 MiB, a
+ * READ of `trace` gets FXT_EBUSY with the reason (they are taken, or dropped after T), so
+ * clients that never read cannot make the process grow.
  */
 #ifndef FXT_HOST_SERVER_H
 #define FXT_HOST_SERVER_H
@@ -64,6 +77,7 @@
 #define FXT_CTL_REPLY_HEADER 8u    /* size word + status */
 #define FXT_CTL_MORE 1             /* reply status: more frames follow */
 #define FXT_CTL_STALL_MS 10000
+#define FXT_CTL_MAX_CLIENTS 64
 
 enum fxt_ctl_op {
   FXT_CTL_INFO = 1,
@@ -131,6 +145,12 @@ struct fxt_tbuf;
  * into out. Returns 0, or the tree's negative errno (FXT_ENOENT, FXT_EINVAL, ...); FXT_EINVAL
  * for READ and PIPE, which server.c serves as streams. */
 int fxt_srv_answer(const struct fxt_ctl_request *req, const char *path, struct fxt_tbuf *out);
+
+/* Bytes of f's text, made at open (tracefs.c): what an open READ holds until it is closed. */
+struct fxt_fs_file;
+size_t fxt_fs_held_bytes(const struct fxt_fs_file *f);
+/* Whether path is `trace`, whose text is the whole live view (every other file's is small). */
+bool fxt_fs_is_view(const char *path);
 
 /* ---- the server (server.c) --------------------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../export/text.h"
@@ -140,8 +141,14 @@ int fxt_srv_answer(const struct fxt_ctl_request *req, const char *path, struct f
     return write_path(path, req);
   case FXT_CTL_SNAPSHOT: {
     int rc = fxt_snapshot(path);
+    struct stat st;
     if (rc == 0)
       putf(out, "snapshot %s\n", path);
+    else if (rc == FXT_EINVAL && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+      putf(out, "not a regular file (%s): a snapshot is written to a regular file only",
+           S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket"
+           : S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+           ? "a device" : "not a file");
     return rc;
   }
   default: /* READ and PIPE are server.c's */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -294,13 +295,25 @@ const char *fxt_session_buffers(void)
 
 /* ---- snapshots ----------------------------------------------------------------------------- */
 
-/* Opens path and has the consumer write the snapshot into it (it closes it). */
+/* Opens path and has the consumer write the snapshot into it (it closes it). Only a regular
+ * file (created, or truncated once it is known to be one): the open never waits (O_NONBLOCK:
+ * a FIFO's open waits for a reader, with the session's lock held here), and anything else (a
+ * FIFO, a socket, a device) could block the consumer's writes: FXT_EINVAL. Async-signal-safe
+ * (fxt_snapshot_in_signal). */
 static int snapshot(const char *path, uint32_t timeout_ms)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
   if (fd < 0)
-    return -errno;
-  int rc = fxt_consumer_snapshot(&fxt_session, fd, timeout_ms);
+    return errno == ENXIO ? FXT_EINVAL : -errno; /* a FIFO without reader, a socket */
+  struct stat st;
+  int rc = fstat(fd, &st) != 0 ? -errno : !S_ISREG(st.st_mode) ? FXT_EINVAL : 0;
+  if (rc == 0 && (ftruncate(fd, 0) != 0 || fcntl(fd, F_SETFL, 0) != 0))
+    rc = -errno;
+  if (rc != 0) {
+    close(fd);
+    return rc;
+  }
+  rc = fxt_consumer_snapshot(&fxt_session, fd, timeout_ms);
   if (rc == FXT_EBUSY)
     close(fd);
   return rc;

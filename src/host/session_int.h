@@ -57,6 +57,11 @@ struct slot_info {
                               touch_live): set by take_slot, then the consumer's */
   bool reserved;           /* the slot's file pages allocated (fxt_buffers_reserve_slot);
                               under pool_lock; false with a new pool */
+  /* 1 while the owner waits for room in a full buffer, outermost emission (block mode,
+   * slots.c reserve_blocking): it has read its filter program already and reads none until
+   * it leaves. Written by the owner (1 with release, 0 before the emission leaves), read by
+   * fxt_slots_sync (acquire), which then need not wait for it. */
+  _Atomic uint32_t parked;
 };
 
 struct session {
@@ -142,7 +147,7 @@ void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need); /* 
 void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid);
 void fxt_slot_free(struct session *s, uint32_t i);
 bool fxt_slots_quiesce(struct session *s); /* stop handshake; see session.c */
-void fxt_slots_sync(struct session *s);    /* no emission older than the call is running */
+void fxt_slots_sync(struct session *s);    /* no emission older than the call reads a filter */
 
 /* slots.c */
 void fxt_slot_warm(struct session *s, uint32_t i);

@@ -519,11 +519,18 @@ bool fxt_slots_quiesce(struct session *s)
   return fenced;
 }
 
-/* Waits until no thread can still be inside an emission that began before this call (after
- * a filter program was replaced, before the old one is freed): membarrier makes the caller's
- * earlier stores visible to every thread's next emission (as in fxt_slots_quiesce), then each
- * thread seen inside an emission is waited for until it leaves (acquire pairs with the release
- * store of depth in fxt_emit_leave). */
+/* Waits until no thread can still read a filter program it loaded in an emission that began
+ * before this call (after a program was replaced, before the old one is freed): membarrier
+ * makes the caller's earlier stores visible to every thread's next emission (as in
+ * fxt_slots_quiesce), then each thread seen inside an emission is waited for until it leaves
+ * (acquire pairs with the release store of depth in fxt_emit_leave), or until it is seen
+ * parked in a full buffer at depth 1 (block mode): a filter decides before anything is
+ * reserved (fxtrace.h, adhoc.c), so such an emission is done with its program, and waiting
+ * for it would wait for the consumer, up to the block timeout. (Why the flag is not stale:
+ * the owner clears it before its emission leaves; an emission that began before the barrier
+ * point had every earlier clear made visible by membarrier, and one that began after it
+ * loads the new program.) The acquire of parked pairs with its release in reserve_blocking.
+ * A signal handler's nested emission raises depth past 1: waited for. */
 void fxt_slots_sync(struct session *s)
 {
   if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
@@ -535,7 +542,9 @@ void fxt_slots_sync(struct session *s)
     if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) == SLOT_FREE)
       continue;
     struct fxt_tslot *t = session_slot(s, i);
-    while (atomic_load_explicit(&t->depth, memory_order_acquire) != 0)
+    uint32_t d;
+    while ((d = atomic_load_explicit(&t->depth, memory_order_acquire)) != 0 &&
+           !(d == 1 && atomic_load_explicit(&s->info[i].parked, memory_order_acquire)))
       sched_yield();
   }
 }
@@ -738,17 +747,32 @@ static int reserve_blocking(struct fxt_tslot *t, uint64_t header, uint32_t prefi
   }
   atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
   fxt_consumer_wake(&fxt_session);
+  /* Parked (session_int.h slot_info.parked): filter writes need not wait for this wait.
+   * Only the outermost emission: a nested one (signal context) never gets here, as it
+   * writes into its companion. Release pairs with the acquire in fxt_slots_sync. */
+  struct session *s = &fxt_session;
+  _Atomic uint32_t *parked = NULL;
+  if (atomic_load_explicit(&t->depth, memory_order_relaxed) == 1) {
+    parked = &s->info[((unsigned char *)t - s->pool) / s->stride].parked;
+    atomic_store_explicit(parked, 1, memory_order_release);
+  }
   for (;;) {
     sched_yield();
     rc = fxt_writer_try_reserve(&t->w, header, prefix, res);
     if (rc != FXT_ENOSPC)
-      return rc;
+      break;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (atomic_load_explicit(&fxt_session_active, memory_order_relaxed) !=
             atomic_load_explicit(&t->gen, memory_order_relaxed) ||
-        now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
-      return fxt_writer_reserve_prefixed(&t->w, header, prefix, res); /* counts the drop */
+        now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) {
+      rc = fxt_writer_reserve_prefixed(&t->w, header, prefix, res); /* counts the drop */
+      break;
+    }
   }
+  /* Cleared before the emission leaves (its release store of depth orders it). */
+  if (parked)
+    atomic_store_explicit(parked, 0, memory_order_relaxed);
+  return rc;
 }
 
 struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,

@@ -21,6 +21,7 @@
 #include "filters.h"
 #include "live.h"
 #include "registry.h"
+#include "server.h"
 
 /* The kernel's events/ftrace/print, written by trace_marker (printed "tracing_mark_write"). */
 FXT_TRACEPOINT(ftrace, print, "%s", (str, buf, 1024));
@@ -667,6 +668,18 @@ ssize_t fxt_fs_write(struct fxt_fs_file *f, const void *buf, size_t len)
   int rc = do_write(f, v);
   free(v);
   return rc < 0 ? rc : (ssize_t)len;
+}
+
+size_t fxt_fs_held_bytes(const struct fxt_fs_file *f)
+{
+  return f->text.cap;
+}
+
+bool fxt_fs_is_view(const char *path)
+{
+  struct fxt_fs_file f;
+  memset(&f, 0, sizeof(f));
+  return resolve(path, &f) == 0 && f.node == N_TRACE;
 }
 
 int fxt_fs_poll(struct fxt_fs_file *f, int timeout_ms)

@@ -113,6 +113,11 @@ int ctl_send(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,
       off += k;
   }
   free(req);
+  /* EPIPE with bytes to read: the server refused the connection and said why in an error
+   * frame before it hung up ("too many clients ..."): the reply is that frame. */
+  struct pollfd p = {c->fd, POLLIN, 0};
+  if (rc == -EPIPE && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+    rc = 0;
   return rc;
 }
 
@@ -183,6 +188,13 @@ int ctl_frame(struct ctl_conn *c, int32_t *status, const unsigned char **data, u
   }
 }
 
+void ctl_note_error(struct ctl_conn *c, const unsigned char *data, uint32_t len)
+{
+  size_t n = len < sizeof(c->msg) - 1 ? len : sizeof(c->msg) - 1;
+  memcpy(c->msg, data, n);
+  c->msg[n] = 0;
+}
+
 int ctl_call(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,
              const void *value, size_t value_len, char **out, size_t *out_len)
 {
@@ -190,6 +202,7 @@ int ctl_call(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,
     *out = NULL;
   if (out_len)
     *out_len = 0;
+  c->msg[0] = 0;
   int rc = ctl_send(c, op, flags, path, value, value_len);
   if (rc != 0)
     return rc;
@@ -202,7 +215,7 @@ int ctl_call(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,
     rc = ctl_frame(c, &st, &data, &dl, c->timeout_ms);
     if (rc <= 0) {
       free(text);
-      return rc == 0 ? -EPIPE : rc;
+      return rc == 0 || rc == -ECONNRESET ? -EPIPE : rc;
     }
     char *t = realloc(text, len + dl + 1);
     if (!t) {
@@ -214,6 +227,8 @@ int ctl_call(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,
     len += dl;
     text[len] = 0;
     if (st != FXT_CTL_MORE) {
+      if (st < 0)
+        ctl_note_error(c, (const unsigned char *)text, (uint32_t)len);
       if (out)
         *out = text;
       else

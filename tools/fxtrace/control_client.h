@@ -19,6 +19,7 @@ struct ctl_conn {
   int timeout_ms; /* ctl_call's wait for each reply frame (CTL_TIMEOUT_MS after connect) */
   unsigned char *buf; /* received bytes: [off, len) not yet returned */
   size_t off, len, cap;
+  char msg[256]; /* the last error reply's message (ctl_call, ctl_note_error); "" for none */
 };
 
 /* The checked runtime directory into dir. Returns 0, or a negative errno with the reason in
@@ -30,6 +31,9 @@ int ctl_dir(char *dir, size_t size, char *err, size_t err_size);
  * (a stale socket: the process is gone), or another negative errno; err says which. */
 int ctl_connect(const char *dir, long pid, struct ctl_conn *c, char *err, size_t err_size);
 void ctl_close(struct ctl_conn *c);
+
+/* Keeps the message of an error frame (status < 0, data[0..len)) in c->msg. */
+void ctl_note_error(struct ctl_conn *c, const unsigned char *data, uint32_t len);
 
 /* Sends one request. Returns 0 or a negative errno. */
 int ctl_send(struct ctl_conn *c, uint8_t op, uint16_t flags, const char *path,

@@ -129,6 +129,9 @@ static int call_failed(const char *cmd, const char *what, const struct ctl_conn 
   else if (rc == -ETIMEDOUT)
     fprintf(stderr, "fxtrace %s: process %ld: no reply within %d s (stopped?)\n", cmd, c->pid,
             c->timeout_ms / 1000);
+  else if (c->msg[0]) /* the process said why */
+    fprintf(stderr, "fxtrace %s: %s: %s: %s\n", cmd, what[0] ? what : "/", strerror(-rc),
+            c->msg);
   else
     fprintf(stderr, "fxtrace %s: %s: %s\n", cmd, what[0] ? what : "/", strerror(-rc));
   return CLI_EXIT_FAIL;
@@ -226,8 +229,9 @@ int cmd_ps(int argc, char **argv)
       printf("%7ld %-16s %-8s %6s %s\n", pids[i], comm, session, events,
              output[0] ? output : "-");
     } else {
-      fprintf(stderr, "fxtrace ps: process %ld: %s\n", pids[i],
-              rc == -ETIMEDOUT ? "no reply (stopped?)" : strerror(-rc));
+      fprintf(stderr, "fxtrace ps: process %ld: %s%s%s\n", pids[i],
+              rc == -ETIMEDOUT ? "no reply (stopped?)" : strerror(-rc), c.msg[0] ? ": " : "",
+              c.msg);
     }
     free(info);
     ctl_close(&c);
@@ -313,6 +317,7 @@ int cmd_cat(int argc, char **argv)
       break;
     }
     if (st < 0) {
+      ctl_note_error(&c, data, len);
       rc = st;
       break;
     }

@@ -128,8 +128,9 @@ static void process_gone(void)
 }
 
 /* One request on the shared connection, retried once on a fresh connection when the old one
- * was closed (the server closes connections only when it stops, e.g. with a session that
- * restarted, so the request was not served). Returns as ctl_call; -ENOTCONN when the process
+ * was closed (the server closes connections when it stops, e.g. with a session that
+ * restarted, and quiet ones after a while: server.h "Deadlines"; the request was not
+ * served). Returns as ctl_call; -ENOTCONN when the process
  * is gone, -EIO when it does not answer. */
 static int call(uint8_t op, uint16_t flags, const char *path, const void *value, size_t len,
                 char **out, size_t *out_len)
@@ -303,11 +304,21 @@ static int op_release(const char *path, struct fuse_file_info *fi)
   return 0;
 }
 
-/* Sends the PIPE request once. Under h->lock. */
+/* Sends the PIPE request once; on a fresh connection when the server closed the one made at
+ * open (quiet connections are closed after a while, or give their place to new ones:
+ * server.h "Deadlines"). Under h->lock. */
 static bool start_stream(struct handle *h)
 {
-  if (!h->started && ctl_send(&h->conn, FXT_CTL_PIPE, 0, "trace_pipe", NULL, 0) == 0)
+  if (h->started)
+    return true;
+  if (ctl_send(&h->conn, FXT_CTL_PIPE, 0, "trace_pipe", NULL, 0) == 0) {
     h->started = true;
+  } else {
+    char err[512];
+    ctl_close(&h->conn);
+    h->started = ctl_connect(M.dir, M.pid, &h->conn, err, sizeof(err)) == 0 &&
+                 ctl_send(&h->conn, FXT_CTL_PIPE, 0, "trace_pipe", NULL, 0) == 0;
+  }
   return h->started;
 }
 
