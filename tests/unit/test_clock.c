@@ -293,15 +293,17 @@ static void forced_clocks(void **state)
 #endif
 }
 
-/* A session of 2.2 s has clock syncs at its start, about once a second, and at its end. */
+/* A session of 1.6 s has clock syncs at its start, about once a second (the consumer writes
+ * one at its first pass a second or more after the last: here ~1.0-1.1 s, later on a loaded
+ * machine, but before the stop's), and at its end. */
 static void periodic_syncs(void **state)
 {
   (void)state;
-  assert_int_equal(run_child(FXT_CLOCK_AUTO, NULL, NULL, 3, 2200), 0);
+  assert_int_equal(run_child(FXT_CLOCK_AUTO, NULL, NULL, 3, 1600), 0);
   static struct clockinfo ci;
   read_clockinfo(&ci);
-  if (ci.syncs < 4)
-    fail_msg("%u clock syncs in 2.2 s", ci.syncs);
+  if (ci.syncs < 3)
+    fail_msg("%u clock syncs in 1.6 s", ci.syncs);
 }
 
 int main(void)
