@@ -27,6 +27,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harvest.h"
@@ -248,11 +249,23 @@ static bool take_over_previous(struct session *s, const char *base, pid_t pid)
     struct fxt_sdir_info info;
     if (snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= (int)sizeof(s->buffers_dir))
       continue;
-    int lock = fxt_sdir_lock(dir, false);
-    if (lock < 0)
-      continue; /* a live session (another pid namespace), or someone harvests it */
+    /* Ours when its header names this process (a live session of another pid namespace
+     * with the same pid started at another time); then its lock is waited for: another
+     * process may hold it for a moment to see that this one runs (harvest_child, record),
+     * and must not be taken for a live session, or this session would write its output over
+     * the trace it is about to harvest. */
     if (fxt_sdir_read(dir, &info, msg, sizeof(msg)) != 0 || info.pid != (uint32_t)pid ||
-        info.proc_start != start) {
+        info.proc_start != start)
+      continue;
+    int lock = fxt_sdir_lock(dir, false);
+    for (int ms = 0; lock == -EWOULDBLOCK && ms < 2000; ms++) {
+      struct timespec one_ms = {0, 1000000}; /* bounded: a holder that stays is not a look */
+      nanosleep(&one_ms, NULL);
+      lock = fxt_sdir_lock(dir, false);
+    }
+    if (lock < 0)
+      continue; /* removed meanwhile, or held: left to its holder */
+    if (fxt_sdir_read(dir, &info, msg, sizeof(msg)) != 0) {
       close(lock);
       continue;
     }
