@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "../fxtcount.h"
+#include "host/harvest.h"
 #include "host/shfile.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -347,13 +348,19 @@ static int program(const char *dir, const char *output, uint64_t n, int ready, i
   return fxt_session_stop() == 0 ? 0 : 13;
 }
 
+/* A program that crashes again and again leaves more dead sessions than a buffers directory
+ * keeps (8): the next session's clean-up removes the oldest. A live session older than all of
+ * them, whose header names no process here, must not be taken for one. */
+#define CRASHERS 9
+
 static void two_programs_one_directory(void **state)
 {
   (void)state;
-  char dir[256], out_a[300], out_b[300];
-  snprintf(dir, sizeof(dir), "/dev/shm/fxtrace-test-harvest-%d.shared", (int)getpid());
-  snprintf(out_b, sizeof(out_b), "/dev/shm/fxtrace-test-harvest-%d.b.fxt", (int)getpid());
-  snprintf(out_a, sizeof(out_a), "/dev/shm/fxtrace-test-harvest-%d.a.fxt", (int)getpid());
+  char dir[256], out_a[300], out_b[300], crash_out[CRASHERS][300];
+  int me = (int)getpid();
+  snprintf(dir, sizeof(dir), "/dev/shm/fxtrace-test-harvest-%d.shared", me);
+  snprintf(out_a, sizeof(out_a), "/dev/shm/fxtrace-test-harvest-%d.a.fxt", me);
+  snprintf(out_b, sizeof(out_b), "/dev/shm/fxtrace-test-harvest-%d.b.fxt", me);
   int ready[2], go[2];
   assert_int_equal(pipe(ready), 0);
   assert_int_equal(pipe(go), 0);
@@ -363,8 +370,27 @@ static void two_programs_one_directory(void **state)
     _exit(program(dir, out_a, 1000, ready[1], go[0]));
   char c;
   assert_int_equal(read(ready[0], &c, 1), 1);
-  /* A is live, its header names no process: B starts (and cleans the directory up) and
-   * stops. */
+  /* A is live, its header names no process. Then CRASHERS sessions die with records left. */
+  pid_t crasher[CRASHERS];
+  for (int k = 0; k < CRASHERS; k++) {
+    snprintf(crash_out[k], sizeof(crash_out[k]), "/dev/shm/fxtrace-test-harvest-%d.c%d.fxt",
+             me, k);
+    crasher[k] = fork();
+    assert_true(crasher[k] >= 0);
+    if (crasher[k] == 0) {
+      struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "t:seq",
+                                       .buffer_kb = 64, .output = crash_out[k], .buffers = dir};
+      if (fxt_session_start(&cfg) != 0)
+        _exit(10);
+      for (uint64_t i = 0; i < 10; i++)
+        FXT_TRACE(t, seq, i);
+      _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(crasher[k], &status, 0), crasher[k]);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  /* B starts (its clean-up removes the oldest crashed session) and stops. */
   pid_t b = fork();
   assert_true(b >= 0);
   if (b == 0)
@@ -372,12 +398,27 @@ static void two_programs_one_directory(void **state)
   int status = 0;
   assert_int_equal(waitpid(b, &status, 0), b);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  assert_int_equal(entries(dir), 1); /* A's, untouched */
+  char a_dir[300];
+  snprintf(a_dir, sizeof(a_dir), "%s/%d.1", dir, (int)a);
+  assert_int_equal(access(a_dir, F_OK), 0); /* A's, untouched */
+  assert_int_equal(entries(dir), 1 + 8);
   assert_int_equal(write(go[1], "g", 1), 1);
   assert_int_equal(waitpid(a, &status, 0), a);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   assert_int_equal(events_of(out_a, (uint64_t)a), 2000);
   assert_int_equal(events_of(out_b, (uint64_t)b), 500);
+  /* The 8 crashed sessions kept: harvested into their files, each with its 10 events. */
+  unlink(crash_out[0]);
+  for (int k = 1; k < CRASHERS; k++) {
+    char cdir[300], msg[1024];
+    snprintf(cdir, sizeof(cdir), "%s/%d.1", dir, (int)crasher[k]);
+    int lock = fxt_sdir_lock(cdir, false);
+    assert_true(lock >= 0);
+    if (fxt_harvest(cdir, false, false, NULL, NULL, msg, sizeof(msg)) != 0)
+      fail_msg("%s", msg);
+    close(lock);
+    assert_int_equal(events_of(crash_out[k], (uint64_t)crasher[k]), 10);
+  }
   assert_int_equal(entries(dir), 0);
   assert_int_equal(rmdir(dir), 0);
   close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
