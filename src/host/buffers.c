@@ -715,6 +715,15 @@ void fxt_buffers_harvest_children(struct session *s, bool final)
 {
   if (s->lock_fd < 0)
     return;
+  /* At most every 20 ms while the session runs (a busy consumer passes far more often): a
+   * child's trace waits that much longer, and a pass costs no more than a clock read. */
+  static uint64_t last_ns; /* the consumer thread's (final: the stopping thread, after it) */
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+  if (!final && ns - last_ns < 20000000u)
+    return;
+  last_ns = ns;
   DIR *d = opendir(s->buffers_dir);
   if (!d)
     return;

@@ -208,6 +208,8 @@ static void read_prefix(struct rec_model *m, struct prefix *p)
                  (unsigned long long)r.offset, r.u.provider_info.id, h->pid);
         break;
       }
+      /* Tracepoint ids are an image's own: only the last section's descriptions count. */
+      memset(p->described, 0, sizeof(p->described));
       first_provider = false;
     }
     if (r.kind == FXT_KIND_BLOB && r.u.blob.size >= 4 && r.u.blob.name.len == 18 &&

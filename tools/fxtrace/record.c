@@ -276,6 +276,7 @@ static void harvest_sessions(const char *dir) {
     close(lock);
   }
   closedir(d);
+  rmdir(base); /* once no session is left in it, as a session's clean stop does */
 }
 
 /* The summary line of the FXT file fxt, recorded for output. */
