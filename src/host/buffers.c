@@ -157,9 +157,18 @@ static void collect_stale(const char *base)
     int k = snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
     if (k <= 0 || (size_t)k >= sizeof(dir))
       continue;
+    /* A process that runs with the pid and start time its header names: its session, or
+     * the next image of a process that exec'd (it takes the directory over when its session
+     * starts). Not ours to judge, and not even to lock for a look: a harvester that finds the
+     * lock held waits for it, a little. */
+    struct fxt_sdir_info info;
+    char why[256];
+    if (fxt_sdir_read(dir, &info, why, sizeof(why)) == 0 &&
+        fxt_proc_running(info.pid, info.proc_start))
+      continue;
     /* Its lock: held by a live session (of any pid namespace), or by another process that
      * looks at it right now; either way it is not ours to judge. */
-    int lock = fxt_sdir_lock(dir, false);
+    int lock = fxt_sdir_lock(dir, 0);
     if (lock < 0)
       continue;
     enum fxt_rec_dead state = fxt_recover_dead_state(dir);
@@ -189,7 +198,7 @@ static void collect_stale(const char *base)
     for (size_t i = KEEP_CRASHED; i < ncrashed; i++) {
       char dir[4400];
       snprintf(dir, sizeof(dir), "%s/%s", base, crashed[i].name);
-      int lock = fxt_sdir_lock(dir, false);
+      int lock = fxt_sdir_lock(dir, 0);
       if (lock < 0)
         continue; /* taken over meanwhile (a harvest, or the next image of its process) */
       remove_session_dir(dir);
@@ -257,12 +266,7 @@ static bool take_over_previous(struct session *s, const char *base, pid_t pid)
     if (fxt_sdir_read(dir, &info, msg, sizeof(msg)) != 0 || info.pid != (uint32_t)pid ||
         info.proc_start != start)
       continue;
-    int lock = fxt_sdir_lock(dir, false);
-    for (int ms = 0; lock == -EWOULDBLOCK && ms < 2000; ms++) {
-      struct timespec one_ms = {0, 1000000}; /* bounded: a holder that stays is not a look */
-      nanosleep(&one_ms, NULL);
-      lock = fxt_sdir_lock(dir, false);
-    }
+    int lock = fxt_sdir_lock(dir, 2000); /* bounded: a holder that stays is not a look */
     if (lock < 0)
       continue; /* removed meanwhile, or held: left to its holder */
     if (fxt_sdir_read(dir, &info, msg, sizeof(msg)) != 0) {
@@ -317,7 +321,7 @@ static int make_session_dir(struct session *s, const char *base, pid_t pid)
     if (mkdir(s->buffers_dir, 0700) == 0) {
       /* Waits only while another process looks at the new, empty directory (it finds no
        * session file there and leaves it alone). */
-      s->lock_fd = fxt_sdir_lock(s->buffers_dir, true);
+      s->lock_fd = fxt_sdir_lock(s->buffers_dir, -1);
       if (s->lock_fd >= 0)
         return 0;
       fprintf(stderr, "fxtrace: buffers directory %s: cannot lock it: %s\n", s->buffers_dir,
@@ -575,7 +579,7 @@ static void mark_in_parent(struct session *s)
         (size_t)snprintf(dir, sizeof(dir), "%s/%s", s->buffers_base, e->d_name) >=
             sizeof(dir) - 300)
       continue;
-    int lock = fxt_sdir_lock(dir, false);
+    int lock = fxt_sdir_lock(dir, 0);
     if (lock >= 0)
       close(lock);
     if (lock != -EWOULDBLOCK)
@@ -680,19 +684,19 @@ static void harvest_child(struct session *s, const char *name, bool final)
   char mark[4400], dir[4400], msg[1024];
   snprintf(mark, sizeof(mark), "%s/%s", s->buffers_dir, name);
   snprintf(dir, sizeof(dir), "%s/%s", s->buffers_base, name + strlen(FXT_CHILD_MARK));
-  int lock = fxt_sdir_lock(dir, false);
-  if (lock == -ENOENT) {
+  struct fxt_sdir_info info;
+  int rc = fxt_sdir_read(dir, &info, msg, sizeof(msg));
+  int lock = -EWOULDBLOCK;
+  if (rc == FXT_ENOENT && access(dir, F_OK) != 0) {
     unlink(mark); /* it stopped cleanly, or another took its directory over */
     return;
   }
-  struct fxt_sdir_info info;
-  bool running = lock < 0; /* its session runs (or someone harvests it right now) */
-  int rc = FXT_ENOENT;
-  if (!running && (rc = fxt_sdir_read(dir, &info, msg, sizeof(msg))) == 0)
-    running = fxt_proc_running(info.pid, info.proc_start); /* exec'd, not traced (yet) */
-  if (running || rc == FXT_ENOENT) {
-    if (lock >= 0)
-      close(lock);
+  /* Its process is gone (a zombie is): the lock is free but for another's look, which a
+   * second at most outlasts. Else it runs (its session, or an exec'd image that does not
+   * trace: its next session would take it over). */
+  if (rc != FXT_ENOENT && (rc != 0 || !fxt_proc_running(info.pid, info.proc_start)))
+    lock = fxt_sdir_lock(dir, 1000);
+  if (lock < 0) {
     if (!final)
       return;
     /* This session ends first: its parent's session takes the child over, if there is one;
@@ -706,7 +710,7 @@ static void harvest_child(struct session *s, const char *name, bool final)
   if (rc == 0)
     rc = fxt_harvest(dir, false, false, s->buffers_dir, NULL, msg, sizeof(msg));
   close(lock);
-  if (rc != 0)
+  if (rc != 0 && access(dir, F_OK) == 0) /* (not: another harvested it meanwhile) */
     fprintf(stderr, "fxtrace: %s\n", msg);
   unlink(mark);
 }

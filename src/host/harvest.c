@@ -17,25 +17,32 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../export/tracedat.h"
 #include "recover_int.h"
 #include "shfile.h"
 
-int fxt_sdir_lock(const char *dir, bool wait)
+int fxt_sdir_lock(const char *dir, int wait_ms)
 {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
-  while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+  for (int tries = 0;; tries++) {
+    if (flock(fd, LOCK_EX | (wait_ms < 0 ? 0 : LOCK_NB)) == 0)
+      return fd;
     int err = errno;
     if (err == EINTR)
       continue;
+    if (err == EWOULDBLOCK && tries < wait_ms) {
+      struct timespec one_ms = {0, 1000000};
+      nanosleep(&one_ms, NULL);
+      continue;
+    }
     close(fd);
     return err == EAGAIN ? -EWOULDBLOCK : -err;
   }
-  return fd;
 }
 
 /* A whole regular file, mapped read-only; data NULL and *err set when it cannot be. */

@@ -37,10 +37,13 @@
 #define FXT_CHILD_MARK "child."
 
 /* Takes the lock of session directory dir: returns the descriptor that holds it (closing it
- * releases the lock), -EWOULDBLOCK when another process holds it (a live session, or a
- * harvester at work), or another negative errno (-ENOENT: no such directory). wait: blocks
- * until the lock is free (only the directory's owner waits, for a harvester's brief look). */
-int fxt_sdir_lock(const char *dir, bool wait);
+ * releases the lock), -EWOULDBLOCK when another process holds it (a live session, or another
+ * process that looks at it or harvests it), or another negative errno (-ENOENT: no such
+ * directory). wait_ms: 0 tries once; > 0 tries again every millisecond for that long (a
+ * harvester whose session's process is gone: a holder now is only taking a look, which must
+ * not make it miss the harvest); -1 blocks (the directory's owner, for a look at its new,
+ * empty directory). */
+int fxt_sdir_lock(const char *dir, int wait_ms);
 
 /* What a session directory's header says, read only after the header was checked (magic,
  * version, checksum, geometry). */

@@ -290,6 +290,8 @@ static void spawned_image(bool use_vfork, const char *end)
 static void vfork_exec__exit(void **state)
 {
   (void)state;
+  if (UNDER_TSAN) /* its vfork is a fork, with the atfork handlers (the child's consumer) */
+    skip();
   spawned_image(true, "_exit");
 }
 
@@ -356,7 +358,7 @@ static int program(const char *dir, const char *output, uint64_t n, int ready, i
 static void two_programs_one_directory(void **state)
 {
   (void)state;
-  char dir[256], out_a[300], out_b[300], crash_out[CRASHERS][300];
+  char dir[256], out_a[300], out_b[300];
   int me = (int)getpid();
   snprintf(dir, sizeof(dir), "/dev/shm/fxtrace-test-harvest-%d.shared", me);
   snprintf(out_a, sizeof(out_a), "/dev/shm/fxtrace-test-harvest-%d.a.fxt", me);
@@ -378,13 +380,13 @@ static void two_programs_one_directory(void **state)
   /* A is live, its header names no process. Then CRASHERS sessions die with records left. */
   pid_t crasher[CRASHERS];
   for (int k = 0; k < CRASHERS; k++) {
-    snprintf(crash_out[k], sizeof(crash_out[k]), "/dev/shm/fxtrace-test-harvest-%d.c%d.fxt",
-             me, k);
     crasher[k] = fork();
     assert_true(crasher[k] >= 0);
     if (crasher[k] == 0) {
+      /* A flight recorder: nothing is delivered, so it always leaves records to recover. */
       struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "t:seq",
-                                       .buffer_kb = 64, .output = crash_out[k], .buffers = dir};
+                                       .buffer_kb = 64, .output = "",
+                                       .mode = FXT_MODE_OVERWRITE, .buffers = dir};
       if (fxt_session_start(&cfg) != 0)
         _exit(10);
       for (uint64_t i = 0; i < 10; i++)
@@ -412,17 +414,18 @@ static void two_programs_one_directory(void **state)
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   assert_int_equal(events_of(out_a, (uint64_t)a), 2000);
   assert_int_equal(events_of(out_b, (uint64_t)b), 500);
-  /* The 8 crashed sessions kept: harvested into their files, each with its 10 events. */
-  unlink(crash_out[0]);
-  for (int k = 1; k < CRASHERS; k++) {
+  /* The 8 crashed sessions kept (a flight recorder has no file to harvest into: `fxtrace
+   * recover` would write one): the newest 8, removed here. */
+  for (int k = 0; k < CRASHERS; k++) {
     char cdir[300], msg[1024];
     snprintf(cdir, sizeof(cdir), "%s/%d.1", dir, (int)crasher[k]);
-    int lock = fxt_sdir_lock(cdir, false);
-    assert_true(lock >= 0);
-    if (fxt_harvest(cdir, false, false, NULL, NULL, msg, sizeof(msg)) != 0)
-      fail_msg("%s", msg);
+    int lock = fxt_sdir_lock(cdir, 0);
+    assert_int_equal(lock >= 0, k >= CRASHERS - 8);
+    if (lock < 0)
+      continue;
+    assert_int_equal(fxt_harvest(cdir, false, false, NULL, NULL, msg, sizeof(msg)), FXT_ENOENT);
+    fxt_sdir_remove(cdir, false);
     close(lock);
-    assert_int_equal(events_of(crash_out[k], (uint64_t)crasher[k]), 10);
   }
   assert_int_equal(entries(dir), 0);
   assert_int_equal(rmdir(dir), 0);
@@ -454,6 +457,10 @@ int main(int argc, char **argv)
     return 1;
   self[n] = 0;
   const struct CMUnitTest tests[] = {
+      /* First, while this process has never had a thread but its own (TSan refuses threads in
+       * the child of a fork from a process that had some: A, B and the crashers start their
+       * consumers). */
+      cmocka_unit_test(two_programs_one_directory),
       cmocka_unit_test(fork_then__exit),
       cmocka_unit_test(fork_then_abort),
       cmocka_unit_test(fork_then_sigkill),
@@ -465,7 +472,6 @@ int main(int argc, char **argv)
       cmocka_unit_test(vfork_exec__exit),
       cmocka_unit_test(posix_spawn_exit),
       cmocka_unit_test(posix_spawn__exit),
-      cmocka_unit_test(two_programs_one_directory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

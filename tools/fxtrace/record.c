@@ -257,22 +257,31 @@ static void harvest_sessions(const char *dir) {
     if (e->d_name[0] == '.' || (size_t)snprintf(sdir, sizeof sdir, "%s/%s", base, e->d_name) >=
                                    sizeof sdir)
       continue;
-    int lock = fxt_sdir_lock(sdir, false);
-    if (lock < 0)
-      continue;
+    /* Only ours are locked (the header is read without the lock): another program's
+     * harvester must not find its sessions held by this look. */
     struct fxt_sdir_info info;
-    if (fxt_sdir_read(sdir, &info, msg, sizeof msg) == 0 &&
-        strncmp(info.output, dir, dlen) == 0 && info.output[dlen] == '/') {
-      if (fxt_proc_running(info.pid, info.proc_start)) {
-        fprintf(stderr,
-                "fxtrace record: pid %u still runs (it exec'd an image that does not trace): "
-                "its buffers stay in %s (`fxtrace recover`)\n",
-                info.pid, sdir);
-      } else {
-        fxt_harvest(sdir, false, false, NULL, NULL, msg, sizeof msg);
-        fprintf(stderr, "fxtrace record: %s\n", msg);
-      }
+    if (fxt_sdir_read(sdir, &info, msg, sizeof msg) != 0 ||
+        strncmp(info.output, dir, dlen) != 0 || info.output[dlen] != '/')
+      continue;
+    if (fxt_proc_running(info.pid, info.proc_start)) {
+      fprintf(stderr,
+              "fxtrace record: pid %u still runs (a process CMD left behind, or one that "
+              "exec'd an image that does not trace): its buffers stay in %s (`fxtrace "
+              "recover`)\n",
+              info.pid, sdir);
+      continue;
     }
+    /* Its process is gone: a holder of its lock only takes a look. */
+    int lock = fxt_sdir_lock(sdir, 2000);
+    if (lock == -ENOENT)
+      continue; /* removed meanwhile: nothing was left in it (a clean-up) */
+    if (lock < 0) {
+      fprintf(stderr, "fxtrace record: %s: not harvested: %s\n", sdir, strerror(-lock));
+      continue;
+    }
+    if (fxt_harvest(sdir, false, false, NULL, NULL, msg, sizeof msg) != FXT_ENOENT ||
+        access(sdir, F_OK) == 0) /* (not: another harvested it meanwhile) */
+      fprintf(stderr, "fxtrace record: %s\n", msg);
     close(lock);
   }
   closedir(d);

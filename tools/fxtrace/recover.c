@@ -183,7 +183,7 @@ int cmd_recover(int argc, char **argv)
   }
   /* Live: its lock is held (harvest.h), whatever pid namespace the process is in. The lock
    * is kept while --remove removes the directory. */
-  int lock = fxt_sdir_lock(dir, false);
+  int lock = fxt_sdir_lock(dir, 200); /* another's look lasts less */
   bool live = lock == -EWOULDBLOCK;
 
   struct fxt_rec_input in = {
