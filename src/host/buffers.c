@@ -692,10 +692,11 @@ static void harvest_child(struct session *s, const char *name, bool final)
     return;
   }
   /* Its process is gone (a zombie is): the lock is free but for another's look, which a
-   * second at most outlasts. Else it runs (its session, or an exec'd image that does not
-   * trace: its next session would take it over). */
+   * second at most outlasts (the consumer does not wait: it looks again at its next pass).
+   * Else it runs (its session, or an exec'd image that does not trace: its next session
+   * would take it over). */
   if (rc != FXT_ENOENT && (rc != 0 || !fxt_proc_running(info.pid, info.proc_start)))
-    lock = fxt_sdir_lock(dir, 1000);
+    lock = fxt_sdir_lock(dir, final ? 1000 : 0);
   if (lock < 0) {
     if (!final)
       return;
@@ -728,16 +729,18 @@ void fxt_buffers_harvest_children(struct session *s, bool final)
   if (!final && ns - last_ns < 20000000u)
     return;
   last_ns = ns;
-  DIR *d = opendir(s->buffers_dir);
-  if (!d)
-    return;
   /* Harvests adopt grandchildren into this directory while it is read: a name readdir
-   * misses now is seen on the next call (the stop makes two). */
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (strncmp(e->d_name, FXT_CHILD_MARK, strlen(FXT_CHILD_MARK)) == 0)
-      harvest_child(s, e->d_name, final);
-  closedir(d);
+   * misses now is seen on the next call; the stop looks twice. */
+  for (int round = 0; round < (final ? 2 : 1); round++) {
+    DIR *d = opendir(s->buffers_dir);
+    if (!d)
+      return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+      if (strncmp(e->d_name, FXT_CHILD_MARK, strlen(FXT_CHILD_MARK)) == 0)
+        harvest_child(s, e->d_name, final);
+    closedir(d);
+  }
 }
 
 int fxt_buffers_reserve_slot(struct session *s, uint32_t i)
