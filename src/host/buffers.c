@@ -27,6 +27,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -729,17 +730,31 @@ void fxt_buffers_harvest_children(struct session *s, bool final)
   if (!final && ns - last_ns < 20000000u)
     return;
   last_ns = ns;
-  /* Harvests adopt grandchildren into this directory while it is read: a name readdir
-   * misses now is seen on the next call; the stop looks twice. */
+  /* Harvests adopt grandchildren into this directory while it is read: a name missed now is
+   * seen on the next call; the stop looks twice. The directory is read with getdents64 into
+   * a buffer on the stack, not opendir: the consumer runs this every 20 ms, and must not hold
+   * an allocator's lock when another thread forks (an allocator that does not take its locks
+   * around fork, as ASan's, would deadlock the child's first malloc). */
   for (int round = 0; round < (final ? 2 : 1); round++) {
-    DIR *d = opendir(s->buffers_dir);
-    if (!d)
+    int fd = open(s->buffers_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
       return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-      if (strncmp(e->d_name, FXT_CHILD_MARK, strlen(FXT_CHILD_MARK)) == 0)
-        harvest_child(s, e->d_name, final);
-    closedir(d);
+    _Alignas(8) char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+      for (long off = 0; off < n;) {
+        /* struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, name */
+        unsigned short reclen;
+        memcpy(&reclen, buf + off + 16, sizeof(reclen));
+        const char *name = buf + off + 19;
+        if (reclen == 0)
+          break;
+        if (strncmp(name, FXT_CHILD_MARK, strlen(FXT_CHILD_MARK)) == 0)
+          harvest_child(s, name, final);
+        off += reclen;
+      }
+    }
+    close(fd);
   }
 }
 
