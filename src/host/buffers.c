@@ -24,10 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "harvest.h"
 #include "intern.h"
 #include "recover.h"
 #include "registry.h"
@@ -110,17 +114,9 @@ int fxt_buffers_default_dir(char *out, size_t size)
   return n < 0 || (size_t)n >= size ? FXT_E2BIG : 0;
 }
 
-/* Removes the files of a session directory and the directory. */
 static void remove_session_dir(const char *dir)
 {
-  char path[4200];
-  static const char *const files[] = {FXT_SH_FILE, FXT_SH_POOL_FILE};
-  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-    int n = snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-    if (n > 0 && (size_t)n < sizeof(path))
-      unlink(path);
-  }
-  rmdir(dir);
+  fxt_sdir_remove(dir, false);
 }
 
 /* Crashed sessions a buffers directory keeps for `fxtrace recover`: the newest ones. Their
@@ -162,11 +158,29 @@ static void collect_stale(const char *base)
     int k = snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
     if (k <= 0 || (size_t)k >= sizeof(dir))
       continue;
+    /* A process that runs with the pid and start time its header names: its session, or
+     * the next image of a process that exec'd (it takes the directory over when its session
+     * starts). Not ours to judge, and not even to lock for a look: a harvester that finds the
+     * lock held waits for it, a little. */
+    struct fxt_sdir_info info;
+    char why[256];
+    if (fxt_sdir_read(dir, &info, why, sizeof(why)) == 0 &&
+        fxt_proc_running(info.pid, info.proc_start))
+      continue;
+    /* Its lock: held by a live session (of any pid namespace), or by another process that
+     * looks at it right now; either way it is not ours to judge. */
+    int lock = fxt_sdir_lock(dir, 0);
+    if (lock < 0)
+      continue;
     enum fxt_rec_dead state = fxt_recover_dead_state(dir);
     struct stat st;
     if (state == FXT_REC_STALE) {
       remove_session_dir(dir);
-    } else if (state == FXT_REC_CRASHED && stat(dir, &st) == 0) {
+      close(lock);
+      continue;
+    }
+    close(lock);
+    if (state == FXT_REC_CRASHED && stat(dir, &st) == 0) {
       if (ncrashed == cap) {
         size_t ncap = cap ? cap * 2 : 16;
         struct crashed *grown = realloc(crashed, ncap * sizeof(*crashed));
@@ -185,7 +199,11 @@ static void collect_stale(const char *base)
     for (size_t i = KEEP_CRASHED; i < ncrashed; i++) {
       char dir[4400];
       snprintf(dir, sizeof(dir), "%s/%s", base, crashed[i].name);
+      int lock = fxt_sdir_lock(dir, 0);
+      if (lock < 0)
+        continue; /* taken over meanwhile (a harvest, or the next image of its process) */
       remove_session_dir(dir);
+      close(lock);
       fprintf(stderr,
               "fxtrace: removed %s, the unrecovered buffers of a process that died: a buffers "
               "directory keeps the %d newest (`fxtrace recover %s` lists them)\n",
@@ -195,7 +213,87 @@ static void collect_stale(const char *base)
   free(crashed);
 }
 
-/* Creates DIR/<pid>.<n> (n = the first number free). */
+/* The output's absolute path as the header keeps it ("" when it does not fit). */
+static void absolute_output(const struct session *s, char *out, size_t size)
+{
+  size_t olen = strlen(s->output);
+  out[0] = 0;
+  if (s->output[0] == '/' || olen == 0 || strcmp(s->output, "-") == 0) {
+    if (olen < size)
+      memcpy(out, s->output, olen + 1);
+    return;
+  }
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd))) {
+    size_t clen = strlen(cwd);
+    if (clen + 1 + olen < size) {
+      memcpy(out, cwd, clen);
+      out[clen] = '/';
+      memcpy(out + clen + 1, s->output, olen + 1);
+    }
+  }
+}
+
+/* A session that starts after exec: the directories the process's previous images left (the
+ * same pid and start time; their lock is free, the image that held it is gone) are harvested
+ * into their output files first (harvest.h). The first one harvested becomes this session's
+ * directory, with its lock, so that the marker a parent holds for it (and the markers of its
+ * children) stay right; when its output is this session's too, the consumer appends to it
+ * (output_append). Returns true when s->buffers_dir and s->lock_fd were taken over. */
+static bool take_over_previous(struct session *s, const char *base, pid_t pid)
+{
+  DIR *d = opendir(base);
+  if (!d)
+    return false;
+  uint64_t start = proc_start_time(pid);
+  char mine[4096];
+  absolute_output(s, mine, sizeof(mine));
+  char prefix[32];
+  int plen = snprintf(prefix, sizeof(prefix), "%d.", (int)pid);
+  bool taken = false;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
+      continue;
+    char dir[4400], msg[1024];
+    struct fxt_sdir_info info;
+    if (snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= (int)sizeof(s->buffers_dir))
+      continue;
+    /* Ours when its header names this process (a live session of another pid namespace
+     * with the same pid started at another time); then its lock is waited for: another
+     * process may hold it for a moment to see that this one runs (harvest_child, record),
+     * and must not be taken for a live session, or this session would write its output over
+     * the trace it is about to harvest. */
+    if (fxt_sdir_read(dir, &info, msg, sizeof(msg)) != 0 || info.pid != (uint32_t)pid ||
+        info.proc_start != start)
+      continue;
+    int lock = fxt_sdir_lock(dir, 2000); /* bounded: a holder that stays is not a look */
+    if (lock < 0)
+      continue; /* removed meanwhile, or held: left to its holder */
+    if (fxt_sdir_read(dir, &info, msg, sizeof(msg)) != 0) {
+      close(lock);
+      continue;
+    }
+    bool same = strcmp(info.output, mine) == 0 && mine[0] == '/';
+    int rc = fxt_harvest(dir, !taken, same, taken ? s->buffers_dir : NULL, NULL, msg,
+                         sizeof(msg));
+    if (rc != 0 && rc != FXT_ENOENT)
+      fprintf(stderr, "fxtrace: %s\n", msg);
+    if (rc == 0 && !taken) {
+      strcpy(s->buffers_dir, dir);
+      s->lock_fd = lock;
+      s->output_append = same;
+      taken = true;
+      continue;
+    }
+    close(lock);
+  }
+  closedir(d);
+  return taken;
+}
+
+/* Creates DIR/<pid>.<n> (n = the first number free), or takes over the one the process's
+ * previous image left, and takes its lock. */
 static int make_session_dir(struct session *s, const char *base, pid_t pid)
 {
   char err[256];
@@ -211,14 +309,27 @@ static int make_session_dir(struct session *s, const char *base, pid_t pid)
     fprintf(stderr, "fxtrace: buffers directory %s: %s\n", base, strerror(errno));
     return FXT_ENOENT;
   }
+  if (take_over_previous(s, base, pid)) {
+    collect_stale(base);
+    return 0;
+  }
   collect_stale(base);
   int retries = 3; /* another process's clean stop may remove an empty base meanwhile */
   for (uint32_t n = 1; n < 100000; n++) {
     int k = snprintf(s->buffers_dir, sizeof(s->buffers_dir), "%s/%d.%u", base, (int)pid, n);
     if (k < 0 || (size_t)k >= sizeof(s->buffers_dir) - 16)
       return FXT_E2BIG;
-    if (mkdir(s->buffers_dir, 0700) == 0)
-      return 0;
+    if (mkdir(s->buffers_dir, 0700) == 0) {
+      /* Waits only while another process looks at the new, empty directory (it finds no
+       * session file there and leaves it alone). */
+      s->lock_fd = fxt_sdir_lock(s->buffers_dir, -1);
+      if (s->lock_fd >= 0)
+        return 0;
+      fprintf(stderr, "fxtrace: buffers directory %s: cannot lock it: %s\n", s->buffers_dir,
+              strerror(-s->lock_fd));
+      rmdir(s->buffers_dir);
+      return FXT_ENOENT;
+    }
     if (errno == ENOENT && retries-- > 0 &&
         (is_default ? fxt_ctl_dir_check(base, true, err, sizeof(err)) == 0
                     : mkdir(base, 0700) == 0 || errno == EEXIST)) {
@@ -303,21 +414,7 @@ static void fill_header(struct session *s, uint32_t nslots)
       h->process_name[n - 1] = 0;
   }
   memset(h->output, 0, sizeof(h->output));
-  size_t olen = strlen(s->output);
-  if (s->output[0] == '/' || olen == 0 || strcmp(s->output, "-") == 0) {
-    if (olen < sizeof(h->output))
-      memcpy(h->output, s->output, olen + 1);
-  } else {
-    char cwd[4096];
-    if (getcwd(cwd, sizeof(cwd))) {
-      size_t clen = strlen(cwd);
-      if (clen + 1 + olen < sizeof(h->output)) {
-        memcpy(h->output, cwd, clen);
-        h->output[clen] = '/';
-        memcpy(h->output + clen + 1, s->output, olen + 1);
-      }
-    }
-  }
+  absolute_output(s, h->output, sizeof(h->output));
   h->pool_bytes = (uint64_t)s->stride * nslots;
   h->nslots = nslots;
   h->stride = (uint32_t)s->stride;
@@ -361,6 +458,16 @@ static void close_files(struct session *s)
   s->pool_fd = s->meta_fd = -1;
 }
 
+/* The session's directory goes (a setup that failed), and its lock with it. */
+static void drop_dir(struct session *s)
+{
+  remove_session_dir(s->buffers_dir);
+  if (s->lock_fd >= 0)
+    close(s->lock_fd);
+  s->lock_fd = -1;
+  s->buffers_dir[0] = 0;
+}
+
 /* Creates the session's files (when file-backed) and maps pool and session file. */
 static int map_all(struct session *s, uint32_t nslots, bool file_backed)
 {
@@ -376,8 +483,7 @@ static int map_all(struct session *s, uint32_t nslots, bool file_backed)
       int err = s->meta_fd < 0 ? -s->meta_fd : -s->pool_fd;
       fprintf(stderr, "fxtrace: buffers in %s: %s\n", s->buffers_dir, strerror(err));
       close_files(s);
-      remove_session_dir(s->buffers_dir);
-      s->buffers_dir[0] = 0;
+      drop_dir(s);
       return FXT_ENOSPC;
     }
   }
@@ -396,10 +502,8 @@ static int map_all(struct session *s, uint32_t nslots, bool file_backed)
     rc = map_region(&meta, &s->meta_map_bytes, meta_bytes, s->meta_fd, false);
   if (rc != 0) {
     close_files(s);
-    if (file_backed) {
-      remove_session_dir(s->buffers_dir);
-      s->buffers_dir[0] = 0;
-    }
+    if (file_backed)
+      drop_dir(s);
     return rc;
   }
   s->pool = pool;
@@ -464,6 +568,44 @@ static void tp_mirror_add(struct fxt_tracepoint *tp)
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
 
+/* A session in a process that a traced process started otherwise than by fork (an exec'd
+ * image after vfork, posix_spawn, or fork and exec): a marker in the parent's session
+ * directory, as a child of fork leaves one, so that the parent harvests this session if it
+ * ends without stopping it. The parent's session is the directory of its pid whose lock is
+ * held. */
+static void mark_in_parent(struct session *s)
+{
+  pid_t ppid = getppid();
+  DIR *d = ppid > 1 ? opendir(s->buffers_base) : NULL;
+  if (!d)
+    return;
+  char prefix[32];
+  int plen = snprintf(prefix, sizeof(prefix), "%d.", (int)ppid);
+  const char *mine = strrchr(s->buffers_dir, '/') + 1;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char dir[4096], mark[4400];
+    if (strncmp(e->d_name, prefix, (size_t)plen) != 0 ||
+        (size_t)snprintf(dir, sizeof(dir), "%s/%s", s->buffers_base, e->d_name) >=
+            sizeof(dir) - 300)
+      continue;
+    int lock = fxt_sdir_lock(dir, 0);
+    if (lock >= 0)
+      close(lock);
+    if (lock != -EWOULDBLOCK)
+      continue; /* no live session there */
+    if ((size_t)snprintf(mark, sizeof(mark), "%s/%s%s", dir, FXT_CHILD_MARK, mine) >= sizeof(mark))
+      continue;
+    int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      close(fd);
+      memcpy(s->parent_dir, dir, sizeof(s->parent_dir));
+      break;
+    }
+  }
+  closedir(d);
+}
+
 int fxt_buffers_setup(struct session *s, uint32_t nslots)
 {
   bool file_backed = s->buffers_base[0] != 0;
@@ -476,6 +618,9 @@ int fxt_buffers_setup(struct session *s, uint32_t nslots)
   file_backed = false;
 #endif
   s->buffers_dir[0] = 0;
+  s->lock_fd = -1;
+  s->parent_dir[0] = 0;
+  s->output_append = false;
   if (file_backed) {
     int rc = make_session_dir(s, s->buffers_base, s->pid);
     if (rc != 0 && s->buffers_explicit)
@@ -484,6 +629,8 @@ int fxt_buffers_setup(struct session *s, uint32_t nslots)
       fprintf(stderr, "fxtrace: buffers in anonymous memory: a crash will lose them\n");
       file_backed = false;
       s->buffers_dir[0] = 0;
+    } else {
+      mark_in_parent(s);
     }
   }
   int rc = map_all(s, nslots, file_backed);
@@ -526,13 +673,98 @@ void fxt_buffers_stop(struct session *s, bool clean)
     atomic_store_explicit(&s->sh->state, FXT_SH_STOPPED, memory_order_relaxed);
   close_files(s);
   if (clean) {
+    fxt_buffers_harvest_children(s, true);
     remove_session_dir(s->buffers_dir);
     /* The default directory goes too once no session is left in it (rmdir fails on one that
      * is not empty), so a clean run leaves nothing behind in /dev/shm. */
     if (!s->buffers_explicit)
       rmdir(s->buffers_base);
   }
+  /* Released after the removal: whoever takes the lock next finds the directory gone. */
+  if (s->lock_fd >= 0)
+    close(s->lock_fd);
+  s->lock_fd = -1;
   s->buffers_dir[0] = 0;
+}
+
+/* The marker of child directory `name` in this session's directory: unless final, a child
+ * that runs keeps it; a dead child is harvested (its own children's markers become ours). */
+static void harvest_child(struct session *s, const char *name, bool final)
+{
+  char mark[4400], dir[4400], msg[1024];
+  snprintf(mark, sizeof(mark), "%s/%s", s->buffers_dir, name);
+  snprintf(dir, sizeof(dir), "%s/%s", s->buffers_base, name + strlen(FXT_CHILD_MARK));
+  struct fxt_sdir_info info;
+  int rc = fxt_sdir_read(dir, &info, msg, sizeof(msg));
+  int lock = -EWOULDBLOCK;
+  if (rc == FXT_ENOENT && access(dir, F_OK) != 0) {
+    unlink(mark); /* it stopped cleanly, or another took its directory over */
+    return;
+  }
+  /* Its process is gone (a zombie is): the lock is free but for another's look, which a
+   * second at most outlasts (the consumer does not wait: it looks again at its next pass).
+   * Else it runs (its session, or an exec'd image that does not trace: its next session
+   * would take it over). */
+  if (rc != FXT_ENOENT && (rc != 0 || !fxt_proc_running(info.pid, info.proc_start)))
+    lock = fxt_sdir_lock(dir, final ? 1000 : 0);
+  if (lock < 0) {
+    if (!final)
+      return;
+    /* This session ends first: its parent's session takes the child over, if there is one;
+     * otherwise the child's directory stays for `fxtrace record` or `fxtrace recover`. */
+    char up[4400];
+    if (!s->parent_dir[0] || snprintf(up, sizeof(up), "%s/%s", s->parent_dir, name) >=
+                                 (int)sizeof(up) || rename(mark, up) != 0)
+      unlink(mark);
+    return;
+  }
+  if (rc == 0)
+    rc = fxt_harvest(dir, false, false, s->buffers_dir, NULL, msg, sizeof(msg));
+  close(lock);
+  if (rc != 0 && access(dir, F_OK) == 0) /* (not: another harvested it meanwhile) */
+    fprintf(stderr, "fxtrace: %s\n", msg);
+  unlink(mark);
+}
+
+void fxt_buffers_harvest_children(struct session *s, bool final)
+{
+  if (s->lock_fd < 0)
+    return;
+  /* At most every 20 ms while the session runs (a busy consumer passes far more often): a
+   * child's trace waits that much longer, and a pass costs no more than a clock read. */
+  static uint64_t last_ns; /* the consumer thread's (final: the stopping thread, after it) */
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+  if (!final && ns - last_ns < 20000000u)
+    return;
+  last_ns = ns;
+  /* Harvests adopt grandchildren into this directory while it is read: a name missed now is
+   * seen on the next call; the stop looks twice. The directory is read with getdents64 into
+   * a buffer on the stack, not opendir: the consumer runs this every 20 ms, and must not hold
+   * an allocator's lock when another thread forks (an allocator that does not take its locks
+   * around fork, as ASan's, would deadlock the child's first malloc). */
+  for (int round = 0; round < (final ? 2 : 1); round++) {
+    int fd = open(s->buffers_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+      return;
+    _Alignas(8) char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+      for (long off = 0; off < n;) {
+        /* struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, name */
+        unsigned short reclen;
+        memcpy(&reclen, buf + off + 16, sizeof(reclen));
+        const char *name = buf + off + 19;
+        if (reclen == 0)
+          break;
+        if (strncmp(name, FXT_CHILD_MARK, strlen(FXT_CHILD_MARK)) == 0)
+          harvest_child(s, name, final);
+        off += reclen;
+      }
+    }
+    close(fd);
+  }
 }
 
 int fxt_buffers_reserve_slot(struct session *s, uint32_t i)
@@ -600,10 +832,28 @@ int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep)
       memcpy(saved, session_slot(s, keep), header);
   }
   close_files(s);
+  /* The parent's lock stays the parent's (closing this copy leaves it held: flock locks
+   * belong to the open file description, which the parent still has). */
+  if (s->lock_fd >= 0)
+    close(s->lock_fd);
+  s->lock_fd = -1;
+  snprintf(s->parent_dir, sizeof(s->parent_dir), "%s", s->buffers_dir);
+  s->output_append = false;
   uint32_t nslots = s->nslots;
   int rc = make_session_dir(s, s->buffers_base, s->pid);
   if (rc == 0)
     rc = map_all(s, nslots, true);
+  if (rc == 0 && s->parent_dir[0]) {
+    /* The parent's session harvests this one if it ends without stopping (harvest.h). */
+    char mark[4400];
+    const char *name = strrchr(s->buffers_dir, '/') + 1;
+    snprintf(mark, sizeof(mark), "%s/%s%s", s->parent_dir, FXT_CHILD_MARK, name);
+    int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+      close(fd);
+    else
+      s->parent_dir[0] = 0; /* the parent's session is gone */
+  }
   if (rc != 0) {
     s->buffers_dir[0] = 0;
     rc = map_all(s, nslots, false); /* anonymous, over the same addresses */

@@ -94,6 +94,7 @@ static struct {
   uint64_t last_comm_check;
   uint64_t last_sync_ns;   /* CLOCK_MONOTONIC of the last clock sync in the output */
   uint64_t capped_records; /* records not written because of max_file_kb */
+  bool no_magic;           /* the output is appended to a trace: no magic record */
   _Atomic uint64_t nested_records; /* ingress records merged into their threads' streams */
   _Atomic uint64_t no_buffer_lost;
 } C;
@@ -446,7 +447,8 @@ static void write_clock_choice(struct session *s)
  * descriptions. first: the session's own output (its clock sync is the live view's too). */
 static void write_header(struct session *s, bool first)
 {
-  EMIT(fxt_encode_magic_, NULL);
+  if (!(first && C.no_magic))
+    EMIT(fxt_encode_magic_, NULL);
   struct fxt_provider_info pi = {(uint32_t)s->pid, (uint8_t)strlen(PROVIDER_NAME), PROVIDER_NAME};
   EMIT(fxt_encode_provider_info, &pi);
   struct fxt_init init = {s->ticks_per_second};
@@ -1487,6 +1489,7 @@ static void *consumer_main(void *arg)
     pass(s, timer);
     snap_serve(s);
     view_serve(s);
+    fxt_buffers_harvest_children(s, false); /* children that died unstopped (buffers.c) */
     pass_done();
     fxt_slots_prewarm(s); /* a spare buffer warm for the next new thread */
     struct timespec to = {0, live_has_waiters() ? POLL_LIVE_NS : POLL_NS};
@@ -1560,12 +1563,19 @@ int fxt_consumer_start(struct session *s)
     C.out.fd = -1;
   else if (strcmp(s->output, "-") == 0)
     C.out.fd = dup(1);
+  else if (s->output_append) /* after exec: the previous image's trace is in it (buffers.c) */
+    C.out.fd = fxt_outfile_open_append(s->output, &C.out.file_len);
   else
     C.out.fd = fxt_outfile_open(s->output);
   if (s->output[0] && C.out.fd < 0) {
     fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(errno));
     return FXT_EINVAL;
   }
+  /* What the file holds before this session's records is whole (a recovery keeps it); the
+   * records that follow carry no magic record of their own (docs/fxt-conventions.md:
+   * single-process traces concatenated). */
+  atomic_store_explicit(&s->sh->committed, C.out.file_len, memory_order_relaxed);
+  C.no_magic = C.out.file_len != 0;
   write_header(s, true);
   out_flush();
   atomic_store_explicit(&s->stop, 0, memory_order_relaxed);

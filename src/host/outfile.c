@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,25 @@ int fxt_outfile_open(const char *path) {
     return -1;
   }
   return open(dat ? part : path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+int fxt_outfile_open_append(const char *path, uint64_t *size) {
+  char part[PATH_MAX];
+  bool dat = fxt_outfile_is_dat(path);
+  if (dat && !fxt_part(path, part, sizeof part)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  int fd = open(dat ? part : path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  off_t end = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+  if (fd >= 0 && end < 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  *size = fd >= 0 ? (uint64_t)end : 0;
+  return fd;
 }
 
 bool fxt_outfile_close(int fd, const char *path, bool complete) {

@@ -22,6 +22,7 @@
 
 #include "cpunote.h"
 #include "metarec.h"
+#include "harvest.h"
 #include "recover_int.h"
 
 #define PROVIDER_NAME "fxtrace/1"
@@ -174,8 +175,10 @@ static void read_prefix(struct rec_model *m, struct prefix *p)
   p->len = 0;
   if (o->size == 0) {
     if (h->output[0] && strcmp(h->output, "-") != 0 && m->committed > 0)
-      rec_say(m, 1, "%s: missing or empty: the %llu bytes the consumer had written are lost",
-              o->name ? o->name : h->output, (unsigned long long)m->committed);
+      rec_say(m, 1, "%s: %s: the %llu bytes the consumer had written are lost",
+              o->name ? o->name : h->output,
+              m->in->output_errno ? strerror(m->in->output_errno) : "missing or empty",
+              (unsigned long long)m->committed);
     return;
   }
   uint64_t want = m->committed;
@@ -197,12 +200,16 @@ static void read_prefix(struct rec_model *m, struct prefix *p)
   bool first_provider = true;
   while ((rc = fxt_decoder_next(&p->d, &r, err, sizeof(err))) == 1) {
     if (r.kind == FXT_KIND_PROVIDER_INFO) {
-      if (!first_provider || r.u.provider_info.id != h->pid) {
+      /* Another provider of the same process: a session after exec appends its records to
+       * the trace its previous image left in the same file (harvest.h). */
+      if (r.u.provider_info.id != h->pid) {
         rc = -1;
         snprintf(err, sizeof(err), "offset %llu: provider %u is not the session's process %u",
                  (unsigned long long)r.offset, r.u.provider_info.id, h->pid);
         break;
       }
+      /* Tracepoint ids are an image's own: only the last section's descriptions count. */
+      memset(p->described, 0, sizeof(p->described));
       first_provider = false;
     }
     if (r.kind == FXT_KIND_BLOB && r.u.blob.size >= 4 && r.u.blob.name.len == 18 &&
@@ -542,23 +549,7 @@ static const unsigned char *map_file(const char *path, uint64_t *size)
 
 bool fxt_recover_alive(uint32_t pid, uint64_t proc_start)
 {
-  if (pid == 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
-    return false;
-  /* The same process, or a later one with its pid? The start time says. */
-  char stat_path[64], buf[1024];
-  snprintf(stat_path, sizeof(stat_path), "/proc/%u/stat", pid);
-  int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-  if (fd >= 0)
-    close(fd);
-  if (n <= 0)
-    return true;
-  buf[n] = 0;
-  char *q = strrchr(buf, ')');
-  int field = 2;
-  for (; q && *q && field < 22; q++)
-    field += *q == ' ';
-  return q && strtoull(q, NULL, 10) == proc_start;
+  return fxt_proc_running(pid, proc_start);
 }
 
 enum fxt_rec_dead fxt_recover_dead_state(const char *dir)
@@ -578,7 +569,7 @@ enum fxt_rec_dead fxt_recover_dead_state(const char *dir)
     } else if (!alive) {
       state = FXT_REC_CRASHED; /* unless the summary below finds nothing missing */
       /* Anything the output lacks? Count it, without building the trace. */
-      struct fxt_rec_input in = {{path, sdata, ssize}, {"buffers", NULL, 0}, {"", NULL, 0}, false};
+      struct fxt_rec_input in = {{path, sdata, ssize}, {"buffers", NULL, 0}, {"", NULL, 0}, false, 0};
       char ppath[4400];
       snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
       in.pool.data = map_file(ppath, &psize);

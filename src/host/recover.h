@@ -25,6 +25,7 @@ struct fxt_rec_input {
   struct fxt_rec_file pool;    /* DIR/buffers */
   struct fxt_rec_file output;  /* the session's partial output file (size 0: none) */
   bool live;                   /* the process still runs: positions may move (best effort) */
+  int output_errno;            /* why output could not be read (0: it could, or none) */
 };
 
 /* What a recovery found and wrote. */
@@ -51,7 +52,8 @@ typedef void (*fxt_rec_report_fn)(void *ctx, int severity, const char *line);
 int fxt_recover_run(const struct fxt_rec_input *in, fxt_rec_write_fn out, void *out_ctx,
                     fxt_rec_report_fn report, void *report_ctx, struct fxt_rec_stats *stats);
 
-/* True when process pid runs and is the one that started at proc_start (shfile.h). */
+/* True when process pid runs and is the one that started at proc_start (shfile.h); a zombie
+ * (ended, not yet waited for) does not run. */
 bool fxt_recover_alive(uint32_t pid, uint64_t proc_start);
 
 /* For the clean-up of a buffers directory (buffers.c), what dir holds: */

@@ -103,6 +103,9 @@ struct rec_model {
 
 /* recover_model.c */
 int rec_model_build(struct rec_model *m); /* 0, or FXT_EBADMSG (unusable header), FXT_ENOMEM */
+/* Reads and checks the session header alone into m->h (m->in, m->report, m->stats set):
+ * 0, or FXT_EBADMSG after reporting why. */
+int rec_read_header(struct rec_model *m);
 void rec_model_free(struct rec_model *m);
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

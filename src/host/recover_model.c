@@ -104,7 +104,7 @@ static bool list_add(struct rec_list *l, const unsigned char *p, const unsigned 
 
 /* ---- the header ------------------------------------------------------------------------- */
 
-static int read_header(struct rec_model *m)
+int rec_read_header(struct rec_model *m)
 {
   const struct fxt_rec_file *f = &m->in->session;
   struct rec_hdr *h = &m->h;
@@ -763,7 +763,7 @@ static int by_time(const void *a, const void *b)
 
 int rec_model_build(struct rec_model *m)
 {
-  int rc = read_header(m);
+  int rc = rec_read_header(m);
   if (rc != 0)
     return rc;
   const struct rec_hdr *h = &m->h;

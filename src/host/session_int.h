@@ -99,6 +99,11 @@ struct session {
   bool buffers_explicit;   /* configured (a failure is an error), not the default */
   char buffers_dir[4096];  /* this session's directory; "" when anonymous */
   int pool_fd, meta_fd;    /* -1 when anonymous */
+  /* The lock of buffers_dir (harvest.h), held from its creation to its removal; -1 when
+   * anonymous. Written by the thread that starts, stops or forks the session. */
+  int lock_fd;
+  char parent_dir[4096];   /* a child of fork: the parent's session directory ("" none) */
+  bool output_append;      /* after exec: the output holds the previous image's trace */
   uint64_t strings_alloc, tps_alloc; /* session file bytes allocated (fallocate) so far */
 
   /* Clock. */
@@ -139,6 +144,11 @@ int fxt_buffers_reserve_slot(struct session *s, uint32_t i); /* allocate before 
 void fxt_buffers_maintain(struct session *s); /* consumer, each pass */
 int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep);
 int fxt_buffers_default_dir(char *out, size_t size);
+/* The sessions of this process's children that ended without stopping them: harvested into
+ * their output files (harvest.h). The consumer thread after each pass; final (at the stop,
+ * after the consumer ended): the markers of children still running go to the parent's
+ * directory, or are dropped. */
+void fxt_buffers_harvest_children(struct session *s, bool final);
 
 /* slots.c */
 int fxt_slots_setup(struct session *s);

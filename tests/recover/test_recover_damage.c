@@ -439,6 +439,49 @@ static void the_tool_reports_a_truncated_file(void **state)
   ru_open_session(session_dir, &ses);
 }
 
+/* A damaged header: the tool says why it is refused and prints nothing it holds (here, a
+ * path in its output field), in a copy of the session's directory. */
+static void the_tool_prints_nothing_of_a_bad_header(void **state)
+{
+  (void)state;
+  char copy[300], cmd[5000], spath[400], out[300], err[300];
+  snprintf(copy, sizeof(copy), "%s/badheader", dir);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'", copy, session_dir, copy);
+  assert_int_equal(system(cmd), 0);
+  snprintf(spath, sizeof(spath), "%s/%s", copy, FXT_SH_FILE);
+  static const char junk[] = "/no/such/place/JUNK-PATH-FROM-A-BAD-HEADER";
+  int fd = open(spath, O_WRONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(pwrite(fd, junk, sizeof(junk), FXT_SH_OFF_OUTPUT), (ssize_t)sizeof(junk));
+  close(fd);
+  snprintf(out, sizeof(out), "%s/bad.fxt", dir);
+  snprintf(err, sizeof(err), "%s/bad.err", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int efd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(efd, 2);
+    execl(fxtrace_path, fxtrace_path, "recover", copy, "-o", out, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 1);
+  char want[4600];
+  snprintf(want, sizeof(want), "%s: offset 0..%u: header checksum mismatch", spath,
+           FXT_SH_OFF_CHECKSUM);
+  bool said = ru_file_has(dir, "bad.err", want), leaked = ru_file_has(dir, "bad.err", "JUNK");
+  if (!said || leaked) {
+    ru_cat(dir, "bad.err");
+    fail_msg("%s '%s'", said ? "a path from the damaged header was printed, besides" : "want",
+             want);
+  }
+  struct stat sb;
+  assert_int_equal(stat(out, &sb), -1); /* nothing written */
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", copy);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
   if (argc < 3) {
@@ -458,6 +501,7 @@ int main(int argc, char **argv)
       cmocka_unit_test(garbage_in_the_output),
       cmocka_unit_test(header_garbage_is_fatal_and_says_where),
       cmocka_unit_test(the_tool_reports_a_truncated_file),
+      cmocka_unit_test(the_tool_prints_nothing_of_a_bad_header),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

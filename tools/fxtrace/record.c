@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "export/tracedat.h"
+#include "host/harvest.h"
 #include "host/outfile.h"
 #include "record_merge.h"
 
@@ -238,6 +239,55 @@ static void remove_dir(const char *dir) {
     fprintf(stderr, "fxtrace record: cannot remove %s: %s\n", dir, strerror(errno));
 }
 
+/* The sessions of CMD's tree that ended without stopping them (_exit, exec, a signal, a
+ * crash) and that no traced parent harvested: their traces are written into their files in
+ * dir from their buffers (src/host/harvest.h), each said on stderr, and their buffers go.
+ * A session whose process still runs (an exec'd image that does not trace) is named and left;
+ * a live session (its lock held) is not touched. */
+static void harvest_sessions(const char *dir) {
+  char base[64];
+  snprintf(base, sizeof base, "/dev/shm/fxtrace-%u", (unsigned)geteuid());
+  DIR *d = opendir(base);
+  if (d == NULL)
+    return;
+  size_t dlen = strlen(dir);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char sdir[4400], msg[1024];
+    if (e->d_name[0] == '.' || (size_t)snprintf(sdir, sizeof sdir, "%s/%s", base, e->d_name) >=
+                                   sizeof sdir)
+      continue;
+    /* Only ours are locked (the header is read without the lock): another program's
+     * harvester must not find its sessions held by this look. */
+    struct fxt_sdir_info info;
+    if (fxt_sdir_read(sdir, &info, msg, sizeof msg) != 0 ||
+        strncmp(info.output, dir, dlen) != 0 || info.output[dlen] != '/')
+      continue;
+    if (fxt_proc_running(info.pid, info.proc_start)) {
+      fprintf(stderr,
+              "fxtrace record: pid %u still runs (a process CMD left behind, or one that "
+              "exec'd an image that does not trace): its buffers stay in %s (`fxtrace "
+              "recover`)\n",
+              info.pid, sdir);
+      continue;
+    }
+    /* Its process is gone: a holder of its lock only takes a look. */
+    int lock = fxt_sdir_lock(sdir, 2000);
+    if (lock == -ENOENT)
+      continue; /* removed meanwhile: nothing was left in it (a clean-up) */
+    if (lock < 0) {
+      fprintf(stderr, "fxtrace record: %s: not harvested: %s\n", sdir, strerror(-lock));
+      continue;
+    }
+    if (fxt_harvest(sdir, false, false, NULL, NULL, msg, sizeof msg) != FXT_ENOENT ||
+        access(sdir, F_OK) == 0) /* (not: another harvested it meanwhile) */
+      fprintf(stderr, "fxtrace record: %s\n", msg);
+    close(lock);
+  }
+  closedir(d);
+  rmdir(base); /* once no session is left in it, as a session's clean stop does */
+}
+
 /* The summary line of the FXT file fxt, recorded for output. */
 static void summary(const char *fxt, const char *output) {
   struct fxtf_file *f = cli_open("record", fxt);
@@ -301,6 +351,7 @@ int cmd_record(int argc, char **argv) {
     return CLI_EXIT_FAIL;
   }
   rc = run(o.cmd, value);
+  harvest_sessions(dir);
   /* -o X.dat: the merged FXT goes to X.dat.fxt, then is converted and removed (kept, with
    * the reason, when the conversion fails). */
   size_t n = strlen(o.output);
@@ -332,8 +383,8 @@ int cmd_record(int argc, char **argv) {
             o.cmd[0], o.output);
   else if (merged == 0)
     fprintf(stderr,
-            "fxtrace record: the %zu trace file%s of %s held no records (a process killed by "
-            "a signal does not flush its trace); %s was not written\n",
+            "fxtrace record: the %zu trace file%s of %s held no records; %s was not "
+            "written\n",
             found, found == 1 ? "" : "s", o.cmd[0], o.output);
   if (merged < 0) {
     /* The output could not be written: the processes' traces stay where they are. */

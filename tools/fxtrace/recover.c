@@ -16,6 +16,8 @@
 #include <fxtrace/errors.h>
 
 #include "export/fileio.h"
+#include "host/harvest.h"
+#include "host/outfile.h"
 #include "host/recover.h"
 #include "host/shfile.h"
 
@@ -160,30 +162,36 @@ int cmd_recover(int argc, char **argv)
   }
   if (map_file(ppath, &pool, err, sizeof(err)) != 0)
     fprintf(stderr, "fxtrace recover: %s: %s\n", ppath, err);
-  /* The partial output: where the header says, unless given. */
-  char opath[4097] = "";
-  if (partial) {
+  /* Nothing of the header is used before it was checked (a damaged one is reported by the
+   * recovery below, and nothing is written). */
+  struct fxt_sdir_info info;
+  char why[1024];
+  bool header_ok = fxt_sdir_read(dir, &info, why, sizeof(why)) == 0;
+  /* The partial output: where the header says (the consumer's "X.dat.fxt" for an output
+   * X.dat), unless given. */
+  char opath[4200] = "";
+  if (partial)
     snprintf(opath, sizeof(opath), "%s", partial);
-  } else if (ses.size >= FXT_SH_HEADER_BYTES) {
-    memcpy(opath, ses.data + FXT_SH_OFF_OUTPUT, 4096);
-    opath[4096] = 0;
-  }
+  else if (header_ok)
+    snprintf(opath, sizeof(opath), fxt_outfile_is_dat(info.output) ? "%s.fxt" : "%s",
+             info.output);
   bool have_output = opath[0] && strcmp(opath, "-") != 0;
-  if (have_output && map_file(opath, &output, err, sizeof(err)) != 0)
+  int output_errno = 0;
+  if (have_output && map_file(opath, &output, err, sizeof(err)) != 0) {
+    output_errno = errno;
     fprintf(stderr, "fxtrace recover: %s: %s\n", opath, err);
-  uint32_t pid = 0; /* little-endian: shfile.h's files are only written on such hosts */
-  uint64_t start = 0;
-  if (ses.size >= FXT_SH_HEADER_BYTES) {
-    memcpy(&pid, ses.data + FXT_SH_OFF_PID, 4);
-    memcpy(&start, ses.data + FXT_SH_OFF_PROC_START, 8);
   }
-  bool live = fxt_recover_alive(pid, start);
+  /* Live: its lock is held (harvest.h), whatever pid namespace the process is in. The lock
+   * is kept while --remove removes the directory. */
+  int lock = fxt_sdir_lock(dir, 200); /* another's look lasts less */
+  bool live = lock == -EWOULDBLOCK;
 
   struct fxt_rec_input in = {
       .session = {spath, ses.data, ses.size},
       .pool = {ppath, pool.data, pool.size},
       .output = {opath, output.data, output.size},
       .live = live,
+      .output_errno = output_errno,
   };
   /* Written beside FILE and renamed into place: FILE may be the session's own output. */
   char tmp[4200];
@@ -192,6 +200,8 @@ int cmd_recover(int argc, char **argv)
   if (fd < 0) {
     cli_file_error("recover", tmp, strerror(errno));
     unmap(&ses), unmap(&pool), unmap(&output);
+    if (lock >= 0)
+      close(lock);
     return CLI_EXIT_FAIL;
   }
   struct fxt_rec_stats st;
@@ -202,11 +212,15 @@ int cmd_recover(int argc, char **argv)
   if (rc < 0) {
     unlink(tmp);
     fprintf(stderr, "fxtrace recover: %s: nothing written: %s\n", out_path, fxt_strerror(rc));
+    if (lock >= 0)
+      close(lock);
     return CLI_EXIT_FAIL;
   }
   if (rename(tmp, out_path) != 0) {
     cli_file_error("recover", out_path, strerror(errno));
     unlink(tmp);
+    if (lock >= 0)
+      close(lock);
     return CLI_EXIT_FAIL;
   }
   if (!quiet)
@@ -217,11 +231,15 @@ int cmd_recover(int argc, char **argv)
             (unsigned long long)st.events, st.threads, (unsigned long long)st.dropped,
             (unsigned long long)st.overrun, (unsigned long long)st.lost,
             rc ? "; damage reported above" : "");
-  if (remove_dir && !live) {
-    unlink(spath);
-    unlink(ppath);
-    if (rmdir(dir) != 0)
-      fprintf(stderr, "fxtrace recover: %s: not removed: %s\n", dir, strerror(errno));
+  if (remove_dir && live)
+    fprintf(stderr, "fxtrace recover: %s: not removed: its session is live\n", dir);
+  if (remove_dir && lock >= 0) {
+    fxt_sdir_remove(dir, false);
+    struct stat gone;
+    if (stat(dir, &gone) == 0)
+      fprintf(stderr, "fxtrace recover: %s: not removed: %s\n", dir, strerror(ENOTEMPTY));
   }
+  if (lock >= 0)
+    close(lock);
   return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

@@ -1,0 +1,87 @@
+/* harvest.h - the end of a session its process could not end: the session directory's lock,
+ * and the harvest that writes a dead session's trace into its output file and removes its
+ * files (docs/recovery.md, "Processes that end without stopping").
+ *
+ * The lock. Every session holds an exclusive flock(2) on its directory DIR/<pid>.<n> for its
+ * whole life (buffers.c), through a descriptor opened O_CLOEXEC: the kernel releases it when
+ * the process ends in any way (exit, _exit, a signal, SIGKILL) and when it execs. Whoever acts
+ * on another session's directory (a harvest, a new session's clean-up of the buffers
+ * directory, `fxtrace recover --remove`) first takes that lock without waiting and holds it
+ * while it acts: a live session is never touched, whatever pid namespace it runs in (a pid
+ * says nothing across namespaces; a lock is on the file), and two harvesters never act on one
+ * directory. A forked child inherits the descriptor (flock locks belong to the open file
+ * description): the child closes its copy when it takes files of its own (buffers.c), which
+ * leaves the parent's lock in place.
+ *
+ * Who harvests. A session whose process ended without stopping it is harvested by the first
+ * of: the session of its parent (each child of fork leaves a marker `child.<pid>.<n>` in its
+ * parent's session directory; the parent's consumer looks at them after every pass and at the
+ * stop), the next image of the same process (a session starting after exec takes over the
+ * directory the previous image left, and appends to its output when it is the same file),
+ * `fxtrace record` (every session whose output is in its directory), or `fxtrace recover`.
+ * A session whose process still runs (it exec'd an image that does not trace, or has not
+ * started its session yet) is left to that process until it ends.
+ */
+#ifndef FXT_HOST_HARVEST_H
+#define FXT_HOST_HARVEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recover.h"
+
+/* Marker a child of fork leaves in its parent's session directory: "child.<pid>.<n>", the
+ * name of the child's own directory after the prefix (both are in the same buffers
+ * directory). */
+#define FXT_CHILD_MARK "child."
+
+/* Takes the lock of session directory dir: returns the descriptor that holds it (closing it
+ * releases the lock), -EWOULDBLOCK when another process holds it (a live session, or another
+ * process that looks at it or harvests it), or another negative errno (-ENOENT: no such
+ * directory). wait_ms: 0 tries once; > 0 tries again every millisecond for that long (a
+ * harvester whose session's process is gone: a holder now is only taking a look, which must
+ * not make it miss the harvest); -1 blocks (the directory's owner, for a look at its new,
+ * empty directory). */
+int fxt_sdir_lock(const char *dir, int wait_ms);
+
+/* What a session directory's header says, read only after the header was checked (magic,
+ * version, checksum, geometry). */
+struct fxt_sdir_info {
+  uint32_t pid;
+  uint64_t proc_start;
+  uint32_t state;        /* FXT_SH_RUNNING, FXT_SH_STOPPED */
+  char output[4097];     /* absolute path of its output file, "" none, "-" stdout */
+};
+
+/* Reads dir's session header into *info. 0; FXT_ENOENT (no session file: a session being
+ * set up, or not a session); FXT_EBADMSG (a damaged header: nothing of it is used; why says
+ * what is wrong with it). */
+int fxt_sdir_read(const char *dir, struct fxt_sdir_info *info, char *why, size_t why_size);
+
+/* Whether the process pid that started at proc_start (/proc/PID/stat field 22) still runs: a
+ * zombie (ended, not yet waited for) does not. */
+bool fxt_proc_running(uint32_t pid, uint64_t proc_start);
+
+/* Harvests the dead session in dir, whose lock the caller holds: writes its complete trace
+ * (recover.h: the committed part of its output file, then every record still in its buffers,
+ * with every loss counted) beside its output file and renames it over it (for an output
+ * "X.dat", into "X.dat.fxt", converted to X.dat unless keep_fxt), then removes the session's
+ * files and, unless keep_dir, the directory. The children's markers in dir move to adopt_dir
+ * when it is given (their parent is gone: adopt_dir's session harvests them), else they go.
+ * *st (may be NULL) gets what recovery found. Returns 0 (done); FXT_ENOENT when the session
+ * had no output file to write into ("" or "-": its files are left in place for `fxtrace
+ * recover`); FXT_EBADMSG (a damaged header: left in place); or a negative errno of the write
+ * (left in place). msg gets one line that says what happened and, for a failure, why. */
+int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
+                struct fxt_rec_stats *st, char *msg, size_t msg_size);
+
+/* Removes a session directory's files (session, buffers, children's markers) and, unless
+ * keep_dir, the directory. */
+void fxt_sdir_remove(const char *dir, bool keep_dir);
+
+/* Moves the children's markers of dir into to (or removes them when to is NULL or the move
+ * fails). */
+void fxt_sdir_adopt_children(const char *dir, const char *to);
+
+#endif

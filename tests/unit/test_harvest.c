@@ -1,0 +1,477 @@
+/* test_harvest - nothing lost silently, whatever way a process ends and whoever started it: a
+ * child of a traced process emits a known number of events and ends by _exit, abort,
+ * SIGKILL, a crash, or exec (of an image that does not trace, of one linked with fxtrace but
+ * not traced, of a traced one that then exits or _exits), or is started by vfork + exec or
+ * posix_spawn; after the parent's session stopped, the child's file holds exactly its events
+ * (events + counted losses == emitted, per process), the parent's file only the parent's,
+ * and the buffers directory is empty (every session directory is gone). And two programs
+ * sharing one buffers directory: a live session whose recorded pid means nothing here (as
+ * in another pid namespace) is never removed by the other's clean-up.
+ *
+ * The same program is the exec'd image: `test_harvest image N exit|_exit|abort` emits N
+ * events (seq 100...) and returns (a clean stop at exit), calls _exit or aborts
+ * (tests/check/record_harvest.sh runs it under `fxtrace record`).
+ *
+ * Under ThreadSanitizer the cases that fork a process with a running session are skipped:
+ * TSan cannot start threads (the child's consumer) in the child of a multi-threaded fork. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../fxtcount.h"
+#include "host/harvest.h"
+#include "host/shfile.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+extern char **environ;
+
+FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
+
+#define CHILD_EVENTS 5
+#define IMAGE_EVENTS 3
+
+static char self[4096];  /* this program, for exec */
+static char out[256];    /* the parent's output */
+static char bufdir[256]; /* the buffers directory of every session here */
+
+static void start_parent(void)
+{
+  snprintf(out, sizeof(out), "/dev/shm/fxtrace-test-harvest-%d.fxt", (int)getpid());
+  snprintf(bufdir, sizeof(bufdir), "/dev/shm/fxtrace-test-harvest-%d.buf", (int)getpid());
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "t:seq",
+                                   .buffer_kb = 64, .mode = FXT_MODE_DISCARD, .output = out,
+                                   .buffers = bufdir};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+}
+
+/* Entries of dir other than . and .. (-1: no such directory). */
+static int entries(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (!d)
+    return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+      n++;
+      fprintf(stderr, "left in %s: %s\n", dir, e->d_name);
+    }
+  closedir(d);
+  return n;
+}
+
+/* Events of thread tid in path, and that no loss is counted (a few events in a 64 KiB buffer
+ * are never dropped): the file is removed. */
+static uint64_t events_of(const char *path, uint64_t tid)
+{
+  static struct fxtcount c;
+  if (fxtcount_file(path, "seq", &c) != 0)
+    fail_msg("decoding %s: %s", path, c.err);
+  unlink(path);
+  uint64_t events = 0;
+  for (int i = 0; i < c.nthreads; i++) {
+    if (c.t[i].tid != tid)
+      continue;
+    events += c.t[i].events;
+    assert_int_equal(c.t[i].dropped + c.t[i].overrun + c.t[i].lost, 0);
+    assert_false(c.t[i].backwards);
+  }
+  assert_int_equal(c.process_lost, 0);
+  return events;
+}
+
+/* The parent's session stops (its last look at its children's markers harvests the dead
+ * ones); its file holds its own single event, the buffers directory nothing. */
+static void stop_parent(void)
+{
+  assert_int_equal(fxt_session_stop(), 0);
+  assert_int_equal(events_of(out, (uint64_t)getpid()), 1);
+  assert_int_equal(entries(bufdir), 0);
+  assert_int_equal(rmdir(bufdir), 0);
+}
+
+static void no_core(void)
+{
+  struct rlimit no = {0, 0};
+  setrlimit(RLIMIT_CORE, &no);
+}
+
+/* ---- children of fork ------------------------------------------------------------------- */
+
+enum end { END_EXIT, END_ABORT, END_KILL, END_SEGV, END_EXEC_TRUE, END_EXEC_UNTRACED,
+           END_EXEC_TRACED_EXIT, END_EXEC_TRACED__EXIT };
+
+/* FXTRACE for an exec'd image that traces into `output` (in the parent's buffers
+ * directory). */
+static void traced_env(char *buf, size_t size, const char *output)
+{
+  snprintf(buf, size, "FXTRACE=events=t:seq;buffer_kb=64;buffers=%s;output=%s", bufdir, output);
+}
+
+static void fork_child_ends(enum end how, uint64_t want)
+{
+  if (UNDER_TSAN) /* (see the file comment) */
+    skip();
+  start_parent();
+  FXT_TRACE(t, seq, 999);
+  int ready[2];
+  assert_int_equal(pipe(ready), 0);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    no_core();
+    for (uint64_t i = 0; i < CHILD_EVENTS; i++)
+      FXT_TRACE(t, seq, i);
+    char env[1024];
+    char *untraced_env[] = {NULL};
+    char *traced[] = {env, NULL};
+    switch (how) {
+    case END_EXIT:
+      _exit(0);
+    case END_ABORT:
+      abort();
+    case END_KILL: /* committed: the parent kills it now */
+      (void)!write(ready[1], "r", 1);
+      for (;;)
+        pause();
+    case END_SEGV:
+      signal(SIGSEGV, SIG_DFL); /* not cmocka's handler */
+      raise(SIGSEGV);
+      _exit(3);
+    case END_EXEC_TRUE:
+      execle("/bin/true", "true", (char *)NULL, untraced_env);
+      _exit(4);
+    case END_EXEC_UNTRACED:
+      execle(self, "test_harvest", "image", "3", "exit", (char *)NULL, untraced_env);
+      _exit(4);
+    case END_EXEC_TRACED_EXIT:
+    case END_EXEC_TRACED__EXIT:
+      /* The same output as this (forked) session: the image appends to it. */
+      traced_env(env, sizeof(env), fxt_session_output());
+      execle(self, "test_harvest", "image", "3", how == END_EXEC_TRACED_EXIT ? "exit" : "_exit",
+             (char *)NULL, traced);
+      _exit(4);
+    }
+    _exit(5);
+  }
+  if (how == END_KILL) {
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    kill(child, SIGKILL);
+  }
+  close(ready[0]);
+  close(ready[1]);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  if (how == END_ABORT)
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+  else if (how == END_KILL)
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  else if (how == END_SEGV)
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+  else
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  char child_out[300];
+  snprintf(child_out, sizeof(child_out), "%s.%d", out, (int)child);
+  stop_parent();
+  assert_int_equal(events_of(child_out, (uint64_t)child), want);
+}
+
+static void fork_then__exit(void **state)
+{
+  (void)state;
+  fork_child_ends(END_EXIT, CHILD_EVENTS);
+}
+
+static void fork_then_abort(void **state)
+{
+  (void)state;
+  fork_child_ends(END_ABORT, CHILD_EVENTS);
+}
+
+static void fork_then_sigkill(void **state)
+{
+  (void)state;
+  fork_child_ends(END_KILL, CHILD_EVENTS);
+}
+
+static void fork_then_crash(void **state)
+{
+  (void)state;
+  fork_child_ends(END_SEGV, CHILD_EVENTS);
+}
+
+static void fork_then_exec_unlinked(void **state)
+{
+  (void)state;
+  fork_child_ends(END_EXEC_TRUE, CHILD_EVENTS);
+}
+
+static void fork_then_exec_untraced(void **state)
+{
+  (void)state;
+  fork_child_ends(END_EXEC_UNTRACED, CHILD_EVENTS);
+}
+
+static void fork_then_exec_traced_exit(void **state)
+{
+  (void)state;
+  fork_child_ends(END_EXEC_TRACED_EXIT, CHILD_EVENTS + IMAGE_EVENTS);
+}
+
+static void fork_then_exec_traced__exit(void **state)
+{
+  (void)state;
+  fork_child_ends(END_EXEC_TRACED__EXIT, CHILD_EVENTS + IMAGE_EVENTS);
+}
+
+/* ---- images started by vfork + exec and posix_spawn -------------------------------------- */
+
+/* A traced image the parent started; it ends as `end` says. Its file is <out>.img-<pid>.fxt. */
+static void spawned_image(bool use_vfork, const char *end)
+{
+  start_parent();
+  FXT_TRACE(t, seq, 999);
+  char pattern[300], env[1024];
+  snprintf(pattern, sizeof(pattern), "%s.img-%%p.fxt", out);
+  traced_env(env, sizeof(env), pattern);
+  char *argv[] = {"test_harvest", "image", "3", (char *)end, NULL};
+  char *envp[] = {env, NULL};
+  pid_t child;
+  if (use_vfork) {
+    child = vfork();
+    if (child == 0) {
+      execve(self, argv, envp);
+      _exit(4);
+    }
+  } else {
+    assert_int_equal(posix_spawn(&child, self, NULL, NULL, argv, envp), 0);
+  }
+  assert_true(child > 0);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  char child_out[300];
+  snprintf(child_out, sizeof(child_out), "%s.img-%d.fxt", out, (int)child);
+  stop_parent();
+  assert_int_equal(events_of(child_out, (uint64_t)child), IMAGE_EVENTS);
+}
+
+static void vfork_exec__exit(void **state)
+{
+  (void)state;
+  if (UNDER_TSAN) /* its vfork is a fork, with the atfork handlers (the child's consumer) */
+    skip();
+  spawned_image(true, "_exit");
+}
+
+static void posix_spawn_exit(void **state)
+{
+  (void)state;
+  spawned_image(false, "exit");
+}
+
+static void posix_spawn__exit(void **state)
+{
+  (void)state;
+  spawned_image(false, "_exit");
+}
+
+/* ---- two programs, one buffers directory ----------------------------------------------- */
+
+/* Rewrites this process's session header to name a pid that runs nothing here, as a session
+ * of another pid namespace looks (the checksum made right again): only its lock says it is
+ * live. */
+static void forge_pid(void)
+{
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/%s", fxt_session_buffers(), FXT_SH_FILE);
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  unsigned char *h = mmap(NULL, FXT_SH_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  assert_true(h != MAP_FAILED);
+  uint32_t pid = 0x3ffffff0u; /* above pid_max's limit: never a process */
+  memcpy(h + FXT_SH_OFF_PID, &pid, 4);
+  uint32_t sum = fxt_sh_fnv(h, FXT_SH_OFF_CHECKSUM);
+  memcpy(h + FXT_SH_OFF_CHECKSUM, &sum, 4);
+  munmap(h, FXT_SH_HEADER_BYTES);
+  close(fd);
+}
+
+static int program(const char *dir, const char *output, uint64_t n, int ready, int go)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "t:seq",
+                                   .buffer_kb = 64, .output = output, .buffers = dir};
+  if (fxt_session_start(&cfg) != 0)
+    return 10;
+  for (uint64_t i = 0; i < n; i++)
+    FXT_TRACE(t, seq, i);
+  if (ready >= 0) {
+    /* Everything delivered: to a pid check, a dead process with nothing left to recover. */
+    if (fxt_session_flush() != 0)
+      return 11;
+    forge_pid();
+    char c = 'r';
+    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+      return 12;
+    for (uint64_t i = n; i < 2 * n; i++)
+      FXT_TRACE(t, seq, i);
+  }
+  return fxt_session_stop() == 0 ? 0 : 13;
+}
+
+/* A program that crashes again and again leaves more dead sessions than a buffers directory
+ * keeps (8): the next session's clean-up removes the oldest. A live session older than all of
+ * them, whose header names no process here, must not be taken for one. */
+#define CRASHERS 9
+
+static void two_programs_one_directory(void **state)
+{
+  (void)state;
+  char dir[256], out_a[300], out_b[300];
+  int me = (int)getpid();
+  snprintf(dir, sizeof(dir), "/dev/shm/fxtrace-test-harvest-%d.shared", me);
+  snprintf(out_a, sizeof(out_a), "/dev/shm/fxtrace-test-harvest-%d.a.fxt", me);
+  snprintf(out_b, sizeof(out_b), "/dev/shm/fxtrace-test-harvest-%d.b.fxt", me);
+  int ready[2], go[2];
+  assert_int_equal(pipe(ready), 0);
+  assert_int_equal(pipe(go), 0);
+  pid_t a = fork();
+  assert_true(a >= 0);
+  if (a == 0) {
+    close(go[1]); /* a parent that fails leaves A at the end of its pipe, not waiting */
+    close(ready[0]);
+    _exit(program(dir, out_a, 1000, ready[1], go[0]));
+  }
+  close(go[0]);
+  close(ready[1]);
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1);
+  /* A is live, its header names no process. Then CRASHERS sessions die with records left. */
+  pid_t crasher[CRASHERS];
+  for (int k = 0; k < CRASHERS; k++) {
+    crasher[k] = fork();
+    assert_true(crasher[k] >= 0);
+    if (crasher[k] == 0) {
+      /* A flight recorder: nothing is delivered, so it always leaves records to recover. */
+      struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "t:seq",
+                                       .buffer_kb = 64, .output = "",
+                                       .mode = FXT_MODE_OVERWRITE, .buffers = dir};
+      if (fxt_session_start(&cfg) != 0)
+        _exit(10);
+      for (uint64_t i = 0; i < 10; i++)
+        FXT_TRACE(t, seq, i);
+      _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(crasher[k], &status, 0), crasher[k]);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  /* B starts (its clean-up removes the oldest crashed session) and stops. */
+  pid_t b = fork();
+  assert_true(b >= 0);
+  if (b == 0)
+    _exit(program(dir, out_b, 500, -1, -1));
+  int status = 0;
+  assert_int_equal(waitpid(b, &status, 0), b);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  char a_dir[300];
+  snprintf(a_dir, sizeof(a_dir), "%s/%d.1", dir, (int)a);
+  assert_int_equal(access(a_dir, F_OK), 0); /* A's, untouched */
+  assert_int_equal(entries(dir), 1 + 8);
+  assert_int_equal(write(go[1], "g", 1), 1);
+  assert_int_equal(waitpid(a, &status, 0), a);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(events_of(out_a, (uint64_t)a), 2000);
+  assert_int_equal(events_of(out_b, (uint64_t)b), 500);
+  /* The 8 crashed sessions kept (a flight recorder has no file to harvest into: `fxtrace
+   * recover` would write one): the newest 8, removed here. */
+  for (int k = 0; k < CRASHERS; k++) {
+    char cdir[300], msg[1024];
+    snprintf(cdir, sizeof(cdir), "%s/%d.1", dir, (int)crasher[k]);
+    int lock = fxt_sdir_lock(cdir, 0);
+    assert_int_equal(lock >= 0, k >= CRASHERS - 8);
+    if (lock < 0)
+      continue;
+    assert_int_equal(fxt_harvest(cdir, false, false, NULL, NULL, msg, sizeof(msg)), FXT_ENOENT);
+    fxt_sdir_remove(cdir, false);
+    close(lock);
+  }
+  assert_int_equal(entries(dir), 0);
+  assert_int_equal(rmdir(dir), 0);
+  close(ready[0]), close(go[1]);
+}
+
+/* ---- the image -------------------------------------------------------------------------- */
+
+static int image(int argc, char **argv)
+{
+  uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
+  for (uint64_t i = 0; i < n; i++)
+    FXT_TRACE(t, seq, 100 + i);
+  if (argc > 3 && strcmp(argv[3], "_exit") == 0)
+    _exit(0);
+  if (argc > 3 && strcmp(argv[3], "abort") == 0) {
+    no_core();
+    abort();
+  }
+  return 0; /* FXTRACE's session stops at exit */
+}
+
+int main(int argc, char **argv)
+{
+  if (argc > 1 && strcmp(argv[1], "image") == 0)
+    return image(argc, argv);
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0)
+    return 1;
+  self[n] = 0;
+  const struct CMUnitTest tests[] = {
+      /* First, while this process has never had a thread but its own (TSan refuses threads in
+       * the child of a fork from a process that had some: A, B and the crashers start their
+       * consumers). */
+      cmocka_unit_test(two_programs_one_directory),
+      cmocka_unit_test(fork_then__exit),
+      cmocka_unit_test(fork_then_abort),
+      cmocka_unit_test(fork_then_sigkill),
+      cmocka_unit_test(fork_then_crash),
+      cmocka_unit_test(fork_then_exec_unlinked),
+      cmocka_unit_test(fork_then_exec_untraced),
+      cmocka_unit_test(fork_then_exec_traced_exit),
+      cmocka_unit_test(fork_then_exec_traced__exit),
+      cmocka_unit_test(vfork_exec__exit),
+      cmocka_unit_test(posix_spawn_exit),
+      cmocka_unit_test(posix_spawn__exit),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
