@@ -472,6 +472,16 @@ static int pass(struct conv *c, int (*on_record)(struct conv *)) {
       c->released = end;
     }
   }
+  struct fxt_decoder_stats ds;
+  fxt_decoder_stats(&c->dec, &ds);
+  if (rc == FXT_EBADMSG && !(c->opt->flags & FXT_JSON_STRICT) &&
+      fxtf_torn_at(c->buf, c->len, ds.bytes)) { /* the first pass: the input ends there */
+    c->st.torn = ds.bytes;
+    c->len = (size_t)ds.bytes;
+    if (c->err != NULL && c->err_size > 0)
+      c->err[0] = '\0';
+    rc = 0;
+  }
   if (rc == 0 && c->opt->release != NULL && c->released < c->len)
     c->opt->release(c->opt->release_ctx, c->released, c->len);
   return rc;
@@ -505,6 +515,8 @@ static int write_all(struct conv *c) {
   put_count(b, "logs", s->logs, false);
   put_count(b, "metadata", s->metadata, false);
   put_count(b, "skipped_records", s->skipped, false);
+  if (s->torn)
+    put_count(b, "torn_tail_offset", s->torn, false);
   put_count(b, "providers", s->providers, true);
   return fxt_jout_flush(&c->out);
 }

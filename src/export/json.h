@@ -34,6 +34,9 @@
  * per RFC 8259 with invalid UTF-8 replaced by U+FFFD; a repeated argument name gets " #2"...
  * The top level is {"displayTimeUnit":"ns","traceEvents":[...],"otherData":{counts}}.
  *
+ * An input that ends inside a record (a torn tail, fxtfile.h) is converted up to that record,
+ * which st->torn names (FXT_JSON_STRICT: FXT_EBADMSG instead).
+ *
  * Errors: 0 or a negative FXT_E* code, with "offset N: reason" (or a plain reason) in err.
  *   FXT_EBADMSG, FXT_ENOSYS  the input does not decode (nothing was written then)
  *   FXT_ENOMEM               out of memory
@@ -51,6 +54,7 @@
 
 /* fxt_json_options.flags */
 #define FXT_JSON_NO_CPU 0x1u /* no "cpu (tid T)" counters */
+#define FXT_JSON_STRICT 0x2u /* a torn tail (fxtfile.h) is an error, not the end of input */
 
 /* Receives the output in order; returns 0, or a negative value that ends the conversion. */
 typedef int (*fxt_json_write_fn)(void *ctx, const void *data, size_t n);
@@ -81,6 +85,8 @@ struct fxt_json_stats {
   uint64_t skipped;       /* records with nothing to show (clock syncs, blobs, ...) */
   uint64_t bytes;         /* JSON bytes written */
   uint32_t providers;
+  uint64_t torn;          /* offset of the input's torn tail (the records before it were
+                             converted); 0: none (fxtfile.h: never at 0) */
 };
 
 /* Converts buf[0..len) (an fxtrace FXT file, or any FXT stream the strict decoder accepts).

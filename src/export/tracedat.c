@@ -395,6 +395,15 @@ static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
       c->released = c->rec.offset;
     }
   }
+  struct fxt_decoder_stats ds;
+  fxt_decoder_stats(&c->dec, &ds);
+  if (rc == FXT_EBADMSG && !c->opt->strict && fxtf_torn_at(c->buf, c->len, ds.bytes)) {
+    c->st.torn = ds.bytes; /* the first pass: the input ends there */
+    c->len = (size_t)ds.bytes;
+    if (c->err != NULL && c->err_size > 0)
+      c->err[0] = '\0';
+    rc = 0;
+  }
   if (rc == 0 && c->opt->release && c->released < c->len)
     c->opt->release(c->opt->release_ctx, c->released, c->len);
   return rc;

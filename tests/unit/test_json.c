@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/fxtfile.h"
 #include "export/json.h"
 #include "export/json_int.h"
 
@@ -423,11 +424,27 @@ static void test_errors(void **state) {
   struct sink s;
   char err[256];
   build_two_providers();
-  /* truncated: the error of the first pass, and nothing written */
+  /* truncated (a torn tail): strict, the error of the first pass, and nothing written */
+  struct fxt_json_stats st, whole;
+  assert_int_equal(convert(0, &s, &whole, err), 0);
+  fxt_tbuf_free(&s.out);
   g_len -= 8;
-  assert_int_equal(convert(0, &s, NULL, err), FXT_EBADMSG);
+  assert_int_equal(convert(FXT_JSON_STRICT, &s, NULL, err), FXT_EBADMSG);
   assert_int_equal(strncmp(err, "offset ", 7), 0);
   assert_int_equal(s.calls, 0);
+  fxt_tbuf_free(&s.out);
+  /* not strict: the records before the torn one, and where it is */
+  assert_int_equal(convert(0, &s, &st, err), 0);
+  assert_string_equal(err, "");
+  struct fxtf_file *f = NULL; /* where the reader says the tail is */
+  assert_int_equal(fxtf_load(g_buf, g_len, &f, err, 256), 0);
+  assert_true(fxtf_torn(f) > 0 && fxtf_torn(f) < g_len);
+  assert_int_equal(st.torn, fxtf_torn(f));
+  assert_int_equal(st.events, fxtf_event_count(f));
+  assert_true(st.events <= whole.events);
+  fxtf_close(f);
+  fxt_tbuf_put(&s.out, "", 1);
+  assert_non_null(strstr(s.out.data, "\"torn_tail_offset\":"));
   fxt_tbuf_free(&s.out);
   g_len += 8;
 

@@ -645,13 +645,24 @@ static void errors(void **state) {
   char err[256];
   head_of_file();
   tick(fxt_thread_index(1), 100, 1, 0);
+  size_t second = g_len;
   tick(fxt_thread_index(1), 200, 2, 0);
   size_t whole = g_len;
-  /* Cut in the middle of the last record: nothing is written, the offset is said. */
+  /* Cut in the middle of the last record (a torn tail), strict: nothing is written, the
+   * offset is said. */
   g_len = whole - 8;
-  assert_int_equal(convert(&s, 0, &st, err), FXT_EBADMSG);
+  struct fxt_tracedat_options so = {.write = sink_write, .write_ctx = &s,
+                                    .uname = "Linux t 6.1 x", .strict = true};
+  memset(&s, 0, sizeof s);
+  fxt_tbuf_init(&s.out);
+  assert_int_equal(fxt_tracedat_convert(g_buf, g_len, &so, &st, err, sizeof err), FXT_EBADMSG);
   assert_int_equal(s.calls, 0);
   assert_non_null(strstr(err, "offset "));
+  fxt_tbuf_free(&s.out);
+  /* Not strict: the records before it, and where it is. */
+  assert_int_equal(convert(&s, 0, &st, err), 0);
+  assert_int_equal(st.events, 1);
+  assert_int_equal(st.torn, second);
   fxt_tbuf_free(&s.out);
   g_len = whole;
   /* A failing writer: its code comes back, at the head or at the data. */

@@ -17,7 +17,10 @@
  *    records its producer writes: cpu, drop_stats; overrun and lost are written by the
  *    consumer at the point it notices a loss, so their timestamps are excluded);
  *  - every thread with events has a kernel-object name record, and every process one;
- *  - a clock_sync record before the first event of each provider and one after its last.
+ *  - a clock_sync record before the first event of each provider and one after its last
+ *    (but the last provider's of a file with a torn tail: the tail held it).
+ * A torn tail (the file ends inside a record, cli.h) is a warning, and the records before it
+ * are checked; with --strict it is a violation.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -26,15 +29,18 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <fxtrace/tracepoint.h>
 
 static const char k_usage[] =
-    "usage: fxtrace check [--help] FILE\n"
+    "usage: fxtrace check [--help] [--strict] FILE\n"
     "\n"
     "Validates FILE against fxtrace's FXT conventions (docs/fxt-conventions.md). Prints\n"
     "\"ok: N records, M events, T threads\" and exits 0, or prints each violation as\n"
-    "\"FILE: offset N: reason\" and a count, and exits 1.\n";
+    "\"FILE: offset N: reason\" and a count, and exits 1. A file that ends inside a record\n"
+    "(a write cut short) is checked up to it, with a warning on stderr; --strict makes that\n"
+    "a violation.\n";
 
 #define MAX_PRINTED 1000 /* violations kept for printing; all are counted */
 
@@ -61,6 +67,7 @@ struct checker {
   bool meta_reported[FXTF_META_OTHER + 1];
   bool provider_seen, before_provider_reported;
   uint64_t events;
+  bool torn; /* the file has a torn tail: its last provider's closing records are gone */
 };
 
 #if defined(__GNUC__)
@@ -259,7 +266,8 @@ static void check_names_and_syncs(struct checker *c) {
     if (p->nsyncs == 0 || p->first_sync.offset > s->first_event)
       violation(c, s->first_event, "no clock_sync record before the first event of process %"
                 PRIu32, p->id);
-    if (p->nsyncs == 0 || p->last_sync.offset < s->last_event)
+    bool tail_gone = c->torn && i + 1 == fxtf_provider_count(c->f);
+    if (!tail_gone && (p->nsyncs == 0 || p->last_sync.offset < s->last_event))
       violation(c, s->last_event, "no clock_sync record after the last event of process %"
                 PRIu32, p->id);
   }
@@ -312,7 +320,7 @@ static int report(struct checker *c) {
   return CLI_EXIT_FAIL;
 }
 
-static int check_file(const char *path) {
+static int check_file(const char *path, bool strict) {
   char err[FXTF_ERR_SIZE];
   struct checker c = {0};
   c.path = path;
@@ -324,6 +332,14 @@ static int check_file(const char *path) {
   if (orc != 0) { /* nothing after a decoding error can be checked */
     printf("%s: %s\n%s: 1 violation\n", path, err, path);
     return CLI_EXIT_FAIL;
+  }
+  uint64_t torn = fxtf_torn(c.f);
+  if (torn != UINT64_MAX) {
+    c.torn = true;
+    struct stat st;
+    size_t len;
+    fxtf_data(c.f, &len);
+    cli_torn("check", path, torn, stat(path, &st) == 0 ? (uint64_t)st.st_size : len, strict);
   }
   uint32_t nt, np = fxtf_provider_count(c.f);
   fxtf_threads(c.f, &nt);
@@ -338,6 +354,8 @@ static int check_file(const char *path) {
       c.prov[i] = (struct prov_state){false, false, UINT64_MAX, UINT64_MAX};
     memset(c.last_ts, 0xff, (nt + 1) * sizeof *c.last_ts);
     if (walk(&c) == 0) {
+      if (c.torn && strict)
+        violation(&c, torn, "the file ends inside a record (a write cut short)");
       check_names_and_syncs(&c);
       rc = report(&c);
     }
@@ -357,10 +375,11 @@ static int check_file(const char *path) {
 
 int cmd_check(int argc, char **argv) {
   const char *path;
-  int rc = cli_one_file("check", k_usage, argc, argv, &path);
+  bool strict;
+  int rc = cli_one_file_strict("check", k_usage, argc, argv, &path, &strict);
   if (rc >= 0)
     return rc;
-  rc = check_file(path);
+  rc = check_file(path, strict);
   if (fflush(stdout) != 0)
     rc = CLI_EXIT_FAIL;
   return rc;

@@ -3,6 +3,8 @@
 #include "control_cmds.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include <fxtrace/errors.h>
@@ -68,11 +70,22 @@ int cli_usage_error(const char *cmd, const char *usage_text, const char *msg) {
 
 int cli_one_file(const char *cmd, const char *usage_text, int argc, char **argv,
                  const char **file) {
+  return cli_one_file_strict(cmd, usage_text, argc, argv, file, NULL);
+}
+
+int cli_one_file_strict(const char *cmd, const char *usage_text, int argc, char **argv,
+                        const char **file, bool *strict) {
   *file = NULL;
+  if (strict != NULL)
+    *strict = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage_text, stdout);
       return CLI_EXIT_OK;
+    }
+    if (strict != NULL && strcmp(argv[i], "--strict") == 0) {
+      *strict = true;
+      continue;
     }
     if (strcmp(argv[i], "--") == 0 && i + 1 < argc && *file == NULL) {
       *file = argv[++i];
@@ -92,14 +105,51 @@ int cli_one_file(const char *cmd, const char *usage_text, int argc, char **argv,
   return -1;
 }
 
-struct fxtf_file *cli_open(const char *cmd, const char *path) {
+struct fxtf_file *cli_open(const char *cmd, const char *path, bool strict) {
   char err[FXTF_ERR_SIZE];
   struct fxtf_file *f = NULL;
   if (fxtf_open(path, &f, err, sizeof err) != 0) {
     cli_file_error(cmd, path, err);
     return NULL;
   }
+  uint64_t torn = fxtf_torn(f);
+  size_t len;
+  fxtf_data(f, &len);
+  struct stat st;
+  uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : len;
+  if (torn != UINT64_MAX && !cli_torn(cmd, path, torn, size, strict)) {
+    fxtf_close(f);
+    return NULL;
+  }
   return f;
+}
+
+bool cli_torn(const char *cmd, const char *path, uint64_t torn, uint64_t len, bool strict) {
+  fprintf(stderr,
+          "fxtrace %s: %s: offset %" PRIu64 ": %sthe file ends inside a record (%" PRIu64
+          " bytes of it; a write cut short: a full disk, a crash)%s\n",
+          cmd, path, torn, strict ? "" : "warning: ", len > torn ? len - torn : 0,
+          strict ? " (--strict)" : "; read the records before it");
+  return !strict;
+}
+
+const char *cli_printable(const char *s, size_t n, char *buf, size_t size) {
+  static const char hex[] = "0123456789abcdef";
+  size_t o = 0;
+  for (size_t i = 0; i < n && o + 5 <= size; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+      buf[o++] = (char)ch;
+    } else {
+      buf[o++] = '\\';
+      buf[o++] = 'x';
+      buf[o++] = hex[ch >> 4];
+      buf[o++] = hex[ch & 15];
+    }
+  }
+  if (size > 0)
+    buf[o < size ? o : size - 1] = '\0';
+  return buf;
 }
 
 bool cli_write(const char *cmd, const void *data, size_t n) {
