@@ -301,6 +301,7 @@ static void fill_header(struct session *s, uint32_t nslots)
     close(fd);
     if (n > 0 && h->process_name[n - 1] == '\n')
       h->process_name[n - 1] = 0;
+    fxt_name_fix(h->process_name, sizeof(h->process_name));
   }
   memset(h->output, 0, sizeof(h->output));
   size_t olen = strlen(s->output);

@@ -388,6 +388,7 @@ static void refresh_names(struct session *s)
     char *nl = strchr(comm, '\n');
     if (nl)
       *nl = 0;
+    fxt_name_fix(comm, sizeof(info->comm)); /* UTF-8 cut at 15 bytes */
     if (strncmp(comm, info->comm, sizeof(info->comm)) != 0) {
       memcpy(info->comm, comm, sizeof(info->comm) - 1);
       info->comm[sizeof(info->comm) - 1] = 0;
@@ -517,6 +518,7 @@ static void write_header(struct session *s, bool first)
     if (n > 0 && comm[n - 1] == '\n')
       comm[n - 1] = 0;
   }
+  fxt_name_fix(comm, sizeof(comm));
   struct fxt_kernel_object k = {0};
   k.koid = (uint64_t)s->pid;
   k.obj_type = FXT_KOBJ_PROCESS;

@@ -18,6 +18,7 @@
 
 #include "control.h"
 #include "cpunote.h"
+#include "intern.h"
 #include "session_int.h"
 
 static pthread_key_t exit_key;
@@ -304,6 +305,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   info->tid = tid;
   memset(info->comm, 0, sizeof(info->comm));
   prctl(PR_GET_NAME, info->comm);
+  fxt_name_fix(info->comm, sizeof(info->comm)); /* UTF-8 cut at 15 bytes */
   info->live_cpu = 0;
   info->ring_pos = 0;
   info->ring_cpu = FXT_CPU_NOTE_NONE;

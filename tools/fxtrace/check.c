@@ -17,6 +17,9 @@
  *    records its producer writes: cpu, drop_stats; overrun and lost are written by the
  *    consumer at the point it notices a loss, so their timestamps are excluded);
  *  - every thread with events has a kernel-object name record, and every process one;
+ *  - every string is well-formed UTF-8 (string records, inline names and values, object
+ *    names, log messages; Fuchsia's reader refuses a file at the first that is not): the
+ *    offset given is the bad byte's;
  *  - a clock_sync record before the first event of each provider and one after its last
  *    (but the last provider's of a file with a torn tail: the tail held it).
  * A torn tail (the file ends inside a record, cli.h) is a warning, and the records before it
@@ -68,6 +71,7 @@ struct checker {
   bool provider_seen, before_provider_reported;
   uint64_t events;
   bool torn; /* the file has a torn tail: its last provider's closing records are gone */
+  const unsigned char *base; /* the file's bytes (offsets of strings) */
 };
 
 #if defined(__GNUC__)
@@ -168,6 +172,57 @@ static void check_described(struct checker *c, const struct fxt_record *rec, uin
 
 /* ---- per-record rules ------------------------------------------------------------------------ */
 
+/* A string of the file (s inside it, n bytes) that must be well-formed UTF-8. */
+static void check_utf8(struct checker *c, const char *s, size_t n, const char *what) {
+  size_t bad = fxt_utf8_valid(s, n);
+  if (bad == n)
+    return;
+  char shown[64];
+  violation(c, (uint64_t)((const unsigned char *)s - c->base) + bad,
+            "%s \"%s\" is not valid UTF-8 (byte 0x%02x at %zu of its %zu)", what,
+            cli_printable(s, n < 16 ? n : 16, shown, sizeof shown), (unsigned char)s[bad], bad,
+            n);
+}
+
+/* An inline string ref (a table ref's text is checked in its string record). */
+static void check_ref(struct checker *c, const struct fxt_str_ref *r, const char *what) {
+  if (r->index == FXT_STR_REF_INLINE && r->data != NULL)
+    check_utf8(c, r->data, r->len, what);
+}
+
+static void check_args(struct checker *c, const struct fxt_arg *a, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    check_ref(c, &a[i].name, "argument name");
+    if (a[i].type == FXT_ARG_STRING)
+      check_ref(c, &a[i].value.str, "string argument");
+  }
+}
+
+static void check_strings(struct checker *c, const struct fxt_record *rec) {
+  switch (rec->kind) {
+  case FXT_KIND_STRING:
+    check_utf8(c, rec->u.string.data, rec->u.string.len, "string record");
+    break;
+  case FXT_KIND_PROVIDER_INFO:
+    check_utf8(c, rec->u.provider_info.name, rec->u.provider_info.name_len, "provider name");
+    break;
+  case FXT_KIND_KERNEL_OBJECT:
+    check_ref(c, &rec->u.kernel_object.name, "object name");
+    check_args(c, rec->u.kernel_object.args, rec->u.kernel_object.num_args);
+    break;
+  case FXT_KIND_EVENT:
+    check_ref(c, &rec->u.event.category, "category");
+    check_ref(c, &rec->u.event.name, "event name");
+    check_args(c, rec->u.event.args, rec->u.event.num_args);
+    break;
+  case FXT_KIND_LOG:
+    check_utf8(c, rec->u.log.message, rec->u.log.len, "log message");
+    break;
+  default:
+    break;
+  }
+}
+
 static void check_thread_order(struct checker *c, const struct fxt_event *ev, uint64_t offset,
                                uint32_t prov) {
   int64_t t = fxtf_thread_find(c->f, prov, ev->thread.process_koid, ev->thread.thread_koid);
@@ -216,6 +271,7 @@ static bool timestamped(uint32_t kind) {
 }
 
 static void check_record(struct checker *c, const struct fxt_record *rec) {
+  check_strings(c, rec);
   if (rec->kind == FXT_KIND_MAGIC) {
     if (rec->offset != 0)
       violation(c, rec->offset, "magic record inside the file (only the first file of a "
@@ -281,6 +337,7 @@ static int by_offset(const void *a, const void *b) {
 static int walk(struct checker *c) {
   size_t len;
   const void *buf = fxtf_data(c->f, &len);
+  c->base = buf;
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
   struct fxt_decoder *d = malloc(sizeof *d);
   struct fxt_record *rec = malloc(sizeof *rec);
