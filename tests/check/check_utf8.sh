@@ -1,7 +1,8 @@
 #!/bin/sh
 # Strings that are not UTF-8 in a file (issue 13, item 3): `fxtrace check` names each with the
 # offset of its first bad byte and exits 1; `report` shows U+FFFD; `convert --to json` writes
-# valid UTF-8 JSON.
+# valid UTF-8 JSON. And a file's bytes in an error message (a terminal escape sequence) are
+# escaped, never printed raw (item 8).
 #   check_utf8.sh FXTRACE GEN_EVENTS WORKDIR
 # Exits 77 (skipped) without python3.
 set -eu
@@ -38,3 +39,12 @@ d = json.load(open(sys.argv[1], encoding="utf-8", errors="strict"))
 assert any(e.get("name") == "t\ufffdck" for e in d["traceEvents"]), "no t\\ufffdck event"
 ' "$work/bad.json" || fail "json"
 echo "ok: check names the bad byte at offset $at; report and json show U+FFFD"
+
+# A trace.dat whose version string is an escape sequence: the message shows it as \x1b.
+printf '\027\010\104tracing\033[31mX\000' >"$work/esc.dat"
+rc=0
+"$fxtrace" convert "$work/esc.dat" -o "$work/esc.fxt" 2>"$work/esc.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "escape: convert exited $rc"
+grep -qF "version '\\x1b[31mX'" "$work/esc.err" || { cat -A "$work/esc.err"; fail "escape: message"; }
+if grep -q "$(printf '\033')" "$work/esc.err"; then fail "escape: raw ESC on stderr"; fi
+echo "ok: an escape sequence of a file is shown as \\x1b"

@@ -638,6 +638,22 @@ static void ids_below_32768(void **state) {
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
+/* A file without events (no formats: an empty event table) converts to a valid trace.dat
+ * (under UBSan: no NULL given to memcpy). */
+static void no_events(void **state) {
+  (void)state;
+  struct sink s;
+  struct fxt_tracedat_stats st;
+  char err[256];
+  head_of_file();
+  assert_int_equal(convert(&s, 0, &st, err), 0);
+  assert_int_equal(st.events, 0);
+  assert_int_equal(st.formats, 0);
+  assert_true(s.out.len > 0);
+  assert_memory_equal(s.out.data, "\x17\x08\x44tracing", 10);
+  fxt_tbuf_free(&s.out);
+}
+
 static void errors(void **state) {
   (void)state;
   struct sink s;
@@ -698,7 +714,7 @@ int main(void) {
       cmocka_unit_test(too_big),
       cmocka_unit_test(spilled_sort),  cmocka_unit_test(sort_order),
       cmocka_unit_test(two_providers), cmocka_unit_test(errors),
-      cmocka_unit_test(ids_below_32768),
+      cmocka_unit_test(ids_below_32768), cmocka_unit_test(no_events),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

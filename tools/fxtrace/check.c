@@ -368,8 +368,10 @@ static int report(struct checker *c) {
     return CLI_EXIT_OK;
   }
   qsort(c->v, c->nv, sizeof *c->v, by_offset);
+  char shown[2048]; /* names from the file are in the messages: never raw */
   for (size_t i = 0; i < c->nv; i++)
-    printf("%s: offset %" PRIu64 ": %s\n", c->path, c->v[i].offset, c->v[i].msg);
+    printf("%s: offset %" PRIu64 ": %s\n", c->path, c->v[i].offset,
+           cli_printable(c->v[i].msg, strlen(c->v[i].msg), shown, sizeof shown));
   if (c->total > c->nv)
     printf("%s: ... and %zu more\n", c->path, c->total - c->nv);
   printf("%s: %zu violation%s (%" PRIu64 " records, %" PRIu64 " events)\n", c->path, c->total,
@@ -387,7 +389,9 @@ static int check_file(const char *path, bool strict) {
     return CLI_EXIT_FAIL;
   }
   if (orc != 0) { /* nothing after a decoding error can be checked */
-    printf("%s: %s\n%s: 1 violation\n", path, err, path);
+    char shown[1024];
+    printf("%s: %s\n%s: 1 violation\n", path, cli_printable(err, strlen(err), shown, sizeof shown),
+           path);
     return CLI_EXIT_FAIL;
   }
   uint64_t torn = fxtf_torn(c.f);

@@ -28,7 +28,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 
-/* Prints "fxtrace CMD: FILE: msg" on stderr. */
+/* Prints "fxtrace CMD: FILE: msg" on stderr (both through cli_printable). */
 void cli_file_error(const char *cmd, const char *file, const char *msg);
 /* A usage error: "fxtrace CMD: msg" and the usage on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *msg);
@@ -44,9 +44,10 @@ struct fxtf_file *cli_open(const char *cmd, const char *path, bool strict);
 /* Says that FILE ends inside the record at offset `torn` (len bytes in all): a warning, or
  * with strict an error. Returns false when strict (the caller fails). */
 bool cli_torn(const char *cmd, const char *path, uint64_t torn, uint64_t len, bool strict);
-/* Text of a file (a name, a message) for an error line: printable ASCII as is, any other byte
- * as \xNN, so a file's bytes never reach the terminal raw. Writes a NUL-terminated string of
- * at most size - 1 bytes into buf and returns buf. */
+/* Text of a file (a name, a message) for an error line: printable ASCII and well-formed
+ * UTF-8 characters as they are, any other byte (controls: a terminal's escape sequences) as
+ * \xNN, so a file's bytes never reach the terminal raw. Writes a NUL-terminated string of at
+ * most size - 1 bytes into buf and returns buf. */
 const char *cli_printable(const char *s, size_t n, char *buf, size_t size);
 /* Writes n bytes to stdout; false on a write error (reported). */
 bool cli_write(const char *cmd, const void *data, size_t n);

@@ -268,7 +268,9 @@ int cmd_convert(int argc, char **argv) {
       cli_file_error("convert", a.in, j->err[0] ? j->err : fxt_strerror(err));
       rc = CLI_EXIT_FAIL;
     } else if (!a.quiet) {
-      fprintf(stderr, "fxtrace convert: %s -> %s (%s): %s\n", a.in, a.out, t->name, j->summary);
+      char shown[1536]; /* the summary names things of the file (a clock): never raw */
+      fprintf(stderr, "fxtrace convert: %s -> %s (%s): %s\n", a.in, a.out, t->name,
+              cli_printable(j->summary, strlen(j->summary), shown, sizeof shown));
     }
     free(j);
   }

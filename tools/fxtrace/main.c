@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <fxtrace/errors.h>
+#include <fxtrace/fxt.h>
 
 struct command {
   const char *name;
@@ -60,7 +61,9 @@ int main(int argc, char **argv) {
 /* ---- helpers (cli.h) --------------------------------------------------------------------- */
 
 void cli_file_error(const char *cmd, const char *file, const char *msg) {
-  fprintf(stderr, "fxtrace %s: %s: %s\n", cmd, file, msg);
+  char f[1024], m[2048]; /* a file's bytes (names in it, the name itself) never go out raw */
+  fprintf(stderr, "fxtrace %s: %s: %s\n", cmd, cli_printable(file, strlen(file), f, sizeof f),
+          cli_printable(msg, strlen(msg), m, sizeof m));
 }
 
 int cli_usage_error(const char *cmd, const char *usage_text, const char *msg) {
@@ -135,16 +138,25 @@ bool cli_torn(const char *cmd, const char *path, uint64_t torn, uint64_t len, bo
 
 const char *cli_printable(const char *s, size_t n, char *buf, size_t size) {
   static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)s;
   size_t o = 0;
-  for (size_t i = 0; i < n && o + 5 <= size; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
-      buf[o++] = (char)ch;
+  for (size_t i = 0; i < n && o + 5 <= size;) {
+    unsigned char ch = p[i];
+    size_t k = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc0 ? 2 : 1;
+    bool text = ch >= 0x20 && ch < 0x7f;
+    if (k > 1) /* a well-formed character, but the C1 controls (U+0080..U+009F) */
+      text = k <= n - i && fxt_utf8_valid(s + i, k) == k && !(ch == 0xc2 && p[i + 1] < 0xa0) &&
+             o + k + 1 <= size;
+    if (text) {
+      memcpy(buf + o, s + i, k);
+      o += k;
+      i += k;
     } else {
       buf[o++] = '\\';
       buf[o++] = 'x';
       buf[o++] = hex[ch >> 4];
       buf[o++] = hex[ch & 15];
+      i++;
     }
   }
   if (size > 0)
