@@ -1652,8 +1652,9 @@ int fxt_consumer_start(struct session *s)
   else
     C.out.fd = fxt_outfile_open(s->output);
   if (s->output[0] && C.out.fd < 0) {
-    fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(errno));
-    return FXT_EINVAL;
+    int e = errno;
+    fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(e));
+    return -e; /* ENOENT, EROFS, EMFILE, ...: fxt_strerror says it in the system's words */
   }
   write_header(s, true);
   out_flush();

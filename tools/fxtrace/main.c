@@ -40,6 +40,20 @@ static void usage(FILE *out) {
   fprintf(out, "\n'fxtrace COMMAND --help' describes each one.\n");
 }
 
+static bool g_out_reported; /* cli_write said the output failed */
+
+/* A command's exit code, after standard output is flushed: a write that failed (a full disk,
+ * /dev/full, a closed pipe) is said and is a failure, whatever the command returned. */
+static int out_checked(const char *cmd, int rc) {
+  int before = errno; /* of the command's own failed flush, when there was one */
+  int err = fflush(stdout) != 0 ? errno : ferror(stdout) ? (before ? before : EIO) : 0;
+  if (err == 0 || g_out_reported)
+    return err == 0 ? rc : CLI_EXIT_FAIL;
+  fprintf(stderr, "fxtrace%s%s: writing standard output: %s\n", cmd ? " " : "", cmd ? cmd : "",
+          strerror(err));
+  return CLI_EXIT_FAIL;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -48,11 +62,11 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
       strcmp(argv[1], "help") == 0) {
     usage(stdout);
-    return CLI_EXIT_OK;
+    return out_checked(NULL, CLI_EXIT_OK);
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], k_commands[i].name) == 0)
-      return k_commands[i].run(argc - 1, argv + 1);
+      return out_checked(argv[1], k_commands[i].run(argc - 1, argv + 1));
   fprintf(stderr, "fxtrace: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return CLI_EXIT_USAGE;
@@ -167,6 +181,7 @@ const char *cli_printable(const char *s, size_t n, char *buf, size_t size) {
 bool cli_write(const char *cmd, const void *data, size_t n) {
   if (n == 0 || fwrite(data, 1, n, stdout) == n)
     return true;
-  fprintf(stderr, "fxtrace %s: writing the output: %s\n", cmd, strerror(errno));
+  fprintf(stderr, "fxtrace %s: writing standard output: %s\n", cmd, strerror(errno));
+  g_out_reported = true;
   return false;
 }
