@@ -1,7 +1,8 @@
 #!/bin/sh
 # `fxtrace convert --to json` of real recordings: the demo alone (0.5 s) and a process tree
 # of two demos; each JSON is checked by json_validate.py against `fxtrace stats` of its file
-# (valid JSON, every event accounted for per thread, B/E, X, async and flows matched, names).
+# (valid JSON, in time order, every event accounted for per thread, begin/end pairs as X,
+# async and flows matched, every flow at the start of its slice, names).
 # Also: a bad input is rejected with file/offset/reason and leaves no output file; a torn
 # tail is converted up to it with a warning.
 #   json_check.sh FXTRACE_BIN DEMO_BIN WORKDIR
@@ -15,10 +16,10 @@ command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 77;
 rm -rf "$work"
 mkdir -p "$work"
 
-check() { # name: $work/$name.fxt -> .json, validated
+check() { # name: $work/$name.fxt -> .json, validated; every demo flow is inside a slice
   "$fxtrace" convert "$work/$1.fxt" --to json -o "$work/$1.json"
   "$fxtrace" stats "$work/$1.fxt" >"$work/$1.stats"
-  python3 "$here/json_validate.py" "$work/$1.json" "$work/$1.stats"
+  python3 "$here/json_validate.py" "$work/$1.json" "$work/$1.stats" --all-flows-bound
 }
 
 "$fxtrace" record -e 'demo:*,printk:*' -o "$work/demo.fxt" -- "$demo" --duration 0.5 \

@@ -32,9 +32,11 @@ static const char k_usage[] =
     "or fxtrace), as FXT:\n"
     "  fxt       every event as an instant with its fields as arguments; sched_switch and\n"
     "            sched_waking/wakeup also as scheduling records (Perfetto's CPU tracks) (.fxt)\n"
-    "OUT \"-\" is stdout. Memory does not grow with the file. json: events are streamed in\n"
-    "file order (viewers sort them); bookkeeping shows as counters: \"fxtrace lost (tid T)\"\n"
-    "(running total of the thread's lost records) and \"cpu (tid T)\" (--no-cpu: none).\n"
+    "OUT \"-\" is stdout. Memory does not grow with the file. json: events in time order\n"
+    "(sorted through a temporary file in $TMPDIR, else /tmp), begin/end pairs as complete\n"
+    "events, flows at the start of their slice (as Chromium's DevTools needs them);\n"
+    "bookkeeping shows as counters: \"fxtrace lost (tid T)\" (running total of the thread's\n"
+    "lost records) and \"cpu (tid T)\" (--no-cpu: none).\n"
     "tracedat: events on the CPU their thread ran on, sorted through a temporary file in\n"
     "$TMPDIR (else /tmp) when they do not fit in 8 MiB; lost records show as the pages'\n"
     "dropped events (\"CPU:N [n EVENTS DROPPED]\" in trace-cmd report).\n"
@@ -67,7 +69,7 @@ struct target {
 static int to_json(struct job *j) {
   struct fxt_json_options o = {(j->no_cpu ? FXT_JSON_NO_CPU : 0) |
                                    (j->strict ? FXT_JSON_STRICT : 0),
-                               j->write, j->write_ctx, j->release, j->release_ctx};
+                               j->write, j->write_ctx, j->release, j->release_ctx, NULL, 0};
   struct fxt_json_stats st;
   int rc = fxt_json_convert(j->data, j->len, &o, &st, j->err, sizeof j->err);
   j->torn = st.torn;
@@ -82,6 +84,13 @@ static int to_json(struct job *j) {
     snprintf(j->summary + n, sizeof j->summary - n,
              "%" PRIu64 " begins without end, %" PRIu64 " ends without begin)",
              st.unmatched_begin, st.unmatched_end);
+  }
+  if (st.paired + st.flows_bound) {
+    size_t n = strlen(j->summary);
+    snprintf(j->summary + n, sizeof j->summary - n,
+             "; %" PRIu64 " begin/end pairs as complete events, %" PRIu64
+             " flow events at their slice's start",
+             st.paired, st.flows_bound);
   }
   return rc;
 }
