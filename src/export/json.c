@@ -331,8 +331,12 @@ static void put_head(struct conv *c, const struct fxt_event *ev) {
 /* The members of ,"args":{...} that put_args wrote to b from at (nothing when none). */
 static size_t args_members(struct fxt_tbuf *b, size_t at, const char **start) {
   size_t n = b->len - at, lead = sizeof(",\"args\":{") - 1;
+  if (n <= lead) {
+    *start = "";
+    return 0;
+  }
   *start = b->data + at + lead;
-  return n > lead ? n - lead - 1 : 0;
+  return n - lead - 1;
 }
 
 /* A duration begin: kept until its end. */
