@@ -132,12 +132,14 @@ static int ord_fail(struct conv *c) {
                                  : fail(c, c->ord_rc, c->ord.err);
 }
 
-/* The event in c->ev, complete, goes to the time order at ns. */
+/* The event in c->ev, complete, goes to the time order at ns (UINT64_MAX: metadata, first). */
 static void close_event(struct conv *c, uint64_t ns) {
   if (c->ord_rc != 0)
     return;
   if (c->ev.oom)
     c->ord_rc = FXT_ENOMEM;
+  else if (ns == UINT64_MAX)
+    c->ord_rc = fxt_jorder_meta(&c->ord, c->ev.data, c->ev.len);
   else
     c->ord_rc = fxt_jorder_event(&c->ord, ns, c->ev.data, c->ev.len);
 }
@@ -575,7 +577,7 @@ static void emit_name(struct conv *c, const char *what, uint64_t pid, uint64_t t
   FXT_JSON_LIT(b, ",\"args\":{\"name\":");
   fxt_json_str(b, ref_data(name), name->len);
   FXT_JSON_LIT(b, "}}");
-  close_event(c, 0); /* metadata first */
+  close_event(c, UINT64_MAX); /* metadata first */
   c->st.metadata++;
 }
 

@@ -118,8 +118,10 @@ struct fxt_jorder {
  * Every function returns 0 or a negative FXT_E* code with err set (but a write callback's
  * code, which fxt_jorder_write returns as it is: out->error). */
 int fxt_jorder_init(struct fxt_jorder *o, const char *tmpdir, size_t run_bytes);
-/* An event at time ns (its "ts", or 0 for metadata: first). */
+/* An event at time ns (its "ts"). */
 int fxt_jorder_event(struct fxt_jorder *o, uint64_t ns, const char *text, size_t n);
+/* A metadata event: before every timed one, in the order given. */
+int fxt_jorder_meta(struct fxt_jorder *o, const char *text, size_t n);
 /* A slice [start, end] of thread (pid, tid) that flows may bind to. */
 int fxt_jorder_slice(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t start,
                      uint64_t end);

@@ -57,8 +57,9 @@ void fxt_jorder_free(struct fxt_jorder *o) {
 }
 
 /* head (hn bytes) then text (n bytes) as one record of s at time ns, in chunks. */
-static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint64_t ns, uint64_t seq_flag,
-               uint16_t flags, const void *head, size_t hn, const char *text, size_t n) {
+static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint16_t major, uint64_t ns,
+               uint64_t seq_flag, uint16_t flags, const void *head, size_t hn, const char *text,
+               size_t n) {
   unsigned char chunk[FXT_TDSORT_MAX_PAYLOAD];
   size_t total = hn + n, done = 0;
   bool first = true;
@@ -73,7 +74,7 @@ static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint64_t ns, uint64_t
       memcpy(chunk + k, text + done, take);
     done += take;
     k += take;
-    struct fxt_tdkey key = {ns, seq_flag | o->seq++, first ? total : 0, 0,
+    struct fxt_tdkey key = {ns, seq_flag | o->seq++, first ? total : 0, major,
                             (uint16_t)(flags | (first ? JORD_FIRST : 0)), (uint32_t)k};
     int rc = fxt_tdsort_add(s, &key, chunk);
     if (rc != 0)
@@ -84,19 +85,23 @@ static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint64_t ns, uint64_t
 }
 
 int fxt_jorder_event(struct fxt_jorder *o, uint64_t ns, const char *text, size_t n) {
-  return add(o, &o->events, ns, 0, 0, NULL, 0, text, n);
+  return add(o, &o->events, 1, ns, 0, 0, NULL, 0, text, n);
+}
+
+int fxt_jorder_meta(struct fxt_jorder *o, const char *text, size_t n) {
+  return add(o, &o->events, 0, 0, 0, 0, NULL, 0, text, n); /* (the sort's first key) */
 }
 
 int fxt_jorder_slice(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t start,
                      uint64_t end) {
   struct jslice sl = {pid, tid, end};
-  return add(o, &o->binds, start, 0, 0, &sl, sizeof sl, NULL, 0);
+  return add(o, &o->binds, 0, start, 0, 0, &sl, sizeof sl, NULL, 0);
 }
 
 int fxt_jorder_flow(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t ns,
                     const char *text, size_t n) {
   struct jslice fl = {pid, tid, ns};
-  return add(o, &o->binds, ns, FLOW_SEQ, JORD_FLOW, &fl, sizeof fl, text, n);
+  return add(o, &o->binds, 0, ns, FLOW_SEQ, JORD_FLOW, &fl, sizeof fl, text, n);
 }
 
 /* The next whole record of s (its chunks joined in o->text): 1, 0 at the end, or < 0. */
