@@ -347,9 +347,9 @@ static void say_no_slot(struct session *s, uint32_t gen)
     return;
   char msg[256];
   int n = snprintf(msg, sizeof(msg),
-                   "fxtrace: thread %d got no buffer: the %u buffers total_kb=%llu allows are in use; the "
-                   "events of threads without one are counted as lost (thread 0 in `fxtrace "
-                   "stats`)\n",
+                   "fxtrace: thread %d got no buffer: the %u buffers total_kb=%llu allows are "
+                   "in use; the events of threads without one are counted as lost (thread 0 "
+                   "in `fxtrace stats`)\n",
                    (int)syscall(SYS_gettid), (unsigned)s->nslots,
                    (unsigned long long)s->cfg.total_kb);
   if (n > 0)
