@@ -553,8 +553,10 @@ static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
     l->err_size = err_size;
     rc = fxt_decoder_init(&l->dec, f->buf, f->len, table);
   }
+  bool decoding = false; /* the decoder failed (not what a record says) */
   while (rc == 0) {
     rc = fxt_decoder_next(&l->dec, &l->rec, err, err_size);
+    decoding = rc < 0;
     if (rc <= 0)
       break;
     f->records++;
@@ -562,7 +564,7 @@ static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
   }
   struct fxt_decoder_stats ds;
   fxt_decoder_stats(&l->dec, &ds);
-  if (rc == FXT_EBADMSG && fxtf_torn_at(f->buf, f->len, ds.bytes)) {
+  if (decoding && rc == FXT_EBADMSG && fxtf_torn_at(f->buf, f->len, ds.bytes)) {
     f->torn = ds.bytes; /* the records before it are read: the file ends there */
     f->len = (size_t)ds.bytes;
     set_err(err, err_size, "");

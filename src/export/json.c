@@ -662,7 +662,12 @@ static int pass(struct conv *c, int (*on_record)(struct conv *)) {
   fxtf_segs_rewind(&c->segs);
   c->released = 0;
   int rc = fxt_decoder_init(&c->dec, c->buf, c->len, c->table);
-  while (rc == 0 && (rc = fxt_decoder_next(&c->dec, &c->rec, c->err, c->err_size)) == 1) {
+  bool decoding = false; /* the decoder failed (not what a record says) */
+  while (rc == 0) {
+    rc = fxt_decoder_next(&c->dec, &c->rec, c->err, c->err_size);
+    decoding = rc < 0;
+    if (rc <= 0)
+      break;
     rc = on_record(c);
     uint64_t end = c->rec.offset + c->rec.size;
     if (rc == 0 && c->opt->release != NULL && end - c->released >= RELEASE_BYTES) {
@@ -672,7 +677,7 @@ static int pass(struct conv *c, int (*on_record)(struct conv *)) {
   }
   struct fxt_decoder_stats ds;
   fxt_decoder_stats(&c->dec, &ds);
-  if (rc == FXT_EBADMSG && !(c->opt->flags & FXT_JSON_STRICT) &&
+  if (decoding && rc == FXT_EBADMSG && !(c->opt->flags & FXT_JSON_STRICT) &&
       fxtf_torn_at(c->buf, c->len, ds.bytes)) { /* the first pass: the input ends there */
     c->st.torn = ds.bytes;
     c->len = (size_t)ds.bytes;

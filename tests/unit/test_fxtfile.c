@@ -609,6 +609,26 @@ static void test_torn_tail(void **state) {
     fxtf_close(f);
     free(copy);
   }
+  /* a record the reader refuses, then a torn one: the refusal stands (a torn tail is what
+   * the decoder finds, never what a record says) */
+  g_len = 0;
+  magic();
+  provider(1, 1000);
+  meta_strings();
+  struct fxt_event bad = ev(FXT_EVENT_INSTANT, fxt_thread_inline(1, 2), FXT_STR_KERNEL_META,
+                            FXT_STR_OVERRUN, 5);
+  uint64_t at = put(&bad); /* an overrun record without its arguments */
+  put(&bad);
+  f = (struct fxtf_file *)1;
+  assert_int_equal(fxtf_load(g_buf, g_len - 4, &f, err, sizeof err), FXT_EBADMSG);
+  assert_null(f);
+  char msg[200];
+  snprintf(msg, sizeof msg,
+           "offset %llu: kernel:meta overrun record without an unsigned integer argument "
+           "'num_records'",
+           (unsigned long long)at);
+  assert_string_equal(err, msg);
+  build_two_providers();
   /* pos 0 is never a torn tail: a cut magic record is not an FXT file */
   assert_int_equal(fxtf_load(g_buf, 5, &f, err, sizeof err), FXT_EBADMSG);
   assert_false(fxtf_torn_at(g_buf, 5, 0));
