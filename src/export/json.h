@@ -5,12 +5,12 @@
  * whole file and collects each provider's clock syncs (its last one ends the provider), so a
  * bad file is rejected before a byte is written; the second pass makes one JSON event per
  * FXT event (a begin/end pair: one) and hands it to an external sort (json_order.c, over the
- * trace.dat writer's tracedat_sort.c: runs of 8 MiB spilled to an unlinked temporary file in
+ * trace.dat writer's tracedat_sort.c: runs of 4 MiB spilled to an unlinked temporary file in
  * $TMPDIR), so the output is in time order: DevTools reads events in file order, pairing "B"
  * and "E" across threads and binding flows as it goes. Metadata ("M") comes first. State
  * kept: the decoder's tables (about 520 KiB), each provider's clock mapping, per thread its
- * loss total and its open duration begins, the printk descriptions, the sort's runs (8 MiB,
- * and 4 MiB for flows and slices) and read buffers (32 KiB per spilled run), one output
+ * loss total and its open duration begins, the printk descriptions, the sort's runs (4 MiB,
+ * and 1 MiB for flows and slices) and read buffers (32 KiB per spilled run), one output
  * buffer of about 256 KiB.
  *
  * Mapping, per FXT record (docs/fxt-conventions.md):
@@ -79,7 +79,8 @@ struct fxt_json_options {
   fxt_json_release_fn release; /* NULL: none */
   void *release_ctx;
   const char *tmpdir; /* the sort's temporary file; NULL: $TMPDIR, else /tmp */
-  size_t run_bytes;   /* memory of the sort's runs; 0: 8 MiB (and half of it for flows) */
+  size_t run_bytes;   /* memory of the sort's runs; 0: 4 MiB (and a quarter of it more for
+                         flows and slices) */
 };
 
 /* What a conversion wrote (also in the output's "otherData"). */

@@ -114,7 +114,8 @@ struct fxt_jorder {
   char err[FXT_TDSORT_ERR_SIZE];
 };
 
-/* tmpdir NULL: $TMPDIR, else /tmp; run_bytes 0: 8 MiB (the flows' and slices' sort gets half).
+/* tmpdir NULL: $TMPDIR, else /tmp; run_bytes 0: 4 MiB (the flows' and slices' sort gets a
+ * quarter).
  * Every function returns 0 or a negative FXT_E* code with err set (but a write callback's
  * code, which fxt_jorder_write returns as it is: out->error). */
 int fxt_jorder_init(struct fxt_jorder *o, const char *tmpdir, size_t run_bytes);

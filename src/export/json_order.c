@@ -22,6 +22,7 @@
 #define JORD_FIRST 0x100u  /* the first chunk of a record's text */
 #define JORD_FLOW 0x200u   /* binds: a flow (else a slice) */
 #define FLOW_SEQ (UINT64_C(1) << 63) /* binds: flows after the slices of their time */
+#define JORD_RUN (4u << 20) /* default run of events; binds (slices, flows) get a quarter */
 
 /* A slice in binds: its thread and end (its start is the key's time). */
 struct jslice {
@@ -35,9 +36,10 @@ static int sort_fail(struct fxt_jorder *o, struct fxt_tdsort *s, int rc) {
 
 int fxt_jorder_init(struct fxt_jorder *o, const char *tmpdir, size_t run_bytes) {
   memset(o, 0, sizeof *o);
+  run_bytes = run_bytes ? run_bytes : JORD_RUN;
   int rc = fxt_tdsort_init(&o->events, run_bytes, tmpdir);
-  if (rc == 0)
-    rc = fxt_tdsort_init(&o->binds, run_bytes / 2, tmpdir);
+  if (rc == 0) /* (the sort takes at least its minimum) */
+    rc = fxt_tdsort_init(&o->binds, run_bytes / 4, tmpdir);
   fxt_tbuf_init(&o->text);
   o->ready = true;
   return rc != 0 ? sort_fail(o, &o->events, rc) : 0;
