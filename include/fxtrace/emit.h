@@ -375,11 +375,23 @@ static inline FXT_ALWAYS_INLINE uint32_t fxt_strnlen(const char *s, uint32_t bou
 
 /* ---- typed fields (type is a constant at every call: the switches fold away) ---------- */
 
-/* Bytes of a field's variable part: string length, or 2 hex digits per byte of an array. */
+FXT_EXTERN_C_BEGIN
+FXT_API uint32_t fxt_utf8_cut(const char *s, uint32_t n); /* fxt.h */
+FXT_EXTERN_C_END
+
+/* Bytes of a field's variable part: string length, or 2 hex digits per byte of an array.
+ * A string as long as its bound may have been cut there, maybe inside a UTF-8 character: it
+ * then backs off to the character's start, so the value is never a cut character (what is
+ * guaranteed where: docs/fxt-conventions.md). A string shorter than its bound costs one
+ * compare more; invalid bytes the program passes are written as they are (readers show
+ * U+FFFD, `fxtrace check` names them). */
 static inline FXT_ALWAYS_INLINE uint32_t fxt_field_len(uint32_t type, uint32_t bound, union fxt_value v)
 {
-  if (type == FXT_TYPE_STR)
-    return fxt_strnlen(v.s, bound < FXT_STR_MAX_BOUND ? bound : FXT_STR_MAX_BOUND);
+  if (type == FXT_TYPE_STR) {
+    uint32_t b = bound < FXT_STR_MAX_BOUND ? bound : FXT_STR_MAX_BOUND;
+    uint32_t n = fxt_strnlen(v.s, b);
+    return FXT_UNLIKELY(n == b) && n != 0 ? fxt_utf8_cut(v.s, n) : n;
+  }
   if (type == FXT_TYPE_BYTES)
     return 2 * bound;
   return 0;

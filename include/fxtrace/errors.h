@@ -17,7 +17,7 @@
   X(ENOMEM, 12, "out of memory")                                                          \
   X(EBUSY, 16, "resource busy")                                                           \
   X(EINVAL, 22, "invalid argument")                                                       \
-  X(ENOSPC, 28, "no space left in buffer")                                                \
+  X(ENOSPC, 28, "no space left (a buffer, a table or a device is full)")                  \
   X(ERANGE, 34, "value out of range")                                                     \
   X(ENOSYS, 38, "not implemented")                                                        \
   X(EBADMSG, 74, "malformed record")                                                      \
@@ -32,7 +32,9 @@ enum fxt_errno {
 };
 
 FXT_EXTERN_C_BEGIN
-/* Message for a return code (0 or negative); "unknown error" for anything else. Host only. */
+/* Message for a return code (0 or negative): the text above, the system's (strerror) for
+ * another errno value a host function passed through (EMFILE, EROFS, ...), "unknown error"
+ * for anything else. Host only. */
 FXT_API const char *fxt_strerror(int err);
 /* Symbolic name ("EINVAL") for a return code; "UNKNOWN" for anything else. Host only. */
 FXT_API const char *fxt_err_name(int err);

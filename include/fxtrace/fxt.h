@@ -880,6 +880,24 @@ FXT_API int fxt_decoder_thread(const struct fxt_decoder *d, uint32_t index,
 
 FXT_API void fxt_decoder_stats(const struct fxt_decoder *d, struct fxt_decoder_stats *st);
 
+
+/* ---- UTF-8 (FXT strings are UTF-8: Fuchsia's reader refuses a file at a string that is not
+ * well-formed, RFC 3629) ---- */
+
+/* The offset of the first byte of s[0..n) that does not begin a well-formed sequence (a
+ * sequence cut by the end counts as not well-formed); n when all of it is well-formed. */
+FXT_API size_t fxt_utf8_valid(const char *s, size_t n);
+
+/* n, or less when s[0..n) ends inside a multi-byte sequence: the length without that
+ * sequence's bytes. For a string cut at a bound (the emit path calls it only then): the cut
+ * lands on a character boundary. Looks at s[n-4..n) at most. */
+FXT_API uint32_t fxt_utf8_cut(const char *s, uint32_t n);
+
+/* Copies s[0..n) to dst as well-formed UTF-8, each byte that begins no well-formed sequence
+ * replaced by U+FFFD (3 bytes), stopping before a character that would not fit in cap bytes.
+ * Returns the bytes written. */
+FXT_API size_t fxt_utf8_sanitize(char *dst, size_t cap, const char *s, size_t n);
+
 FXT_EXTERN_C_END
 
 /* The text of a ref from a decoded record (resolved when the record was decoded). */

@@ -17,7 +17,8 @@
  *                           on its first event: that much resident memory per tracing thread
  *   total_kb=N              cap on all buffers together, in KiB (address space, reserved
  *                           without backing: only attached threads' buffers are resident);
- *                           default 1048576, room for 255 threads at the default buffer_kb
+ *                           default 1048576, room for 255 threads at the default buffer_kb;
+ *                           under an RLIMIT_AS, a quarter of it at most (said on stderr)
  *   mode=discard|overwrite|block[:MS]   what a full buffer does: drop and count (default),
  *                           overwrite the oldest records (flight recorder), or wait up to MS
  *                           milliseconds (default 10) for the consumer, then drop and count
@@ -40,7 +41,9 @@
  *                           (docs/recovery.md); removed at a normal stop. Default
  *                           /dev/shm/fxtrace-<euid> (tmpfs: nothing is written back to a disk;
  *                           when it cannot be used, anonymous memory and a message on stderr);
- *                           "buffers=" (empty): anonymous memory, nothing survives a crash
+ *                           "buffers=" (empty): anonymous memory, nothing survives a crash.
+ *                           An explicit DIR (symbolic links followed) must be the user's and
+ *                           writable by no one else, or sticky (/tmp, /dev/shm): else refused
  *   trigger=FILE            on a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
  *                           SIGTRAP, SIGSYS) write a snapshot (fxt_snapshot) to FILE (%p =
  *                           pid), then chain to the program's handler or die of the signal

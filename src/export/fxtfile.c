@@ -553,12 +553,22 @@ static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
     l->err_size = err_size;
     rc = fxt_decoder_init(&l->dec, f->buf, f->len, table);
   }
+  bool decoding = false; /* the decoder failed (not what a record says) */
   while (rc == 0) {
     rc = fxt_decoder_next(&l->dec, &l->rec, err, err_size);
+    decoding = rc < 0;
     if (rc <= 0)
       break;
     f->records++;
     rc = on_record(l);
+  }
+  struct fxt_decoder_stats ds;
+  fxt_decoder_stats(&l->dec, &ds);
+  if (decoding && rc == FXT_EBADMSG && fxtf_torn_at(f->buf, f->len, ds.bytes)) {
+    f->torn = ds.bytes; /* the records before it are read: the file ends there */
+    f->len = (size_t)ds.bytes;
+    set_err(err, err_size, "");
+    rc = 0;
   }
   if (rc == 0)
     end_provider(f, f->len);
@@ -581,6 +591,7 @@ int fxtf_load(const void *buf, size_t len, struct fxtf_file **out, char *err, si
   }
   f->buf = buf;
   f->len = len;
+  f->torn = UINT64_MAX;
   int rc = load_records(f, err, err_size);
   if (rc == 0)
     rc = fxtf_sort_entries(f);
@@ -629,6 +640,23 @@ void fxtf_close(struct fxtf_file *f) {
 /* ---- accessors --------------------------------------------------------------------------- */
 
 size_t fxtf_event_count(const struct fxtf_file *f) { return f->nentries; }
+
+uint64_t fxtf_torn(const struct fxtf_file *f) { return f->torn; }
+
+bool fxtf_torn_at(const void *buf, size_t len, uint64_t pos) {
+  if (pos == 0 || pos >= len || buf == NULL)
+    return false;
+  uint64_t left = len - pos;
+  if (left < 8)
+    return true;
+  uint64_t h = 0;
+  const unsigned char *p = (const unsigned char *)buf + pos;
+  for (int i = 7; i >= 0; i--) /* little-endian, any alignment */
+    h = h << 8 | p[i];
+  uint64_t words = FXT_GET(h, FXT_HDR_TYPE) == FXT_RECORD_LARGE ? FXT_GET(h, FXT_LARGE_SIZE)
+                                                                : FXT_GET(h, FXT_HDR_SIZE);
+  return words > left / 8;
+}
 
 uint32_t fxtf_provider_count(const struct fxtf_file *f) { return f->nprovs; }
 

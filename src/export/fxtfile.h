@@ -11,6 +11,10 @@
  * fxtf_event_at() re-reads the i-th event on demand, so memory stays at the index plus the
  * mapped file, whatever the number of events.
  *
+ * A torn tail - the file ends inside a record, as a writer that stopped mid-write leaves it (a
+ * full disk, a crash) - is not an error: the reader keeps every record before it and says
+ * where it is (fxtf_torn); callers warn, or refuse the file when asked to be strict.
+ *
  * Errors: functions return 0 or a negative FXT_E* code and write "offset N: reason" (or a
  * plain reason when no offset applies: I/O) into the caller's err buffer.
  *   FXT_EBADMSG  malformed input (decoder errors, bad tracepoint descriptions, bookkeeping
@@ -179,6 +183,16 @@ void fxtf_totals(const struct fxtf_file *f, struct fxtf_totals *t);
 /* Events per system:event over all providers, most frequent first (ties: by name). *out is
  * malloc'ed (free it); 0 or FXT_ENOMEM. */
 int fxtf_name_counts(const struct fxtf_file *f, struct fxtf_name_count **out, size_t *n);
+
+/* The offset of the torn tail (the record the file ends inside), or UINT64_MAX when the file
+ * ends on a record boundary; what follows that offset was not read. */
+uint64_t fxtf_torn(const struct fxtf_file *f);
+/* Whether a decoder of buf[0..len) that failed with the record at pos (fxt_decoder_stats'
+ * `bytes`) failed on a torn tail: the record there runs past len (its header word cut, or its
+ * size beyond the end). Every record before pos is then intact. pos 0 is never torn: a file
+ * without its magic record is not an FXT file. Every reader of fxtrace files (this one, the
+ * converters, `fxtrace check`) stops at a torn tail the same way. */
+bool fxtf_torn_at(const void *buf, size_t len, uint64_t pos);
 
 /* Lookups, for `fxtrace check`'s own pass over the file (fxtf_data). */
 const void *fxtf_data(const struct fxtf_file *f, size_t *len);

@@ -79,6 +79,7 @@ struct fxtf_file {
   size_t len;
   struct fxt_fio_in file; /* fxtf_open's mapping; empty otherwise */
   uint64_t records;
+  uint64_t torn; /* fxtf_torn: offset of the torn tail, UINT64_MAX none (len is then torn) */
 
   struct fxtf_prov *provs;
   uint32_t nprovs, cap_provs;

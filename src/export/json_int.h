@@ -11,6 +11,7 @@
 
 #include "json.h"
 #include "text.h"
+#include "tracedat_sort.h"
 
 /* The output is handed to the write callback in blocks of at least this many bytes. */
 #define FXT_JOUT_FLUSH (256u * 1024u)
@@ -85,5 +86,52 @@ uint64_t *fxt_jmap_get(struct fxt_jmap *m, uint64_t a, uint64_t b);
 /* The values of (a, b), or NULL when absent. */
 uint64_t *fxt_jmap_find(const struct fxt_jmap *m, uint64_t a, uint64_t b);
 void fxt_jmap_free(struct fxt_jmap *m);
+
+/* ---- time order (json_order.c) ------------------------------------------------------------ */
+
+struct fxt_jspan {
+  uint64_t start, end;
+};
+struct fxt_jstack {
+  struct fxt_jspan *v;
+  size_t n, cap;
+};
+
+/* The events of a conversion, sorted by time in bounded memory (two external sorts, spilled
+ * to a temporary file in tmpdir), flows moved to the start of the slice that encloses them on
+ * their thread. Events are given whole ("{...}"), flows without their ",\"ts\":...}" end. */
+struct fxt_jorder {
+  struct fxt_tdsort events, binds;
+  struct fxt_tbuf text;         /* a record read back, its chunks joined */
+  struct fxt_jmap threads;      /* (pid, tid) -> index + 1 of its stack */
+  struct fxt_jstack *stacks;
+  size_t nstacks, cap_stacks;
+  uint64_t seq;
+  uint64_t written;     /* events written */
+  uint64_t flows_bound; /* flows moved to an enclosing slice's start */
+  uint64_t runs;        /* sorted runs spilled to the temporary file */
+  bool ready;
+  char err[FXT_TDSORT_ERR_SIZE];
+};
+
+/* tmpdir NULL: $TMPDIR, else /tmp; run_bytes 0: 4 MiB (the flows' and slices' sort gets a
+ * quarter).
+ * Every function returns 0 or a negative FXT_E* code with err set (but a write callback's
+ * code, which fxt_jorder_write returns as it is: out->error). */
+int fxt_jorder_init(struct fxt_jorder *o, const char *tmpdir, size_t run_bytes);
+/* An event at time ns (its "ts"). */
+int fxt_jorder_event(struct fxt_jorder *o, uint64_t ns, const char *text, size_t n);
+/* A metadata event: before every timed one, in the order given. */
+int fxt_jorder_meta(struct fxt_jorder *o, const char *text, size_t n);
+/* A slice [start, end] of thread (pid, tid) that flows may bind to. */
+int fxt_jorder_slice(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t start,
+                     uint64_t end);
+/* A flow event of thread (pid, tid) at ns: text is "{...", all but its time and "}". */
+int fxt_jorder_flow(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t ns,
+                    const char *text, size_t n);
+/* Binds the flows, then writes every event in time order to out ("\n" before the first,
+ * ",\n" before the others). */
+int fxt_jorder_write(struct fxt_jorder *o, struct fxt_jout *out);
+void fxt_jorder_free(struct fxt_jorder *o);
 
 #endif /* FXTRACE_EXPORT_JSON_INT_H */

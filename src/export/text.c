@@ -104,8 +104,8 @@ void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint
     comm = "<...>";
     comm_len = 5;
   }
-  if (comm_len > COMM_MAX)
-    comm_len = COMM_MAX;
+  if (comm_len > COMM_MAX) /* on a character boundary */
+    comm_len = fxt_utf8_cut(comm, COMM_MAX);
   put_fill(b, ' ', 16 - comm_len);
   fxt_tbuf_put(b, comm, comm_len);
   put_char(b, '-');
@@ -548,9 +548,23 @@ static bool is_marker(const struct fxtf_event *e) {
          e->ev.name.len == 5 && memcmp(e->ev.name.data, "print", 5) == 0;
 }
 
+/* The line b->data[at..len) made well-formed UTF-8 (a file's strings may not be: each stray
+ * byte becomes U+FFFD, as the JSON converter writes it), so report prints valid text. */
+static void line_utf8(struct fxt_tbuf *b, size_t at) {
+  size_t n = b->len - at;
+  if (fxt_utf8_valid(b->data + at, n) == n || !fxt_tbuf_reserve(b, 4 * n))
+    return;
+  char *copy = b->data + b->len; /* the line again behind it, then sanitised in its place */
+  memcpy(copy, b->data + at, n);
+  size_t w = fxt_utf8_sanitize(copy + n, 3 * n, copy, n);
+  memmove(b->data + at, copy + n, w);
+  b->len = at + w;
+}
+
 void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   if (e->lost_before || e->lost_unknown)
     fxt_text_lost(b, e->cpu, e->lost_before, e->lost_unknown);
+  size_t at = b->len;
   const struct fxtf_thread *t = e->thread;
   fxt_text_prefix(b, t->comm.data, t->named ? t->comm.len : 0, t->tid, e->cpu, e->ns);
   if (is_printk(e))
@@ -562,4 +576,5 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   fxt_tbuf_put(b, ": ", 2);
   body(b, e);
   put_char(b, '\n');
+  line_utf8(b, at);
 }

@@ -383,8 +383,10 @@ static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
   fxtf_segs_rewind(&c->segs);
   c->released = 0;
   memset(c->refs, 0, sizeof c->refs);
+  bool decoding = false; /* the decoder failed (not what a record says) */
   while (rc == 0) {
     rc = fxt_decoder_next(&c->dec, &c->rec, c->err, c->err_size);
+    decoding = rc < 0;
     if (rc <= 0)
       break;
     if (fn == scan_record)
@@ -394,6 +396,16 @@ static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
       c->opt->release(c->opt->release_ctx, c->released, c->rec.offset);
       c->released = c->rec.offset;
     }
+  }
+  struct fxt_decoder_stats ds;
+  fxt_decoder_stats(&c->dec, &ds);
+  if (decoding && rc == FXT_EBADMSG && !c->opt->strict &&
+      fxtf_torn_at(c->buf, c->len, ds.bytes)) {
+    c->st.torn = ds.bytes; /* the first pass: the input ends there */
+    c->len = (size_t)ds.bytes;
+    if (c->err != NULL && c->err_size > 0)
+      c->err[0] = '\0';
+    rc = 0;
   }
   if (rc == 0 && c->opt->release && c->released < c->len)
     c->opt->release(c->opt->release_ctx, c->released, c->len);

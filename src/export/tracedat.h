@@ -63,6 +63,7 @@ struct fxt_tracedat_options {
                          machine) */
   const char *tmpdir; /* for the sort's temporary file; NULL: $TMPDIR, else /tmp */
   size_t run_bytes;   /* memory for the sort's runs; 0: 8 MiB */
+  bool strict;        /* a torn tail (fxtfile.h) is an error, not the end of the input */
 };
 
 struct fxt_tracedat_stats {
@@ -83,9 +84,12 @@ struct fxt_tracedat_stats {
   uint64_t time_extends;
   uint64_t sort_runs;    /* runs spilled to the temporary file */
   uint64_t bytes;        /* bytes written */
+  uint64_t torn;         /* offset of the input's torn tail (fxtfile.h: the file ends inside
+                            that record; those before it were converted); 0: none */
 };
 
-/* Converts buf[0..len) (an fxtrace FXT file). st may be NULL. */
+/* Converts buf[0..len) (an fxtrace FXT file; one that ends inside a record, a torn tail
+ * (fxtfile.h), up to that record, st->torn saying where, unless opt->strict). st may be NULL. */
 int fxt_tracedat_convert(const void *buf, size_t len, const struct fxt_tracedat_options *opt,
                          struct fxt_tracedat_stats *st, char *err, size_t err_size);
 

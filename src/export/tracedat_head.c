@@ -83,7 +83,8 @@ static int put_formats(struct tdw *c, struct fxt_tbuf *b) {
   fxt_tbuf_init(&f);
   if (v == NULL)
     return FXT_ENOMEM;
-  memcpy(v, c->events.v, n * sizeof *v);
+  if (n > 0) /* (an input without events has no table: NULL) */
+    memcpy(v, c->events.v, n * sizeof *v);
   qsort(v, n, sizeof *v, cmp_variant);
   for (uint32_t i = 0; i < n; i++)
     nsys += i == 0 || strcmp(v[i]->sys_name, v[i - 1]->sys_name) != 0;

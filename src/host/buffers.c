@@ -292,8 +292,39 @@ static bool take_over_previous(struct session *s, const char *base, pid_t pid)
   return taken;
 }
 
+/* An explicit buffers=DIR, as it resolves (a symbolic link is followed): ours and writable by
+ * no one else, or sticky (like /dev/shm or /tmp: then no one else can rename or remove the
+ * 0700 session directory made in it). Anything else lets another user replace the session's
+ * files under it. 0, or FXT_EPERM with err set. */
+static int explicit_dir_check(const char *base, char *err, size_t err_size)
+{
+  struct stat st;
+  if (stat(base, &st) != 0) {
+    snprintf(err, err_size, "%s", strerror(errno));
+    return -errno;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    snprintf(err, err_size, "not a directory");
+    return FXT_EPERM;
+  }
+  if (st.st_mode & S_ISVTX)
+    return 0;
+  if (st.st_uid != geteuid()) {
+    snprintf(err, err_size, "owned by uid %u, not by uid %u, and not sticky: refused",
+             (unsigned)st.st_uid, (unsigned)geteuid());
+    return FXT_EPERM;
+  }
+  if (st.st_mode & 022) {
+    snprintf(err, err_size, "mode %04o lets others write in it and is not sticky: refused",
+             (unsigned)(st.st_mode & 07777));
+    return FXT_EPERM;
+  }
+  return 0;
+}
+
 /* Creates DIR/<pid>.<n> (n = the first number free), or takes over the one the process's
- * previous image left, and takes its lock. */
+ * previous image left, and takes its lock. 0, or a negative errno value (FXT_EPERM: a
+ * directory refused), said on stderr. */
 static int make_session_dir(struct session *s, const char *base, pid_t pid)
 {
   char err[256];
@@ -306,8 +337,15 @@ static int make_session_dir(struct session *s, const char *base, pid_t pid)
       return FXT_EPERM;
     }
   } else if (mkdir(base, 0700) != 0 && errno != EEXIST) {
-    fprintf(stderr, "fxtrace: buffers directory %s: %s\n", base, strerror(errno));
-    return FXT_ENOENT;
+    int e = errno;
+    fprintf(stderr, "fxtrace: buffers directory %s: %s\n", base, strerror(e));
+    return -e;
+  } else {
+    int rc = explicit_dir_check(base, err, sizeof(err));
+    if (rc != 0) {
+      fprintf(stderr, "fxtrace: buffers directory %s: %s\n", base, err);
+      return rc;
+    }
   }
   if (take_over_previous(s, base, pid)) {
     collect_stale(base);
@@ -337,8 +375,9 @@ static int make_session_dir(struct session *s, const char *base, pid_t pid)
       continue;
     }
     if (errno != EEXIST) {
-      fprintf(stderr, "fxtrace: buffers directory %s: %s\n", s->buffers_dir, strerror(errno));
-      return FXT_ENOENT;
+      int e = errno;
+      fprintf(stderr, "fxtrace: buffers directory %s: %s\n", s->buffers_dir, strerror(e));
+      return -e;
     }
   }
   return FXT_ENOSPC;
@@ -412,6 +451,7 @@ static void fill_header(struct session *s, uint32_t nslots)
     close(fd);
     if (n > 0 && h->process_name[n - 1] == '\n')
       h->process_name[n - 1] = 0;
+    fxt_name_fix(h->process_name, sizeof(h->process_name));
   }
   memset(h->output, 0, sizeof(h->output));
   absolute_output(s, h->output, sizeof(h->output));
@@ -484,7 +524,7 @@ static int map_all(struct session *s, uint32_t nslots, bool file_backed)
       fprintf(stderr, "fxtrace: buffers in %s: %s\n", s->buffers_dir, strerror(err));
       close_files(s);
       drop_dir(s);
-      return FXT_ENOSPC;
+      return -err; /* ENOSPC of a full tmpfs, EMFILE, ...: what the system said */
     }
   }
   void *pool = s->pool, *meta = s->meta;
@@ -624,7 +664,7 @@ int fxt_buffers_setup(struct session *s, uint32_t nslots)
   if (file_backed) {
     int rc = make_session_dir(s, s->buffers_base, s->pid);
     if (rc != 0 && s->buffers_explicit)
-      return FXT_EINVAL;
+      return rc;
     if (rc != 0) {
       fprintf(stderr, "fxtrace: buffers in anonymous memory: a crash will lose them\n");
       file_backed = false;

@@ -65,7 +65,10 @@ struct out {
   uint64_t written;  /* bytes handed to the file so far (incl. buffered) */
   uint64_t file_len; /* bytes the file holds (what write() took) */
   uint64_t limit;    /* event bytes allowed (max_file_kb), 0 = none */
-  int error;         /* first write error (errno), reported at stop */
+  int error;         /* first write error (errno), reported at stop; nothing is written after
+                        it (write_all), but one last small try at the end (write_failed_tail) */
+  uint64_t failed_at; /* file_len when it failed: the file ends there (on a record boundary) */
+  size_t kept_b;      /* of the failed write_all: bytes of its second part the file kept */
   bool direct;       /* a snapshot's file: written as it is, outside the commit protocol */
 };
 
@@ -95,6 +98,7 @@ static struct {
   uint64_t last_sync_ns;   /* CLOCK_MONOTONIC of the last clock sync in the output */
   uint64_t capped_records; /* records not written because of max_file_kb */
   bool no_magic;           /* the output is appended to a trace: no magic record */
+  uint64_t unwritten_records; /* records not written because the output failed (out.error) */
   _Atomic uint64_t nested_records; /* ingress records merged into their threads' streams */
   _Atomic uint64_t no_buffer_lost;
 } C;
@@ -112,8 +116,51 @@ int fxt_session_counters(struct fxt_session_counters *c)
 
 static void commit(const unsigned char *chunk, size_t len, const struct effect *fx);
 
+/* Bytes of the whole records of p[0..len) that end at or before n. */
+static size_t whole_records(const unsigned char *p, size_t len, size_t n)
+{
+  size_t off = 0;
+  while (off + 8 <= len) {
+    uint64_t h;
+    memcpy(&h, p + off, 8);
+    size_t bytes = 8 * (FXT_GET(h, FXT_HDR_TYPE) == FXT_RECORD_LARGE ? FXT_GET(h, FXT_LARGE_SIZE)
+                                                                     : FXT_GET(h, FXT_HDR_SIZE));
+    if (bytes == 0 || bytes > len - off || off + bytes > n)
+      break;
+    off += bytes;
+  }
+  return off;
+}
+
+/* What records p[0..len) hold as the drain path counts a chunk: events (not kernel:meta), and
+ * the records drop_stats records say were dropped (live.c feed counts them the same way). */
+static uint64_t records_in(const unsigned char *p, size_t len)
+{
+  uint64_t n = 0;
+  for (size_t off = 0, bytes; off + 8 <= len; off += bytes) {
+    uint64_t w[4] = {0};
+    memcpy(w, p + off, len - off < sizeof(w) ? len - off : sizeof(w));
+    bytes = 8 * FXT_GET(w[0], FXT_HDR_SIZE);
+    if (bytes == 0)
+      break;
+    if (FXT_GET(w[0], FXT_HDR_TYPE) != FXT_RECORD_EVENT)
+      continue;
+    if (FXT_GET(w[0], FXT_EVENT_CATEGORY) != FXT_STR_KERNEL_META)
+      n++;
+    else if (FXT_GET(w[0], FXT_EVENT_NAME) == FXT_STR_DROP_STATS) /* args after ts (+ koids) */
+      n += w[FXT_GET(w[0], FXT_EVENT_THREAD) == 0 ? 4 : 2] >> 32;
+  }
+  return n;
+}
+
+/* What write_failed_tail writes: a `lost` record (48 bytes) and a clock sync (80). */
+#define FAILED_TAIL_BYTES 128
+
 /* Writes a[0..alen) then b[0..blen) (one writev at a time until both are in); counts what the
- * file took in file_len. */
+ * file took in file_len. After a failure (a full disk, an I/O error) nothing more is written:
+ * of this write, the file keeps the whole records it took but FAILED_TAIL_BYTES (a regular
+ * file: cut back to the last of them; kept_b says how much of b), so it ends on a record
+ * boundary, which every reader opens, with room for write_failed_tail. */
 static void write_all(struct out *o, const void *a, size_t alen, const void *b, size_t blen)
 {
   struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
@@ -121,13 +168,22 @@ static void write_all(struct out *o, const void *a, size_t alen, const void *b, 
   if (blen == 0 && alen == 0)
     return;
   int last = blen ? 2 : 1;
-  while (first < last && o->fd >= 0) {
+  uint64_t start = o->file_len; /* a record boundary: a and b hold whole records */
+  o->kept_b = 0;
+  while (first < last && o->fd >= 0 && !o->error) {
     ssize_t k = writev(o->fd, iov + first, last - first);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0) {
-      if (!o->error)
-        o->error = k < 0 ? errno : EIO;
+      o->error = k < 0 ? errno : EIO;
+      size_t took = (size_t)(o->file_len - start);
+      size_t room = took - (took < FAILED_TAIL_BYTES ? took : FAILED_TAIL_BYTES); /* the tail's */
+      size_t keep = room >= alen ? alen + (o->kept_b = whole_records(b, blen, room - alen))
+                                 : whole_records(a, alen, room);
+      if (keep < took && ftruncate(o->fd, (off_t)(start + keep)) == 0 &&
+          lseek(o->fd, (off_t)(start + keep), SEEK_SET) == (off_t)(start + keep))
+        o->file_len = start + keep; /* (a pipe keeps its torn tail: readers stop there) */
+      o->failed_at = o->file_len;
       break;
     }
     o->file_len += (uint64_t)k;
@@ -333,6 +389,7 @@ static void refresh_names(struct session *s)
     char *nl = strchr(comm, '\n');
     if (nl)
       *nl = 0;
+    fxt_name_fix(comm, sizeof(info->comm)); /* UTF-8 cut at 15 bytes */
     if (strncmp(comm, info->comm, sizeof(info->comm)) != 0) {
       memcpy(info->comm, comm, sizeof(info->comm) - 1);
       info->comm[sizeof(info->comm) - 1] = 0;
@@ -463,6 +520,7 @@ static void write_header(struct session *s, bool first)
     if (n > 0 && comm[n - 1] == '\n')
       comm[n - 1] = 0;
   }
+  fxt_name_fix(comm, sizeof(comm));
   struct fxt_kernel_object k = {0};
   k.koid = (uint64_t)s->pid;
   k.obj_type = FXT_KOBJ_PROCESS;
@@ -934,7 +992,12 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
               &info->dropped_total);
     atomic_store_explicit(&info->events_read_pub, info->events_read, memory_order_relaxed);
     atomic_store_explicit(&info->dropped_pub, info->dropped_total, memory_order_relaxed);
-    if (C.out.limit && C.out.written + len > C.out.limit) {
+    if (C.out.error) {
+      /* The output failed: nothing is written any more; what the chunk held is counted. */
+      C.unwritten_records +=
+          info->events_read - events_before + info->dropped_total - dropped_before;
+      commit(NULL, 0, &fx);
+    } else if (C.out.limit && C.out.written + len > C.out.limit) {
       /* Past max_file_kb: the chunk is not written, and what it held is counted in-band as
        * the thread's lost events (its events, and the drops its drop_stats reported); the
        * small bookkeeping record may go past the limit. */
@@ -945,6 +1008,8 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
     } else {
       C.out.written += len;
       commit(chunk, len, &fx);
+      if (C.out.error) /* this write failed: the file kept the chunk's first kept_b bytes */
+        C.unwritten_records += records_in(chunk + C.out.kept_b, len - C.out.kept_b);
       info->loss_total += info->dropped_total - dropped_before; /* its drop_stats records */
     }
     write_dropped(s, i, ts);
@@ -1468,6 +1533,29 @@ static void warm_area(unsigned char *p, size_t n)
     ((volatile unsigned char *)p)[off] = 0;
 }
 
+/* The output failed (out.error): the file ends at the last whole write before the failure,
+ * and nothing was written since. One last small try: a `lost` record of the process (thread
+ * koid 0) counting the records not written, and the closing clock sync; if even that does not
+ * fit, it is cut off again and the count is only on stderr. */
+static void write_failed_tail(struct session *s)
+{
+  int error = C.out.error;
+  C.out.error = 0;
+  C.out.len = 0; /* what is buffered could not be written either */
+  if (C.unwritten_records)
+    write_process_loss(s, C.unwritten_records);
+  write_clock_sync(s, false);
+  out_flush();
+  bool counted = C.out.error == 0;
+  C.out.error = error;
+  fprintf(stderr,
+          "fxtrace: %s: write failed at byte %llu: %s; stopped writing there: %llu records not "
+          "written (%s)\n",
+          s->output, (unsigned long long)C.out.failed_at, strerror(error),
+          (unsigned long long)C.unwritten_records,
+          counted ? "counted in the file as lost, thread 0" : "not counted in the file: no room");
+}
+
 static void *consumer_main(void *arg)
 {
   struct session *s = arg;
@@ -1520,7 +1608,7 @@ static void *consumer_main(void *arg)
     fprintf(stderr, "fxtrace: %s: %llu events not written (max_file_kb=%llu; counted in the file)\n", s->output,
             (unsigned long long)C.capped_records, (unsigned long long)s->cfg.max_file_kb);
   if (C.out.error)
-    fprintf(stderr, "fxtrace: %s: write failed: %s\n", s->output, strerror(C.out.error));
+    write_failed_tail(s);
   if (C.out.fd > 1)
     fxt_outfile_close(C.out.fd, s->output, C.out.error == 0);
   C.out.fd = -1;
@@ -1535,6 +1623,7 @@ int fxt_consumer_start(struct session *s)
     return FXT_ENOMEM;
   memset(&C.described, 0, sizeof(C.described));
   C.capped_records = 0;
+  C.unwritten_records = 0;
   C.last_comm_check = 0;
   atomic_store_explicit(&C.nested_records, 0, memory_order_relaxed);
   atomic_store_explicit(&C.no_buffer_lost, 0, memory_order_relaxed);
@@ -1558,6 +1647,7 @@ int fxt_consumer_start(struct session *s)
   C.out.written = 0;
   C.out.file_len = 0;
   C.out.error = 0;
+  C.out.failed_at = 0;
   C.out.limit = s->cfg.max_file_kb * 1024;
   if (s->output[0] == 0)
     C.out.fd = -1;
@@ -1568,8 +1658,9 @@ int fxt_consumer_start(struct session *s)
   else
     C.out.fd = fxt_outfile_open(s->output);
   if (s->output[0] && C.out.fd < 0) {
-    fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(errno));
-    return FXT_EINVAL;
+    int e = errno;
+    fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(e));
+    return -e; /* ENOENT, EROFS, EMFILE, ...: fxt_strerror says it in the system's words */
   }
   /* What the file holds before this session's records is whole (a recovery keeps it); the
    * records that follow carry no magic record of their own (docs/fxt-conventions.md:

@@ -2,6 +2,7 @@
 #include <fxtrace/errors.h>
 
 #include <errno.h>
+#include <string.h>
 
 /* The public values are Linux's errno numbers, negated. */
 #define FXT_CHECK_ERRNO(name, value, msg) _Static_assert(value == name, #name " matches errno");
@@ -19,7 +20,9 @@ const char *fxt_strerror(int err)
     FXT_ERRNO_MAP(FXT_STRERROR_CASE)
 #undef FXT_STRERROR_CASE
   }
-  return "unknown error";
+  /* Host return codes pass other errno values through (EMFILE, EROFS, ...): the system's
+   * words for them. */
+  return err < 0 && err > -4096 ? strerror(-err) : "unknown error";
 }
 
 const char *fxt_err_name(int err)

@@ -9,9 +9,11 @@
  * winner's index and its own entry stays a valid but unused string (it still gets a string
  * record in files, which is harmless). Nothing is ever removed.
  */
+#define _GNU_SOURCE
 #include "intern.h"
 
 #include <fxtrace/errors.h>
+#include <fxtrace/fxt.h>
 #include <fxtrace/meta.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -123,6 +125,11 @@ int fxt_intern(const char *s, uint32_t len)
     return 0;
   if (len > FXT_INTERN_MAX_LEN)
     return FXT_E2BIG;
+  char fixed[FXT_INTERN_FIX_MAX];
+  if (fxt_utf8_valid(s, len) != len) { /* the well-formed text stands for it */
+    len = (uint32_t)fxt_utf8_sanitize(fixed, sizeof(fixed), s, len);
+    s = fixed;
+  }
   for (uint32_t i = 1; i <= FXT_META_STRING_LAST; i++) {
     const char *meta = fxt_meta_string(i);
     if (meta != NULL && strlen(meta) == len && memcmp(meta, s, len) == 0)
@@ -175,6 +182,20 @@ bool fxt_intern_lookup(uint32_t index, const char **s, uint32_t *len)
   *s = arena + entries[index].offset;
   *len = entries[index].len;
   return true;
+}
+
+void fxt_name_fix(char *s, size_t size)
+{
+  if (size == 0)
+    return;
+  size_t len = strnlen(s, size - 1);
+  if (fxt_utf8_valid(s, len) == len)
+    return;
+  char fixed[256];
+  len = fxt_utf8_cut(s, (uint32_t)len); /* a character the kernel's 15 bytes cut */
+  len = fxt_utf8_sanitize(fixed, size - 1 < sizeof(fixed) ? size - 1 : sizeof(fixed), s, len);
+  memcpy(s, fixed, len);
+  memset(s + len, 0, size - len);
 }
 
 uint32_t fxt_intern_end(void)

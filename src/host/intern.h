@@ -9,17 +9,28 @@
 #define FXT_HOST_INTERN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define FXT_INTERN_MAX_INDEX 0x7fff  /* FXT string refs are 15 bits */
 #define FXT_INTERN_MAX_LEN 32000     /* Fuchsia writers' limit for one string */
+#define FXT_INTERN_FIX_MAX 1024      /* bytes of a string made well-formed (on the stack) */
 
 /* Returns the index of s[0..len) (interning it if new): 0 for the empty string, 1..0x7fff, or
- * FXT_E2BIG (len > FXT_INTERN_MAX_LEN) or FXT_ENOSPC (the table or its text arena is full). */
+ * FXT_E2BIG (len > FXT_INTERN_MAX_LEN) or FXT_ENOSPC (the table or its text arena is full).
+ * What is interned is well-formed UTF-8 (FXT strings must be): s itself when it is, else s
+ * with each stray byte replaced by U+FFFD (cut at a character boundary to FXT_INTERN_FIX_MAX
+ * bytes: names and formats are short). The same s always gets the same index. */
 int fxt_intern(const char *s, uint32_t len);
 
 /* Same for a NUL-terminated string. */
 int fxt_intern_cstr(const char *s);
+
+/* Makes the NUL-terminated name in s[0..size) (a thread or process name as the kernel gives
+ * it: cut at 15 bytes, maybe inside a character) well-formed UTF-8 in place: a character cut
+ * at its end is dropped, other stray bytes become U+FFFD (as many as fit in size - 1 bytes,
+ * whole characters only). size <= 256. Async-signal-safe. */
+void fxt_name_fix(char *s, size_t size);
 
 /* The string of an index: true with *s and *len when index is bound and complete. The text
  * lives as long as the process. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpunote.h"
+#include "intern.h"
 #include "recover_int.h"
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -142,6 +143,7 @@ int rec_read_header(struct rec_model *m)
   h->sync[2] = rec_le64(d + FXT_SH_OFF_SYNC_REAL);
   memcpy(h->process_name, d + FXT_SH_OFF_PROCESS_NAME, 64);
   h->process_name[64] = 0;
+  fxt_name_fix(h->process_name, sizeof(h->process_name));
   memcpy(h->output, d + FXT_SH_OFF_OUTPUT, 4096);
   h->output[4096] = 0;
   h->pool_bytes = rec_le64(d + FXT_SH_OFF_POOL_BYTES);
@@ -431,6 +433,7 @@ static void read_slot(struct rec_model *m, uint32_t i, struct rec_slot *s)
   s->ref = rec_le32(e + FXT_SLOT_OFF_THREAD_REF);
   memcpy(s->comm, e + FXT_SLOT_OFF_COMM, 16);
   s->comm[16] = 0;
+  fxt_name_fix(s->comm, sizeof(s->comm)); /* well-formed UTF-8 (a file of an older version) */
   if (s->state > FXT_SH_SLOT_EXITED || s->ref > 255 || s->tid == 0) {
     rec_say(m, 1, "%s: offset %llu: slot %u's entry is damaged (state %u, thread %u, ref %u): "
                   "slot skipped",

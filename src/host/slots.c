@@ -8,16 +8,20 @@
 #include <fxtrace/fxt.h>
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control.h"
 #include "cpunote.h"
+#include "intern.h"
 #include "session_int.h"
 
 static pthread_key_t exit_key;
@@ -90,6 +94,19 @@ int fxt_slots_setup(struct session *s)
   size_t header = (fxt_companion_storage_off() + NESTED_BYTES + 4095) & ~(size_t)4095;
   size_t stride = header + s->buffer_bytes;
   uint64_t total = (uint64_t)s->cfg.total_kb * 1024;
+  /* The buffers are reserved address space: under an RLIMIT_AS, 1 GiB of it may leave the
+   * program none for its own threads and heap (it then fails, not the session). A quarter
+   * of the limit at most, said on stderr. */
+  struct rlimit as;
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && total > as.rlim_cur / 4) {
+    uint64_t capped = as.rlim_cur / 4 < stride ? stride : as.rlim_cur / 4;
+    fprintf(stderr,
+            "fxtrace: RLIMIT_AS is %llu MiB: the buffers reserve %llu MiB of it, not total_kb=%llu "
+            "(%llu MiB): fewer threads get a buffer\n",
+            (unsigned long long)(as.rlim_cur >> 20), (unsigned long long)(capped >> 20),
+            (unsigned long long)s->cfg.total_kb, (unsigned long long)(total >> 20));
+    total = capped;
+  }
   uint32_t nslots = (uint32_t)(total / stride);
   if (nslots == 0)
     nslots = 1; /* one buffer even when the cap is smaller than it */
@@ -387,6 +404,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   info->tid = tid;
   memset(info->comm, 0, sizeof(info->comm));
   prctl(PR_GET_NAME, info->comm);
+  fxt_name_fix(info->comm, sizeof(info->comm)); /* UTF-8 cut at 15 bytes */
   info->live_cpu = 0;
   info->ring_pos = 0;
   info->ring_cpu = FXT_CPU_NOTE_NONE;
@@ -402,6 +420,25 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   /* Release: the consumer that sees LIVE sees the slot set up. */
   atomic_store_explicit(&info->state, SLOT_LIVE, memory_order_release);
   return t;
+}
+
+/* The first thread of a session that finds every buffer in use says so on stderr, once (its
+ * events, and those of every thread in the same case, are counted as the process's losses:
+ * thread 0 in `fxtrace stats`). write(2) of a message made on the stack: no lock, no malloc. */
+static void say_no_slot(struct session *s, uint32_t gen)
+{
+  static _Atomic uint32_t said_gen;
+  if (atomic_exchange_explicit(&said_gen, gen, memory_order_relaxed) == gen)
+    return;
+  char msg[256];
+  int n = snprintf(msg, sizeof(msg),
+                   "fxtrace: thread %d got no buffer: the %u buffers total_kb=%llu allows are "
+                   "in use; the events of threads without one are counted as lost (thread 0 "
+                   "in `fxtrace stats`)\n",
+                   (int)syscall(SYS_gettid), (unsigned)s->nslots,
+                   (unsigned long long)s->cfg.total_kb);
+  if (n > 0)
+    (void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }
 
 struct fxt_tslot *fxt_emit_enter_slow(void)
@@ -431,6 +468,7 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
   }
   pthread_mutex_unlock(&s->pool_lock);
   if (!t) {
+    say_no_slot(s, gen);
     no_slot_seen = gen + atomic_load_explicit(&s->slot_freed_gen, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->sh->no_slot_drops, 1, memory_order_relaxed);
     unattached_drops++;

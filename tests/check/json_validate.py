@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
 """Checks `fxtrace convert --to json` output against the FXT file's `fxtrace stats`.
 
-    json_validate.py OUT.json STATS.txt
+    json_validate.py OUT.json STATS.txt [--all-flows-bound]
 
 - the output is valid JSON (strict: no NaN/Infinity literals) with displayTimeUnit "ns",
   traceEvents and otherData;
 - every event has ph, and every non-metadata event cat, name, pid, tid and a numeric ts;
+- time order: the metadata events first, then every event's ts at least the one before it
+  (viewers such as DevTools read events in file order);
 - events accounted for: per thread, the JSON events not of category kernel:meta equal the
-  `events` column of stats, their total equals stats' total, and otherData says the same;
+  `events` column of stats (an "X" with "fxt_be" is a begin/end pair: two FXT events), their
+  total equals stats' total, and otherData says the same (and "paired" the "fxt_be" count);
   the kernel:meta events are exactly the "fxtrace lost (tid T)" and "cpu (tid T)" counters;
   per thread, the last "fxtrace lost" value equals dropped + overrun + lost of stats, and the
   values never decrease;
-- B/E: per thread, in file order (each thread's records are in time order), every E closes the
-  innermost open B of the same name at a time not before it, and nothing stays open;
+- B/E (only where records were lost; closed pairs are "X"): per thread, in file order, every E
+  closes the innermost open B of the same name at a time not before it, and nothing stays
+  open;
 - X: dur >= 0;
 - async b/n/e: per (pid, cat, name, id2.local), as many b as e; in time order (b before n
   before e at equal times) an n or e never comes without an open b;
-- flows s/t/f: per (pid, cat, name, id), one s and one f, f has bp "e", s.ts <= t.ts <= f.ts
+- flows s/t/f: each at the start of a slice (X or B) of its own thread, so that DevTools binds
+  it: as many as otherData's flows_bound (--all-flows-bound: every one);
+  per (pid, cat, name, id), one s and one f, f has bp "e", s.ts <= t.ts <= f.ts
   (flow ids are global in FXT and in JSON; the demo's are per-process sequence numbers whose
   flows stay inside the process, so two demos reuse them: this check keys them by pid);
 - every pid with events has a process_name and every thread a thread_name.
@@ -59,6 +65,7 @@ def parse_stats(path):
 
 def main():
     out, stats_path = sys.argv[1], sys.argv[2]
+    all_bound = "--all-flows-bound" in sys.argv[3:]
     with open(out, encoding="utf-8") as fh:  # strict UTF-8: invalid bytes raise
         doc = json.load(fh, parse_constant=reject_constant)
     if doc.get("displayTimeUnit") != "ns":
@@ -75,10 +82,15 @@ def main():
     asyncs = collections.defaultdict(list)
     flows = collections.defaultdict(list)
     counts = collections.Counter()
+    last_ts, paired = None, 0
+    slice_starts = collections.defaultdict(set)
+    flow_events = []
     for i, e in enumerate(events):
         ph = e.get("ph")
         counts[ph] += 1
         if ph == "M":
+            if last_ts is not None:
+                fail("metadata event %d after the first timed event" % i)
             if e.get("name") == "thread_name":
                 names.add((e["pid"], e["tid"]))
             elif e.get("name") == "process_name":
@@ -90,6 +102,9 @@ def main():
         ts = e["ts"]
         if not isinstance(ts, (int, float)) or isinstance(ts, bool) or ts < 0:
             fail("event %d: bad ts %r" % (i, ts))
+        if last_ts is not None and ts < last_ts:
+            fail("event %d goes back in time: ts %r after %r" % (i, ts, last_ts))
+        last_ts = ts
         th = (e["pid"], e["tid"])
         if e["cat"] == "kernel:meta":
             if ph != "C":
@@ -106,6 +121,8 @@ def main():
                 fail("unexpected kernel:meta event %r" % e)
             continue
         per_thread[th] += 1
+        if ph in "XB":
+            slice_starts[th].add(ts)
         if ph == "B":
             stacks[th].append((e["name"], ts))
         elif ph == "E":
@@ -117,6 +134,9 @@ def main():
         elif ph == "X":
             if not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0:
                 fail("X with bad dur: %r" % e)
+            if e.get("fxt_be") == 1:  # a begin/end pair: two FXT events
+                per_thread[th] += 1
+                paired += 1
         elif ph in "bne":
             key = (e["pid"], e["cat"], e["name"], e["id2"]["local"])
             asyncs[key].append((ts, "bne".index(ph)))
@@ -124,6 +144,7 @@ def main():
             if ph == "f" and e.get("bp") != "e":
                 fail("flow end without bp e: %r" % e)
             flows[(e["pid"], e["cat"], e["name"], e["id"])].append((ph, ts))
+            flow_events.append((th, ts))
         elif ph not in "iC":
             fail("unexpected phase %r" % ph)
 
@@ -147,6 +168,12 @@ def main():
         if not all(s <= t <= f for _, t in evs):
             fail("flow %r out of order: %r" % (key, evs))
 
+    bound = sum(1 for th, ts in flow_events if ts in slice_starts[th])
+    if bound != other.get("flows_bound"):
+        fail("%d flows at a slice start, otherData flows_bound = %r" % (bound,
+                                                                       other.get("flows_bound")))
+    if all_bound and bound != len(flow_events):
+        fail("%d of %d flows at the start of a slice of their thread" % (bound, len(flow_events)))
     total = sum(per_thread.values())
     if total != st_total:
         fail("%d events in the JSON, stats says %d" % (total, st_total))
@@ -163,13 +190,15 @@ def main():
         if th[0] not in procs:
             fail("process %r has no process_name" % th[0])
     want = {"events": total, "lost_counters": lost_n, "cpu_counters": cpu_n,
-            "metadata": counts["M"]}
+            "metadata": counts["M"], "paired": paired}
     for k, v in want.items():
         if other.get(k) != v:
             fail("otherData %s = %r, counted %d" % (k, other.get(k), v))
-    print("ok: %d events (%s), %d lost counters, %d cpu counters, %d names, %d flows, "
+    print("ok: %d events (%s; %d begin/end pairs as X), time order, %d lost counters, "
+          "%d cpu counters, %d names, %d flows (%d of %d flow events at their slice's start), "
           "%d async ids" % (total, " ".join("%s=%d" % kv for kv in sorted(counts.items())),
-                            lost_n, cpu_n, counts["M"], len(flows), len(asyncs)))
+                            paired, lost_n, cpu_n, counts["M"], len(flows), bound,
+                            len(flow_events), len(asyncs)))
 
 
 main()

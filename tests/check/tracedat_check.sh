@@ -14,7 +14,8 @@
 #    `trace-cmd report -R`) and print formats of every field type, from two threads;
 #  - each trace.dat read back (`fxtrace convert --to fxt`): the same events, each with its
 #    thread, CPU, time and name;
-#  - a truncated input: exit 1, "FILE: offset N: reason", no output file; FXT given where a
+#  - a truncated input (torn tail): with --strict exit 1, "FILE: offset N: reason", no output
+#    file, else converted up to the tail with a warning naming it; FXT given where a
 #    trace.dat is wanted and the other way round: exit 2, saying so;
 #  - 1M events (gen_events) in bounded memory: peak RSS under 64 MiB, every event in the file;
 #    size, RSS and speed printed.
@@ -125,10 +126,16 @@ grep -q "EVENTS DROPPED\]$" "$work/lossy.tc" || fail "lossy: trace-cmd shows no 
 size=$(wc -c <"$work/demo.fxt")
 head -c $((size - 3)) "$work/demo.fxt" >"$work/cut.fxt"
 rc=0
-"$fxtrace" convert "$work/cut.fxt" -o "$work/cut.dat" 2>"$work/cut.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "truncated input exited $rc"
+"$fxtrace" convert --strict "$work/cut.fxt" -o "$work/cut.dat" 2>"$work/cut.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "truncated input (--strict) exited $rc"
 grep -q "cut.fxt: offset [0-9]*: " "$work/cut.err" || { cat "$work/cut.err"; fail "message"; }
 [ ! -e "$work/cut.dat" ] || fail "output written for a bad input"
+rc=0 # without --strict: the records before the torn tail, a warning naming its offset
+"$fxtrace" convert "$work/cut.fxt" -o "$work/cut.dat" 2>"$work/cut.err" || rc=$?
+[ "$rc" -eq 0 ] || { cat "$work/cut.err"; fail "torn tail exited $rc"; }
+grep -q "cut.fxt: offset [0-9]*: warning: the file ends inside a record" "$work/cut.err" ||
+  { cat "$work/cut.err"; fail "torn tail warning"; }
+trace-cmd report -i "$work/cut.dat" >/dev/null 2>&1 || fail "torn tail: trace-cmd cannot read the output"
 rc=0
 "$fxtrace" convert "$work/demo.fxt" --to fxt -o "$work/x.fxt" 2>"$work/x.err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "demo.fxt: not a trace.dat file" "$work/x.err" || fail "FXT to fxt"

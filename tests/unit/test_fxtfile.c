@@ -576,16 +576,67 @@ static void test_errors(void **state) {
            (unsigned long long)at + 8 + 4);
   expect_load_error(FXT_EBADMSG, msg);
 
-  /* decoder errors come through with their offset: B's last event (3 words) loses one */
+  /* decoder errors come through with their offset: a size 0 record inside the file */
   build_two_providers();
-  g_len -= 8;
-  snprintf(msg, sizeof msg,
-           "offset %llu: truncated record: size 3 words (24 bytes), 16 bytes left",
-           (unsigned long long)g_off.b40);
+  memset(g_buf + g_off.b40, 0, 8);
+  snprintf(msg, sizeof msg, "offset %llu: record size 0 (type 0)", (unsigned long long)g_off.b40);
   expect_load_error(FXT_EBADMSG, msg);
 }
 
-static void test_truncated_everywhere(void **state) {
+/* A torn tail (the file ends inside a record): every record before it is read, and the reader
+ * says where the tail is. B's last event (3 words) loses its last word. */
+static void test_torn_tail(void **state) {
+  (void)state;
+  char err[FXTF_ERR_SIZE];
+  struct fxtf_file *f = NULL;
+  build_two_providers();
+  assert_int_equal(fxtf_load(g_buf, g_len, &f, err, sizeof err), 0);
+  size_t whole = fxtf_event_count(f);
+  assert_int_equal(fxtf_torn(f), UINT64_MAX);
+  fxtf_close(f);
+  for (size_t cut = 1; cut <= 23; cut++) { /* inside its header word, or after it */
+    uint8_t *copy = malloc(g_off.b40 + 24 - cut); /* exact size: an overread fails under ASan */
+    memcpy(copy, g_buf, g_off.b40 + 24 - cut);
+    assert_int_equal(fxtf_load(copy, g_off.b40 + 24 - cut, &f, err, sizeof err), 0);
+    assert_string_equal(err, "");
+    assert_int_equal(fxtf_torn(f), g_off.b40);
+    assert_int_equal(fxtf_event_count(f), whole - 1 - (g_len - g_off.b40 - 24 > 0));
+    struct fxtf_event e;
+    for (size_t i = 0; i < fxtf_event_count(f); i++) {
+      assert_int_equal(fxtf_event_at(f, i, &e, NULL, 0), 0);
+      assert_true(e.offset < g_off.b40);
+    }
+    fxtf_close(f);
+    free(copy);
+  }
+  /* a record the reader refuses, then a torn one: the refusal stands (a torn tail is what
+   * the decoder finds, never what a record says) */
+  g_len = 0;
+  magic();
+  provider(1, 1000);
+  meta_strings();
+  struct fxt_event bad = ev(FXT_EVENT_INSTANT, fxt_thread_inline(1, 2), FXT_STR_KERNEL_META,
+                            FXT_STR_OVERRUN, 5);
+  uint64_t at = put(&bad); /* an overrun record without its arguments */
+  put(&bad);
+  f = (struct fxtf_file *)1;
+  assert_int_equal(fxtf_load(g_buf, g_len - 4, &f, err, sizeof err), FXT_EBADMSG);
+  assert_null(f);
+  char msg[200];
+  snprintf(msg, sizeof msg,
+           "offset %llu: kernel:meta overrun record without an unsigned integer argument "
+           "'num_records'",
+           (unsigned long long)at);
+  assert_string_equal(err, msg);
+  build_two_providers();
+  /* pos 0 is never a torn tail: a cut magic record is not an FXT file */
+  assert_int_equal(fxtf_load(g_buf, 5, &f, err, sizeof err), FXT_EBADMSG);
+  assert_false(fxtf_torn_at(g_buf, 5, 0));
+  assert_true(fxtf_torn_at(g_buf, g_off.b40 + 3, g_off.b40));
+  assert_false(fxtf_torn_at(g_buf, g_len, g_off.b40));
+}
+
+static void test_truncated_everywhere(void **state) { /* every cut is a torn tail */
   (void)state;
   build_two_providers();
   size_t full = g_len;
@@ -595,9 +646,13 @@ static void test_truncated_everywhere(void **state) {
     uint8_t *copy = malloc(n ? n : 1);
     memcpy(copy, g_buf, n);
     int rc = fxtf_load(copy, n, &f, err, sizeof err);
-    if (n % 8 != 0)
+    if (n < 8) /* no magic record */
       assert_int_equal(rc, FXT_EBADMSG);
+    else /* a torn tail: the records before it */
+      assert_int_equal(rc, 0);
     if (rc == 0) {
+      if (n % 8 != 0)
+        assert_true(fxtf_torn(f) < n && fxtf_torn(f) % 8 == 0);
       struct fxtf_event e;
       for (size_t i = 0; i < fxtf_event_count(f); i++)
         assert_int_equal(fxtf_event_at(f, i, &e, NULL, 0), 0);
@@ -622,6 +677,7 @@ int main(void) {
       cmocka_unit_test(test_descriptions),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_truncated_everywhere),
+      cmocka_unit_test(test_torn_tail),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

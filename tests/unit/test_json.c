@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/fxtfile.h"
 #include "export/json.h"
 #include "export/json_int.h"
 
@@ -54,7 +55,7 @@ static int sink_write(void *ctx, const void *data, size_t n) {
 static int convert(uint32_t flags, struct sink *s, struct fxt_json_stats *st, char *err) {
   memset(s, 0, sizeof *s);
   fxt_tbuf_init(&s->out);
-  struct fxt_json_options o = {flags, sink_write, s, NULL, NULL};
+  struct fxt_json_options o = {flags, sink_write, s, NULL, NULL, NULL, 0};
   return fxt_json_convert(g_buf, g_len, &o, st, err, 256);
 }
 
@@ -80,11 +81,13 @@ static void expect_json(uint32_t flags, const char *const *events, size_t n,
   snprintf(tail, sizeof tail,
            "],\n\"otherData\":{\"source\":\"fxtrace convert --to json\",\"records\":%zu,"
            "\"events\":%llu,\"lost_counters\":%llu,\"lost_records\":%llu,\"cpu_counters\":%llu,"
-           "\"unmatched_begin\":%llu,\"unmatched_end\":%llu,\"logs\":%llu,\"metadata\":%llu,"
+           "\"unmatched_begin\":%llu,\"unmatched_end\":%llu,\"paired\":%llu,"
+           "\"flows_bound\":%llu,\"logs\":%llu,\"metadata\":%llu,"
            "\"skipped_records\":%llu,\"providers\":%u}}\n",
            g_records, (unsigned long long)want->events, (unsigned long long)want->lost_counters,
            (unsigned long long)want->lost_records, (unsigned long long)want->cpu_counters,
            (unsigned long long)want->unmatched_begin, (unsigned long long)want->unmatched_end,
+           (unsigned long long)want->paired, (unsigned long long)want->flows_bound,
            (unsigned long long)want->logs, (unsigned long long)want->metadata,
            (unsigned long long)want->skipped, want->providers);
   fxt_tbuf_puts(&w, tail);
@@ -97,6 +100,8 @@ static void expect_json(uint32_t flags, const char *const *events, size_t n,
   }
   assert_int_equal(st.records, g_records);
   assert_int_equal(st.bytes, s.out.len);
+  assert_int_equal(st.paired, want->paired);
+  assert_int_equal(st.flows_bound, want->flows_bound);
   fxt_tbuf_free(&w);
   fxt_tbuf_free(&s.out);
 }
@@ -197,12 +202,19 @@ static void test_every_event_type(void **state) {
       /* counter id 7: named "q (7)"; the string series is left out, the bool is 1 */
       "{\"ph\":\"C\",\"cat\":\"demo\",\"name\":\"q (7)\",\"pid\":100,\"tid\":101,"
       "\"ts\":5000000.021,\"args\":{\"depth\":-4,\"ratio\":0.5,\"on\":1}}",
-      "{\"ph\":\"B\",\"cat\":\"demo\",\"name\":\"load\",\"pid\":100,\"tid\":101,"
-      "\"ts\":5000000.030}",
-      "{\"ph\":\"E\",\"cat\":\"demo\",\"name\":\"load\",\"pid\":100,\"tid\":101,"
-      "\"ts\":5000001.030,\"args\":{\"seq\":2}}",
+      /* a begin/end pair: one complete event at the begin, with the end's arguments */
+      "{\"ph\":\"X\",\"cat\":\"demo\",\"name\":\"load\",\"pid\":100,\"tid\":101,"
+      "\"ts\":5000000.030,\"dur\":1.000,\"args\":{\"seq\":2},\"fxt_be\":1}",
       "{\"ph\":\"X\",\"cat\":\"demo\",\"name\":\"io\",\"pid\":100,\"tid\":101,"
       "\"ts\":5000000.040,\"dur\":2.500}",
+      /* the flow's events (.060, .061, .062) at the start of the innermost slice of their
+       * thread that encloses them: io at .040 (load began before it), right behind it */
+      "{\"ph\":\"s\",\"cat\":\"demo\",\"name\":\"msg\",\"pid\":100,\"tid\":101,"
+      "\"id\":\"0xabc\",\"ts\":5000000.040}",
+      "{\"ph\":\"t\",\"cat\":\"demo\",\"name\":\"msg\",\"pid\":100,\"tid\":101,"
+      "\"id\":\"0xabc\",\"ts\":5000000.040}",
+      "{\"ph\":\"f\",\"cat\":\"demo\",\"name\":\"msg\",\"pid\":100,\"tid\":101,"
+      "\"id\":\"0xabc\",\"bp\":\"e\",\"ts\":5000000.040}",
       "{\"ph\":\"X\",\"cat\":\"demo\",\"name\":\"io\",\"pid\":100,\"tid\":101,"
       "\"ts\":5000000.045,\"dur\":0.000}",
       "{\"ph\":\"b\",\"cat\":\"demo\",\"name\":\"req\",\"pid\":100,\"tid\":101,"
@@ -211,12 +223,6 @@ static void test_every_event_type(void **state) {
       "\"ts\":5000000.051,\"id2\":{\"local\":\"0x2a\"},\"args\":{\"seq\":-1}}",
       "{\"ph\":\"e\",\"cat\":\"demo\",\"name\":\"req\",\"pid\":100,\"tid\":101,"
       "\"ts\":5000000.052,\"id2\":{\"local\":\"0x2a\"}}",
-      "{\"ph\":\"s\",\"cat\":\"demo\",\"name\":\"msg\",\"pid\":100,\"tid\":101,"
-      "\"ts\":5000000.060,\"id\":\"0xabc\"}",
-      "{\"ph\":\"t\",\"cat\":\"demo\",\"name\":\"msg\",\"pid\":100,\"tid\":101,"
-      "\"ts\":5000000.061,\"id\":\"0xabc\"}",
-      "{\"ph\":\"f\",\"cat\":\"demo\",\"name\":\"msg\",\"pid\":100,\"tid\":101,"
-      "\"ts\":5000000.062,\"id\":\"0xabc\",\"bp\":\"e\"}",
       /* printk: the format rendered, its final newline dropped */
       "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"printk\",\"name\":\"got 5\",\"pid\":100,\"tid\":102,"
       "\"ts\":5000000.070,\"args\":{\"a0\":5}}",
@@ -229,8 +235,8 @@ static void test_every_event_type(void **state) {
       "\"tid\":101,\"ts\":5000000.080}",
   };
   /* skipped: the description and the two clock syncs */
-  struct fxt_json_stats st = {.events = 16, .logs = 1, .metadata = 3, .skipped = 3,
-                              .providers = 1};
+  struct fxt_json_stats st = {.events = 16, .paired = 1, .flows_bound = 3, .logs = 1,
+                              .metadata = 3, .skipped = 3, .providers = 1};
   expect_json(0, want, sizeof want / sizeof want[0], &st);
 }
 
@@ -375,6 +381,10 @@ static void build_two_providers(void) {
 }
 
 static const char *const k_two[] = {
+    /* metadata first, then by time */
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":200,\"tid\":200,"
+    "\"args\":{\"name\":\"procB\"}}",
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":200,\"tid\":201,\"args\":{\"name\":\"gamma\"}}",
     "{\"ph\":\"C\",\"cat\":\"kernel:meta\",\"name\":\"cpu (tid 101)\",\"pid\":100,\"tid\":101,"
     "\"ts\":5000000.005,\"args\":{\"cpu\":2}}",
     "{\"ph\":\"C\",\"cat\":\"kernel:meta\",\"name\":\"fxtrace lost (tid 101)\",\"pid\":100,"
@@ -387,9 +397,6 @@ static const char *const k_two[] = {
     "\"tid\":102,\"ts\":5000000.009,\"args\":{\"records\":4}}",
     "{\"ph\":\"C\",\"cat\":\"kernel:meta\",\"name\":\"fxtrace lost (tid 101)\",\"pid\":100,"
     "\"tid\":101,\"ts\":5000000.010,\"args\":{\"records\":6}}",
-    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":200,\"tid\":200,"
-    "\"args\":{\"name\":\"procB\"}}",
-    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":200,\"tid\":201,\"args\":{\"name\":\"gamma\"}}",
     "{\"ph\":\"E\",\"cat\":\"net\",\"name\":\"rx\",\"pid\":200,\"tid\":201,\"ts\":5000000.115}",
     "{\"ph\":\"C\",\"cat\":\"kernel:meta\",\"name\":\"fxtrace lost (tid 201)\",\"pid\":200,"
     "\"tid\":201,\"ts\":5000000.215,\"args\":{\"records\":7}}",
@@ -423,11 +430,27 @@ static void test_errors(void **state) {
   struct sink s;
   char err[256];
   build_two_providers();
-  /* truncated: the error of the first pass, and nothing written */
+  /* truncated (a torn tail): strict, the error of the first pass, and nothing written */
+  struct fxt_json_stats st, whole;
+  assert_int_equal(convert(0, &s, &whole, err), 0);
+  fxt_tbuf_free(&s.out);
   g_len -= 8;
-  assert_int_equal(convert(0, &s, NULL, err), FXT_EBADMSG);
+  assert_int_equal(convert(FXT_JSON_STRICT, &s, NULL, err), FXT_EBADMSG);
   assert_int_equal(strncmp(err, "offset ", 7), 0);
   assert_int_equal(s.calls, 0);
+  fxt_tbuf_free(&s.out);
+  /* not strict: the records before the torn one, and where it is */
+  assert_int_equal(convert(0, &s, &st, err), 0);
+  assert_string_equal(err, "");
+  struct fxtf_file *f = NULL; /* where the reader says the tail is */
+  assert_int_equal(fxtf_load(g_buf, g_len, &f, err, 256), 0);
+  assert_true(fxtf_torn(f) > 0 && fxtf_torn(f) < g_len);
+  assert_int_equal(st.torn, fxtf_torn(f));
+  assert_int_equal(st.events, fxtf_event_count(f));
+  assert_true(st.events <= whole.events);
+  fxtf_close(f);
+  fxt_tbuf_put(&s.out, "", 1);
+  assert_non_null(strstr(s.out.data, "\"torn_tail_offset\":"));
   fxt_tbuf_free(&s.out);
   g_len += 8;
 
@@ -453,7 +476,7 @@ static void test_errors(void **state) {
   build_every_type();
   memset(&s, 0, sizeof s);
   s.fail_at_call = 1;
-  struct fxt_json_options o = {0, sink_write, &s, NULL, NULL};
+  struct fxt_json_options o = {0, sink_write, &s, NULL, NULL, NULL, 0};
   assert_int_equal(fxt_json_convert(g_buf, g_len, &o, NULL, err, sizeof err), -5);
   assert_string_equal(err, "writing the output failed");
   fxt_tbuf_free(&s.out);
@@ -499,7 +522,7 @@ static void test_streaming(void **state) {
   memset(&s, 0, sizeof s);
   fxt_tbuf_init(&s.out);
   struct ranges r = {0, 0, true};
-  struct fxt_json_options o = {0, sink_write, &s, on_release, &r};
+  struct fxt_json_options o = {0, sink_write, &s, on_release, &r, NULL, 0};
   struct fxt_json_stats st;
   char err[256];
   assert_int_equal(fxt_json_convert(g_buf, g_len, &o, &st, err, sizeof err), 0);
@@ -518,6 +541,91 @@ static void test_streaming(void **state) {
   fxt_tbuf_free(&s.out);
 }
 
+/* Time order across threads written chunk after chunk, nested pairs, flows bound to the
+ * slice that encloses them (one starting at the flow's own time too), texts longer than a
+ * sort record, and a sort that spills (64 KiB runs). */
+static void test_time_order(void **state) {
+  (void)state;
+  reset();
+  emit(fxt_encode_magic(ROOM));
+  provider(1, 1000000000); /* no clock sync: ticks are ns */
+  string(40, "sys"), string(41, "outer"), string(42, "inner"), string(43, "f"), string(44, "v");
+  string(45, "big");
+  thread(1, 1, 2);
+  thread(2, 1, 3);
+  static char big[9000];
+  memset(big, 'x', sizeof big);
+  const uint32_t n = 2000;
+  /* thread 2's events first in the file, thread 3's after, both over [0, 2000 us) */
+  for (uint32_t th = 1; th <= 2; th++) {
+    for (uint32_t i = 0; i < n; i++) {
+      uint64_t t0 = 1000 * (uint64_t)i + th;
+      struct fxt_event e = event(FXT_EVENT_DURATION_BEGIN, fxt_thread_index((uint8_t)th),
+                                 sref(40), sref(41), t0);
+      put(&e);
+      e = event(FXT_EVENT_DURATION_BEGIN, fxt_thread_index((uint8_t)th), sref(40), sref(42),
+                t0); /* the same start as outer */
+      arg(&e, FXT_ARG_UINT32, sref(44))->value.u32 = i;
+      put(&e);
+      e = event(FXT_EVENT_FLOW_STEP, fxt_thread_index((uint8_t)th), sref(40), sref(43),
+                t0 + 100);
+      e.trailer = i;
+      if (i % 500 == 0) /* longer than one sort record */
+        arg(&e, FXT_ARG_STRING, sref(45))->value.str = fxt_str_inline(big, sizeof big);
+      put(&e);
+      e = event(FXT_EVENT_DURATION_END, fxt_thread_index((uint8_t)th), sref(40), sref(42),
+                t0 + 200);
+      put(&e);
+      e = event(FXT_EVENT_FLOW_STEP, fxt_thread_index((uint8_t)th), sref(40), sref(43),
+                t0 + 300); /* in outer only */
+      e.trailer = i;
+      put(&e);
+      e = event(FXT_EVENT_DURATION_END, fxt_thread_index((uint8_t)th), sref(40), sref(41),
+                t0 + 400);
+      put(&e);
+    }
+  }
+  struct sink s;
+  memset(&s, 0, sizeof s);
+  fxt_tbuf_init(&s.out);
+  struct fxt_json_options o = {0, sink_write, &s, NULL, NULL, NULL, 64 << 10};
+  struct fxt_json_stats st;
+  char err[256];
+  assert_int_equal(fxt_json_convert(g_buf, g_len, &o, &st, err, sizeof err), 0);
+  assert_int_equal(st.events, 2 * n * 6);
+  assert_int_equal(st.paired, 2 * n * 2);
+  assert_int_equal(st.flows_bound, 2 * n * 2);
+  assert_int_equal(st.unmatched_begin + st.unmatched_end, 0);
+  assert_true(st.sort_runs > 2);
+  const char *out = fxt_tbuf_str(&s.out);
+  /* every "ts" at least the one before; every flow at its slice's start (ns % 1000 <= 2) */
+  double last = -1;
+  size_t events = 0, flows = 0, bigs = 0;
+  for (const char *p = strstr(out, "{\"ph\":\""); p != NULL; p = strstr(p + 1, "{\"ph\":\"")) {
+    const char *ts = strstr(p, "\"ts\":");
+    assert_non_null(ts);
+    double t = strtod(ts + 5, NULL);
+    assert_true(t >= last);
+    last = t;
+    events++;
+    if (p[7] == 't') {
+      flows++;
+      long ns = (long)(t * 1000 + 0.5);
+      assert_true(ns % 1000 == 1 || ns % 1000 == 2);
+      const char *next = strstr(p + 1, "{\"ph\":\"");
+      const char *x = strstr(p, "xxxxxxxx");
+      if (x != NULL && (next == NULL || x < next)) {
+        bigs++;
+        assert_int_equal(strspn(x, "x"), sizeof big);
+      }
+    }
+  }
+  assert_int_equal(events, 2 * n * 4);
+  assert_int_equal(flows, 2 * n * 2);
+  assert_int_equal(bigs, 2 * (n / 500));
+  fxt_tbuf_free(&s.out);
+}
+
 /* Blocks handed to the write callback: all but the last at least FXT_JOUT_FLUSH bytes. */
 static size_t g_blocks, g_short;
 static int count_write(void *ctx, const void *data, size_t n) {
@@ -530,7 +638,7 @@ static int count_write(void *ctx, const void *data, size_t n) {
 static void test_block_sizes(void **state) {
   (void)state;
   test_streaming(state); /* leaves the 400000-event file in g_buf */
-  struct fxt_json_options o = {0, count_write, NULL, NULL, NULL};
+  struct fxt_json_options o = {0, count_write, NULL, NULL, NULL, NULL, 0};
   g_blocks = g_short = 0;
   assert_int_equal(fxt_json_convert(g_buf, g_len, &o, NULL, NULL, 0), 0);
   assert_true(g_blocks > 10);
@@ -547,6 +655,7 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_streaming),
       cmocka_unit_test(test_block_sizes),
+      cmocka_unit_test(test_time_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

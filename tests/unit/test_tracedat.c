@@ -638,6 +638,22 @@ static void ids_below_32768(void **state) {
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
+/* A file without events (no formats: an empty event table) converts to a valid trace.dat
+ * (under UBSan: no NULL given to memcpy). */
+static void no_events(void **state) {
+  (void)state;
+  struct sink s;
+  struct fxt_tracedat_stats st;
+  char err[256];
+  head_of_file();
+  assert_int_equal(convert(&s, 0, &st, err), 0);
+  assert_int_equal(st.events, 0);
+  assert_int_equal(st.formats, 0);
+  assert_true(s.out.len > 0);
+  assert_memory_equal(s.out.data, "\x17\x08\x44tracing", 10);
+  fxt_tbuf_free(&s.out);
+}
+
 static void errors(void **state) {
   (void)state;
   struct sink s;
@@ -645,13 +661,24 @@ static void errors(void **state) {
   char err[256];
   head_of_file();
   tick(fxt_thread_index(1), 100, 1, 0);
+  size_t second = g_len;
   tick(fxt_thread_index(1), 200, 2, 0);
   size_t whole = g_len;
-  /* Cut in the middle of the last record: nothing is written, the offset is said. */
+  /* Cut in the middle of the last record (a torn tail), strict: nothing is written, the
+   * offset is said. */
   g_len = whole - 8;
-  assert_int_equal(convert(&s, 0, &st, err), FXT_EBADMSG);
+  struct fxt_tracedat_options so = {.write = sink_write, .write_ctx = &s,
+                                    .uname = "Linux t 6.1 x", .strict = true};
+  memset(&s, 0, sizeof s);
+  fxt_tbuf_init(&s.out);
+  assert_int_equal(fxt_tracedat_convert(g_buf, g_len, &so, &st, err, sizeof err), FXT_EBADMSG);
   assert_int_equal(s.calls, 0);
   assert_non_null(strstr(err, "offset "));
+  fxt_tbuf_free(&s.out);
+  /* Not strict: the records before it, and where it is. */
+  assert_int_equal(convert(&s, 0, &st, err), 0);
+  assert_int_equal(st.events, 1);
+  assert_int_equal(st.torn, second);
   fxt_tbuf_free(&s.out);
   g_len = whole;
   /* A failing writer: its code comes back, at the head or at the data. */
@@ -687,7 +714,7 @@ int main(void) {
       cmocka_unit_test(too_big),
       cmocka_unit_test(spilled_sort),  cmocka_unit_test(sort_order),
       cmocka_unit_test(two_providers), cmocka_unit_test(errors),
-      cmocka_unit_test(ids_below_32768),
+      cmocka_unit_test(ids_below_32768), cmocka_unit_test(no_events),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,13 @@
  *    records its producer writes: cpu, drop_stats; overrun and lost are written by the
  *    consumer at the point it notices a loss, so their timestamps are excluded);
  *  - every thread with events has a kernel-object name record, and every process one;
- *  - a clock_sync record before the first event of each provider and one after its last.
+ *  - every string is well-formed UTF-8 (string records, inline names and values, object
+ *    names, log messages; Fuchsia's reader refuses a file at the first that is not): the
+ *    offset given is the bad byte's;
+ *  - a clock_sync record before the first event of each provider and one after its last
+ *    (but the last provider's of a file with a torn tail: the tail held it).
+ * A torn tail (the file ends inside a record, cli.h) is a warning, and the records before it
+ * are checked; with --strict it is a violation.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -26,15 +32,18 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <fxtrace/tracepoint.h>
 
 static const char k_usage[] =
-    "usage: fxtrace check [--help] FILE\n"
+    "usage: fxtrace check [--help] [--strict] FILE\n"
     "\n"
     "Validates FILE against fxtrace's FXT conventions (docs/fxt-conventions.md). Prints\n"
     "\"ok: N records, M events, T threads\" and exits 0, or prints each violation as\n"
-    "\"FILE: offset N: reason\" and a count, and exits 1.\n";
+    "\"FILE: offset N: reason\" and a count, and exits 1. A file that ends inside a record\n"
+    "(a write cut short) is checked up to it, with a warning on stderr; --strict makes that\n"
+    "a violation.\n";
 
 #define MAX_PRINTED 1000 /* violations kept for printing; all are counted */
 
@@ -61,6 +70,8 @@ struct checker {
   bool meta_reported[FXTF_META_OTHER + 1];
   bool provider_seen, before_provider_reported;
   uint64_t events;
+  bool torn; /* the file has a torn tail: its last provider's closing records are gone */
+  const unsigned char *base; /* the file's bytes (offsets of strings) */
 };
 
 #if defined(__GNUC__)
@@ -161,6 +172,57 @@ static void check_described(struct checker *c, const struct fxt_record *rec, uin
 
 /* ---- per-record rules ------------------------------------------------------------------------ */
 
+/* A string of the file (s inside it, n bytes) that must be well-formed UTF-8. */
+static void check_utf8(struct checker *c, const char *s, size_t n, const char *what) {
+  size_t bad = fxt_utf8_valid(s, n);
+  if (bad == n)
+    return;
+  char shown[64];
+  violation(c, (uint64_t)((const unsigned char *)s - c->base) + bad,
+            "%s \"%s\" is not valid UTF-8 (byte 0x%02x at %zu of its %zu)", what,
+            cli_printable(s, n < 16 ? n : 16, shown, sizeof shown), (unsigned char)s[bad], bad,
+            n);
+}
+
+/* An inline string ref (a table ref's text is checked in its string record). */
+static void check_ref(struct checker *c, const struct fxt_str_ref *r, const char *what) {
+  if (r->index == FXT_STR_REF_INLINE && r->data != NULL)
+    check_utf8(c, r->data, r->len, what);
+}
+
+static void check_args(struct checker *c, const struct fxt_arg *a, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    check_ref(c, &a[i].name, "argument name");
+    if (a[i].type == FXT_ARG_STRING)
+      check_ref(c, &a[i].value.str, "string argument");
+  }
+}
+
+static void check_strings(struct checker *c, const struct fxt_record *rec) {
+  switch (rec->kind) {
+  case FXT_KIND_STRING:
+    check_utf8(c, rec->u.string.data, rec->u.string.len, "string record");
+    break;
+  case FXT_KIND_PROVIDER_INFO:
+    check_utf8(c, rec->u.provider_info.name, rec->u.provider_info.name_len, "provider name");
+    break;
+  case FXT_KIND_KERNEL_OBJECT:
+    check_ref(c, &rec->u.kernel_object.name, "object name");
+    check_args(c, rec->u.kernel_object.args, rec->u.kernel_object.num_args);
+    break;
+  case FXT_KIND_EVENT:
+    check_ref(c, &rec->u.event.category, "category");
+    check_ref(c, &rec->u.event.name, "event name");
+    check_args(c, rec->u.event.args, rec->u.event.num_args);
+    break;
+  case FXT_KIND_LOG:
+    check_utf8(c, rec->u.log.message, rec->u.log.len, "log message");
+    break;
+  default:
+    break;
+  }
+}
+
 static void check_thread_order(struct checker *c, const struct fxt_event *ev, uint64_t offset,
                                uint32_t prov) {
   int64_t t = fxtf_thread_find(c->f, prov, ev->thread.process_koid, ev->thread.thread_koid);
@@ -209,6 +271,7 @@ static bool timestamped(uint32_t kind) {
 }
 
 static void check_record(struct checker *c, const struct fxt_record *rec) {
+  check_strings(c, rec);
   if (rec->kind == FXT_KIND_MAGIC) {
     if (rec->offset != 0)
       violation(c, rec->offset, "magic record inside the file (only the first file of a "
@@ -259,7 +322,8 @@ static void check_names_and_syncs(struct checker *c) {
     if (p->nsyncs == 0 || p->first_sync.offset > s->first_event)
       violation(c, s->first_event, "no clock_sync record before the first event of process %"
                 PRIu32, p->id);
-    if (p->nsyncs == 0 || p->last_sync.offset < s->last_event)
+    bool tail_gone = c->torn && i + 1 == fxtf_provider_count(c->f);
+    if (!tail_gone && (p->nsyncs == 0 || p->last_sync.offset < s->last_event))
       violation(c, s->last_event, "no clock_sync record after the last event of process %"
                 PRIu32, p->id);
   }
@@ -273,6 +337,7 @@ static int by_offset(const void *a, const void *b) {
 static int walk(struct checker *c) {
   size_t len;
   const void *buf = fxtf_data(c->f, &len);
+  c->base = buf;
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
   struct fxt_decoder *d = malloc(sizeof *d);
   struct fxt_record *rec = malloc(sizeof *rec);
@@ -303,8 +368,10 @@ static int report(struct checker *c) {
     return CLI_EXIT_OK;
   }
   qsort(c->v, c->nv, sizeof *c->v, by_offset);
+  char shown[2048]; /* names from the file are in the messages: never raw */
   for (size_t i = 0; i < c->nv; i++)
-    printf("%s: offset %" PRIu64 ": %s\n", c->path, c->v[i].offset, c->v[i].msg);
+    printf("%s: offset %" PRIu64 ": %s\n", c->path, c->v[i].offset,
+           cli_printable(c->v[i].msg, strlen(c->v[i].msg), shown, sizeof shown));
   if (c->total > c->nv)
     printf("%s: ... and %zu more\n", c->path, c->total - c->nv);
   printf("%s: %zu violation%s (%" PRIu64 " records, %" PRIu64 " events)\n", c->path, c->total,
@@ -312,7 +379,7 @@ static int report(struct checker *c) {
   return CLI_EXIT_FAIL;
 }
 
-static int check_file(const char *path) {
+static int check_file(const char *path, bool strict) {
   char err[FXTF_ERR_SIZE];
   struct checker c = {0};
   c.path = path;
@@ -322,8 +389,18 @@ static int check_file(const char *path) {
     return CLI_EXIT_FAIL;
   }
   if (orc != 0) { /* nothing after a decoding error can be checked */
-    printf("%s: %s\n%s: 1 violation\n", path, err, path);
+    char shown[1024];
+    printf("%s: %s\n%s: 1 violation\n", path, cli_printable(err, strlen(err), shown, sizeof shown),
+           path);
     return CLI_EXIT_FAIL;
+  }
+  uint64_t torn = fxtf_torn(c.f);
+  if (torn != UINT64_MAX) {
+    c.torn = true;
+    struct stat st;
+    size_t len;
+    fxtf_data(c.f, &len);
+    cli_torn("check", path, torn, stat(path, &st) == 0 ? (uint64_t)st.st_size : len, strict);
   }
   uint32_t nt, np = fxtf_provider_count(c.f);
   fxtf_threads(c.f, &nt);
@@ -338,6 +415,8 @@ static int check_file(const char *path) {
       c.prov[i] = (struct prov_state){false, false, UINT64_MAX, UINT64_MAX};
     memset(c.last_ts, 0xff, (nt + 1) * sizeof *c.last_ts);
     if (walk(&c) == 0) {
+      if (c.torn && strict)
+        violation(&c, torn, "the file ends inside a record (a write cut short)");
       check_names_and_syncs(&c);
       rc = report(&c);
     }
@@ -357,10 +436,11 @@ static int check_file(const char *path) {
 
 int cmd_check(int argc, char **argv) {
   const char *path;
-  int rc = cli_one_file("check", k_usage, argc, argv, &path);
+  bool strict;
+  int rc = cli_one_file_strict("check", k_usage, argc, argv, &path, &strict);
   if (rc >= 0)
     return rc;
-  rc = check_file(path);
+  rc = check_file(path, strict);
   if (fflush(stdout) != 0)
     rc = CLI_EXIT_FAIL;
   return rc;

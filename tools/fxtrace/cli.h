@@ -3,12 +3,15 @@
  * Conventions of every subcommand: `--help` prints its usage on stdout and exits 0; a usage
  * error prints "fxtrace CMD: reason" and the usage on stderr and exits 2; a bad input file
  * prints "fxtrace CMD: FILE: offset N: reason" (or "FILE: reason" without an offset) on stderr
- * and exits 1.
+ * and exits 1. A file that ends inside a record (a torn tail: a write cut short by a full disk
+ * or a crash) is read up to that record, with a warning naming its offset on stderr; with
+ * `--strict` it is an error instead (exit 1).
  */
 #ifndef FXTRACE_TOOLS_CLI_H
 #define FXTRACE_TOOLS_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "export/fxtfile.h"
@@ -25,15 +28,27 @@ int cmd_convert(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 
-/* Prints "fxtrace CMD: FILE: msg" on stderr. */
+/* Prints "fxtrace CMD: FILE: msg" on stderr (both through cli_printable). */
 void cli_file_error(const char *cmd, const char *file, const char *msg);
 /* A usage error: "fxtrace CMD: msg" and the usage on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *msg);
 /* For subcommands taking exactly one FILE: parses [--help] FILE. Returns -1 when *file is
  * set, else the exit code to return (help printed, or usage error). */
 int cli_one_file(const char *cmd, const char *usage, int argc, char **argv, const char **file);
-/* fxtf_open with the error printed; NULL on failure. */
-struct fxtf_file *cli_open(const char *cmd, const char *path);
+/* The same, also taking `--strict` (*strict). */
+int cli_one_file_strict(const char *cmd, const char *usage, int argc, char **argv,
+                        const char **file, bool *strict);
+/* fxtf_open with the error printed; NULL on failure. A torn tail is warned about (cli_torn),
+ * or with strict an error (NULL). */
+struct fxtf_file *cli_open(const char *cmd, const char *path, bool strict);
+/* Says that FILE ends inside the record at offset `torn` (len bytes in all): a warning, or
+ * with strict an error. Returns false when strict (the caller fails). */
+bool cli_torn(const char *cmd, const char *path, uint64_t torn, uint64_t len, bool strict);
+/* Text of a file (a name, a message) for an error line: printable ASCII and well-formed
+ * UTF-8 characters as they are, any other byte (controls: a terminal's escape sequences) as
+ * \xNN, so a file's bytes never reach the terminal raw. Writes a NUL-terminated string of at
+ * most size - 1 bytes into buf and returns buf. */
+const char *cli_printable(const char *s, size_t n, char *buf, size_t size);
 /* Writes n bytes to stdout; false on a write error (reported). */
 bool cli_write(const char *cmd, const void *data, size_t n);
 

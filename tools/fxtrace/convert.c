@@ -22,7 +22,7 @@
 #include "tool_io.h"
 
 static const char k_usage[] =
-    "usage: fxtrace convert [--help] FILE [--to FORMAT] -o OUT [--no-cpu] [-q]\n"
+    "usage: fxtrace convert [--help] FILE [--to FORMAT] -o OUT [--no-cpu] [--strict] [-q]\n"
     "\n"
     "Writes FILE (an fxtrace FXT file) as OUT in FORMAT (default: from OUT's extension):\n"
     "  json      Chrome trace-event JSON, for chrome://tracing and ui.perfetto.dev (.json)\n"
@@ -32,12 +32,16 @@ static const char k_usage[] =
     "or fxtrace), as FXT:\n"
     "  fxt       every event as an instant with its fields as arguments; sched_switch and\n"
     "            sched_waking/wakeup also as scheduling records (Perfetto's CPU tracks) (.fxt)\n"
-    "OUT \"-\" is stdout. Memory does not grow with the file. json: events are streamed in\n"
-    "file order (viewers sort them); bookkeeping shows as counters: \"fxtrace lost (tid T)\"\n"
-    "(running total of the thread's lost records) and \"cpu (tid T)\" (--no-cpu: none).\n"
+    "OUT \"-\" is stdout. Memory does not grow with the file. json: events in time order\n"
+    "(sorted through a temporary file in $TMPDIR, else /tmp), begin/end pairs as complete\n"
+    "events, flows at the start of their slice (as Chromium's DevTools needs them);\n"
+    "bookkeeping shows as counters: \"fxtrace lost (tid T)\" (running total of the thread's\n"
+    "lost records) and \"cpu (tid T)\" (--no-cpu: none).\n"
     "tracedat: events on the CPU their thread ran on, sorted through a temporary file in\n"
     "$TMPDIR (else /tmp) when they do not fit in 8 MiB; lost records show as the pages'\n"
     "dropped events (\"CPU:N [n EVENTS DROPPED]\" in trace-cmd report).\n"
+    "An FXT FILE that ends inside a record (a write cut short: a full disk, a crash) is\n"
+    "converted up to that record, with a warning naming its offset; --strict refuses it.\n"
     "A summary goes to stderr unless -q.\n";
 
 /* What a target gets: the input, where the output goes, and the options. */
@@ -49,7 +53,8 @@ struct job {
   void *write_ctx;
   fxt_json_release_fn release;
   void *release_ctx;
-  bool no_cpu;
+  bool no_cpu, strict;
+  uint64_t torn;           /* what run says: the input's torn tail, 0 none */
   char err[FXTF_ERR_SIZE]; /* why run failed */
   char summary[512];       /* what run wrote, for the line on stderr */
 };
@@ -62,10 +67,12 @@ struct target {
 };
 
 static int to_json(struct job *j) {
-  struct fxt_json_options o = {j->no_cpu ? FXT_JSON_NO_CPU : 0, j->write, j->write_ctx,
-                               j->release, j->release_ctx};
+  struct fxt_json_options o = {(j->no_cpu ? FXT_JSON_NO_CPU : 0) |
+                                   (j->strict ? FXT_JSON_STRICT : 0),
+                               j->write, j->write_ctx, j->release, j->release_ctx, NULL, 0};
   struct fxt_json_stats st;
   int rc = fxt_json_convert(j->data, j->len, &o, &st, j->err, sizeof j->err);
+  j->torn = st.torn;
   snprintf(j->summary, sizeof j->summary,
            "%" PRIu64 " events, %" PRIu64 " lost counters (%" PRIu64 " records lost), %" PRIu64
            " cpu counters, %" PRIu64 " names, %" PRIu32 " processes; %" PRIu64 " bytes%s",
@@ -78,14 +85,23 @@ static int to_json(struct job *j) {
              "%" PRIu64 " begins without end, %" PRIu64 " ends without begin)",
              st.unmatched_begin, st.unmatched_end);
   }
+  if (st.paired + st.flows_bound) {
+    size_t n = strlen(j->summary);
+    snprintf(j->summary + n, sizeof j->summary - n,
+             "; %" PRIu64 " begin/end pairs as complete events, %" PRIu64
+             " flow events at their slice's start",
+             st.paired, st.flows_bound);
+  }
   return rc;
 }
 
 static int to_tracedat(struct job *j) {
   struct fxt_tracedat_options o = {.write = j->write, .write_ctx = j->write_ctx,
-                                   .release = j->release, .release_ctx = j->release_ctx};
+                                   .release = j->release, .release_ctx = j->release_ctx,
+                                   .strict = j->strict};
   struct fxt_tracedat_stats st;
   int rc = fxt_tracedat_convert(j->data, j->len, &o, &st, j->err, sizeof j->err);
+  j->torn = st.torn;
   snprintf(j->summary, sizeof j->summary,
            "%" PRIu64 " events on %" PRIu32 " CPUs, %" PRIu64 " formats, %" PRIu32
            " task names, %" PRIu64 " lost records shown as dropped (%" PRIu64
@@ -125,7 +141,7 @@ static const struct target k_targets[] = {
 
 struct args {
   const char *in, *out, *to;
-  bool no_cpu, quiet;
+  bool no_cpu, quiet, strict;
 };
 
 /* The value of option `name` (given as "NAME VALUE" or "NAME=VALUE", or for a one-letter
@@ -167,6 +183,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
       return cli_usage_error("convert", k_usage, msg);
     } else if (strcmp(s, "--no-cpu") == 0)
       a->no_cpu = true;
+    else if (strcmp(s, "--strict") == 0)
+      a->strict = true;
     else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0)
       a->quiet = true;
     else if (strcmp(s, "--") == 0 && i + 1 < argc && a->in == NULL)
@@ -247,9 +265,11 @@ int cmd_convert(int argc, char **argv) {
   } else {
     *j = (struct job){.in_path = a.in, .data = in.data, .len = in.len, .write = fxt_fio_write,
                       .write_ctx = &out, .release = fxt_fio_release, .release_ctx = &in,
-                      .no_cpu = a.no_cpu};
+                      .no_cpu = a.no_cpu, .strict = a.strict};
     int err = fxt_fio_close(&out, t->run(j));
     rc = CLI_EXIT_OK;
+    if (j->torn != 0 && err == 0 && out.saved_errno == 0)
+      cli_torn("convert", a.in, j->torn, in.len, false);
     if (out.saved_errno != 0) { /* the output failed: say why in the system's words */
       cli_file_error("convert", a.out, strerror(out.saved_errno));
       rc = CLI_EXIT_FAIL;
@@ -257,7 +277,9 @@ int cmd_convert(int argc, char **argv) {
       cli_file_error("convert", a.in, j->err[0] ? j->err : fxt_strerror(err));
       rc = CLI_EXIT_FAIL;
     } else if (!a.quiet) {
-      fprintf(stderr, "fxtrace convert: %s -> %s (%s): %s\n", a.in, a.out, t->name, j->summary);
+      char shown[1536]; /* the summary names things of the file (a clock): never raw */
+      fprintf(stderr, "fxtrace convert: %s -> %s (%s): %s\n", a.in, a.out, t->name,
+              cli_printable(j->summary, strlen(j->summary), shown, sizeof shown));
     }
     free(j);
   }

@@ -3,9 +3,12 @@
 #include "control_cmds.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include <fxtrace/errors.h>
+#include <fxtrace/fxt.h>
 
 struct command {
   const char *name;
@@ -37,6 +40,20 @@ static void usage(FILE *out) {
   fprintf(out, "\n'fxtrace COMMAND --help' describes each one.\n");
 }
 
+static bool g_out_reported; /* cli_write said the output failed */
+
+/* A command's exit code, after standard output is flushed: a write that failed (a full disk,
+ * /dev/full, a closed pipe) is said and is a failure, whatever the command returned. */
+static int out_checked(const char *cmd, int rc) {
+  int before = errno; /* of the command's own failed flush, when there was one */
+  int err = fflush(stdout) != 0 ? errno : ferror(stdout) ? (before ? before : EIO) : 0;
+  if (err == 0 || g_out_reported)
+    return err == 0 ? rc : CLI_EXIT_FAIL;
+  fprintf(stderr, "fxtrace%s%s: writing standard output: %s\n", cmd ? " " : "", cmd ? cmd : "",
+          strerror(err));
+  return CLI_EXIT_FAIL;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -45,11 +62,11 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
       strcmp(argv[1], "help") == 0) {
     usage(stdout);
-    return CLI_EXIT_OK;
+    return out_checked(NULL, CLI_EXIT_OK);
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], k_commands[i].name) == 0)
-      return k_commands[i].run(argc - 1, argv + 1);
+      return out_checked(argv[1], k_commands[i].run(argc - 1, argv + 1));
   fprintf(stderr, "fxtrace: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return CLI_EXIT_USAGE;
@@ -58,7 +75,9 @@ int main(int argc, char **argv) {
 /* ---- helpers (cli.h) --------------------------------------------------------------------- */
 
 void cli_file_error(const char *cmd, const char *file, const char *msg) {
-  fprintf(stderr, "fxtrace %s: %s: %s\n", cmd, file, msg);
+  char f[1024], m[2048]; /* a file's bytes (names in it, the name itself) never go out raw */
+  fprintf(stderr, "fxtrace %s: %s: %s\n", cmd, cli_printable(file, strlen(file), f, sizeof f),
+          cli_printable(msg, strlen(msg), m, sizeof m));
 }
 
 int cli_usage_error(const char *cmd, const char *usage_text, const char *msg) {
@@ -68,11 +87,22 @@ int cli_usage_error(const char *cmd, const char *usage_text, const char *msg) {
 
 int cli_one_file(const char *cmd, const char *usage_text, int argc, char **argv,
                  const char **file) {
+  return cli_one_file_strict(cmd, usage_text, argc, argv, file, NULL);
+}
+
+int cli_one_file_strict(const char *cmd, const char *usage_text, int argc, char **argv,
+                        const char **file, bool *strict) {
   *file = NULL;
+  if (strict != NULL)
+    *strict = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage_text, stdout);
       return CLI_EXIT_OK;
+    }
+    if (strict != NULL && strcmp(argv[i], "--strict") == 0) {
+      *strict = true;
+      continue;
     }
     if (strcmp(argv[i], "--") == 0 && i + 1 < argc && *file == NULL) {
       *file = argv[++i];
@@ -92,19 +122,66 @@ int cli_one_file(const char *cmd, const char *usage_text, int argc, char **argv,
   return -1;
 }
 
-struct fxtf_file *cli_open(const char *cmd, const char *path) {
+struct fxtf_file *cli_open(const char *cmd, const char *path, bool strict) {
   char err[FXTF_ERR_SIZE];
   struct fxtf_file *f = NULL;
   if (fxtf_open(path, &f, err, sizeof err) != 0) {
     cli_file_error(cmd, path, err);
     return NULL;
   }
+  uint64_t torn = fxtf_torn(f);
+  size_t len;
+  fxtf_data(f, &len);
+  struct stat st;
+  uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : len;
+  if (torn != UINT64_MAX && !cli_torn(cmd, path, torn, size, strict)) {
+    fxtf_close(f);
+    return NULL;
+  }
   return f;
+}
+
+bool cli_torn(const char *cmd, const char *path, uint64_t torn, uint64_t len, bool strict) {
+  fprintf(stderr,
+          "fxtrace %s: %s: offset %" PRIu64 ": %sthe file ends inside a record (%" PRIu64
+          " bytes of it; a write cut short: a full disk, a crash)%s\n",
+          cmd, path, torn, strict ? "" : "warning: ", len > torn ? len - torn : 0,
+          strict ? " (--strict)" : "; read the records before it");
+  return !strict;
+}
+
+const char *cli_printable(const char *s, size_t n, char *buf, size_t size) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)s;
+  size_t o = 0;
+  for (size_t i = 0; i < n && o + 5 <= size;) {
+    unsigned char ch = p[i];
+    size_t k = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc0 ? 2 : 1;
+    bool text = ch >= 0x20 && ch < 0x7f;
+    if (k > 1) /* a well-formed character, but the C1 controls (U+0080..U+009F) */
+      text = k <= n - i && fxt_utf8_valid(s + i, k) == k && !(ch == 0xc2 && p[i + 1] < 0xa0) &&
+             o + k + 1 <= size;
+    if (text) {
+      memcpy(buf + o, s + i, k);
+      o += k;
+      i += k;
+    } else {
+      buf[o++] = '\\';
+      buf[o++] = 'x';
+      buf[o++] = hex[ch >> 4];
+      buf[o++] = hex[ch & 15];
+      i++;
+    }
+  }
+  if (size > 0)
+    buf[o < size ? o : size - 1] = '\0';
+  return buf;
 }
 
 bool cli_write(const char *cmd, const void *data, size_t n) {
   if (n == 0 || fwrite(data, 1, n, stdout) == n)
     return true;
-  fprintf(stderr, "fxtrace %s: writing the output: %s\n", cmd, strerror(errno));
+  fprintf(stderr, "fxtrace %s: writing standard output: %s\n", cmd, strerror(errno));
+  g_out_reported = true;
   return false;
 }

@@ -290,7 +290,7 @@ static void harvest_sessions(const char *dir) {
 
 /* The summary line of the FXT file fxt, recorded for output. */
 static void summary(const char *fxt, const char *output) {
-  struct fxtf_file *f = cli_open("record", fxt);
+  struct fxtf_file *f = cli_open("record", fxt, false);
   if (f == NULL)
     return;
   struct fxtf_totals t;

@@ -82,8 +82,10 @@ static void unmap(struct mapped *m)
 static void report(void *ctx, int damage, const char *line)
 {
   bool quiet = *(bool *)ctx;
+  char shown[2048]; /* names from the files (a thread's comm) never go out raw */
   if (damage || !quiet)
-    fprintf(stderr, "fxtrace recover: %s\n", line);
+    fprintf(stderr, "fxtrace recover: %s\n",
+            cli_printable(line, strlen(line), shown, sizeof shown));
 }
 
 static int write_out(void *ctx, const void *p, size_t n)

@@ -14,13 +14,15 @@
 #include "export/text.h"
 
 static const char k_usage[] =
-    "usage: fxtrace report [--help] FILE\n"
+    "usage: fxtrace report [--help] [--strict] FILE\n"
     "\n"
     "Prints the events of FILE (an fxtrace FXT file) as ftrace text, one line per event, in\n"
     "time order (CLOCK_MONOTONIC seconds):\n"
     "            comm-tid     [cpu] ..... seconds.micros: event: text\n"
     "Lines \"CPU:N [LOST n EVENTS]\" stand where a thread, or a kernel CPU buffer, lost\n"
-    "records (\"CPU:N [LOST EVENTS]\" where a trace.dat page did not say how many).\n";
+    "records (\"CPU:N [LOST EVENTS]\" where a trace.dat page did not say how many).\n"
+    "A file that ends inside a record (a write cut short) is read up to it, with a warning;\n"
+    "--strict makes that an error.\n";
 
 /* Lines are collected in one buffer and written in blocks of about this size. */
 #define FLUSH_BYTES (1u << 20)
@@ -80,10 +82,11 @@ static int report(const char *path, struct fxtf_file *f) {
 
 int cmd_report(int argc, char **argv) {
   const char *path;
-  int rc = cli_one_file("report", k_usage, argc, argv, &path);
+  bool strict;
+  int rc = cli_one_file_strict("report", k_usage, argc, argv, &path, &strict);
   if (rc >= 0)
     return rc;
-  struct fxtf_file *f = cli_open("report", path);
+  struct fxtf_file *f = cli_open("report", path, strict);
   if (f == NULL)
     return CLI_EXIT_FAIL;
   rc = report(path, f);

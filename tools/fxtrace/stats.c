@@ -8,13 +8,15 @@
 #include <stdlib.h>
 
 static const char k_usage[] =
-    "usage: fxtrace stats [--help] FILE\n"
+    "usage: fxtrace stats [--help] [--strict] FILE\n"
     "\n"
     "Counts the events of FILE (an fxtrace FXT file):\n"
     "  per system:event, most frequent first;\n"
     "  per thread: pid, tid, comm, events delivered, records dropped (full buffer, discard\n"
     "  mode), overrun (overwritten before being read, overwrite mode) and lost otherwise;\n"
-    "  a total line; and each process's trace clock, with why it was chosen.\n";
+    "  a total line; and each process's trace clock, with why it was chosen.\n"
+    "A file that ends inside a record (a write cut short) is counted up to it, with a\n"
+    "warning; --strict makes that an error.\n";
 
 static void print_text(struct fxtf_text t, int width) {
   printf("%-*.*s", width, (int)t.len, t.data);
@@ -69,10 +71,11 @@ static void print_clocks(const struct fxtf_file *f) {
 
 int cmd_stats(int argc, char **argv) {
   const char *path;
-  int rc = cli_one_file("stats", k_usage, argc, argv, &path);
+  bool strict;
+  int rc = cli_one_file_strict("stats", k_usage, argc, argv, &path, &strict);
   if (rc >= 0)
     return rc;
-  struct fxtf_file *f = cli_open("stats", path);
+  struct fxtf_file *f = cli_open("stats", path, strict);
   if (f == NULL)
     return CLI_EXIT_FAIL;
   rc = print_names(f);
