@@ -368,6 +368,30 @@ int fxtf_sort_entries(struct fxtf_file *f) {
 
 /* ---- clock mapping ------------------------------------------------------------------------ */
 
+int fxtf_seg_add_sync(struct fxtf_seg *g, const struct fxtf_sync *s) {
+  if (g->p.nsyncs == g->sync_cap) {
+    uint32_t cap = g->sync_cap ? g->sync_cap * 2 : 16;
+    struct fxtf_sync *a = realloc(g->sync_arr, cap * sizeof *a);
+    if (a == NULL)
+      return FXT_ENOMEM;
+    g->sync_arr = a;
+    g->sync_cap = cap;
+    g->p.syncs = a;
+  }
+  g->sync_arr[g->p.nsyncs] = *s;
+  if (g->p.nsyncs++ == 0)
+    g->p.first_sync = *s;
+  g->p.last_sync = *s;
+  return 0;
+}
+
+void fxtf_segs_free(struct fxtf_segs *segs) {
+  for (uint32_t i = 0; segs->v && i < segs->n; i++)
+    free(segs->v[i].sync_arr);
+  free(segs->v);
+  segs->v = NULL;
+}
+
 /* True when syncs[0..n) go forward in ticks and do not go back in ns. */
 static bool syncs_in_order(const struct fxtf_sync *s, uint32_t n) {
   for (uint32_t k = 1; k < n; k++)

@@ -134,12 +134,19 @@ void fxtf_free_tables(struct fxtf_file *f);
 struct fxtf_seg {
   struct fxtf_provider p;
   struct fxtf_clockmap map; /* the caller sets it from p between the passes */
+  struct fxtf_sync *sync_arr; /* p.syncs: every clock sync of the segment (fxtf_seg_add_sync) */
+  uint32_t sync_cap;
 };
 struct fxtf_segs {
   struct fxtf_seg *v;
   uint32_t n, cap;
   uint32_t cur; /* the current provider + 1; 0 before the first */
 };
+/* A clock sync of segment g, kept with the others (p.first_sync, last_sync, nsyncs, syncs), so
+ * that every reader maps ticks the same way (fxtf_ticks_to_ns). 0 or FXT_ENOMEM. */
+int fxtf_seg_add_sync(struct fxtf_seg *g, const struct fxtf_sync *s);
+/* Frees the segments and their syncs. */
+void fxtf_segs_free(struct fxtf_segs *segs);
 /* Follows rec: 1 when it entered a provider (per-provider state starts afresh), 0 when not,
  * FXT_ENOMEM, or FXT_EBADMSG when the second pass meets a provider the first did not add. */
 int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add);

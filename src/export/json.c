@@ -95,7 +95,8 @@ static int scan_record(struct conv *c) {
   int rc = step_provider(c, rec, true);
   if (rc != 0)
     return rc;
-  struct fxtf_provider *p = c->segs.cur ? &c->segs.v[c->segs.cur - 1].p : NULL;
+  struct fxtf_seg *g = c->segs.cur ? &c->segs.v[c->segs.cur - 1] : NULL;
+  struct fxtf_provider *p = g ? &g->p : NULL;
   if (rec->kind == FXT_KIND_INIT && p != NULL) {
     p->ticks_per_second = rec->u.init.ticks_per_second;
   } else if (rec->kind == FXT_KIND_EVENT) {
@@ -103,11 +104,8 @@ static int scan_record(struct conv *c) {
     rc = fxtf_parse_meta(rec, &m, c->err, c->err_size);
     if (rc != 0)
       return rc;
-    if (m.kind == FXTF_META_CLOCK_SYNC && p != NULL) {
-      if (p->nsyncs++ == 0)
-        p->first_sync = m.sync;
-      p->last_sync = m.sync;
-    }
+    if (m.kind == FXTF_META_CLOCK_SYNC && g != NULL)
+      return fxtf_seg_add_sync(g, &m.sync);
   } else if (fxtf_is_desc(rec)) {
     struct fxtf_desc d;
     return fxtf_parse_desc(&c->dec, rec, &d, c->err, c->err_size);
@@ -798,7 +796,7 @@ int fxt_json_convert(const void *buf, size_t len, const struct fxt_json_options 
     free(c->begins);
     fxt_jmap_free(&c->threads);
     fxt_jmap_free(&c->printk);
-    free(c->segs.v);
+    fxtf_segs_free(&c->segs);
   }
   free(table);
   free(c);

@@ -241,11 +241,8 @@ static int scan_record(struct tdw *c) {
     return 0;
   case FXT_KIND_EVENT:
     rc = fxtf_parse_meta(rec, &m, c->err, c->err_size);
-    if (rc == 0 && m.kind == FXTF_META_CLOCK_SYNC) {
-      if (p->p.nsyncs++ == 0)
-        p->p.first_sync = m.sync;
-      p->p.last_sync = m.sync;
-    }
+    if (rc == 0 && m.kind == FXTF_META_CLOCK_SYNC)
+      rc = fxtf_seg_add_sync(p, &m.sync);
     return rc;
   case FXT_KIND_BLOB:
     return fxtf_is_desc(rec) ? add_desc(c) : 0;
@@ -577,7 +574,7 @@ static void release_all(struct tdw *c) {
   fxt_jmap_free(&c->thread_map);
   fxt_jmap_free(&c->desc_map);
   fxt_jmap_free(&c->class_map);
-  free(c->segs.v);
+  fxtf_segs_free(&c->segs);
   free(c->threads);
   free(c->descs);
   free(c->cpus);
