@@ -413,23 +413,6 @@ static int add_entry(struct loader *l, struct fxtf_thread *t, uint32_t tid,
   return 0;
 }
 
-static int add_sync(struct fxtf_prov *p, const struct fxtf_sync *s) {
-  if (p->pub.nsyncs == p->sync_cap) {
-    uint32_t cap = p->sync_cap ? p->sync_cap * 2 : 16;
-    struct fxtf_sync *a = realloc(p->sync_arr, cap * sizeof *a);
-    if (a == NULL)
-      return FXT_ENOMEM;
-    p->sync_arr = a;
-    p->sync_cap = cap;
-    p->pub.syncs = a;
-  }
-  p->sync_arr[p->pub.nsyncs] = *s;
-  if (p->pub.nsyncs++ == 0)
-    p->pub.first_sync = *s;
-  p->pub.last_sync = *s;
-  return 0;
-}
-
 /* A string argument's text, cut to fit out[size] (NUL-terminated); "" without one. */
 static void arg_text(const struct fxt_event *ev, const char *name, char *out, size_t size) {
   out[0] = 0;
@@ -452,7 +435,7 @@ static int on_event(struct loader *l, const struct fxt_record *rec) {
   if (rc || p == NULL)
     return rc ? rc : FXT_ENOMEM;
   if (m.kind == FXTF_META_CLOCK_SYNC)
-    return add_sync(p, &m.sync);
+    return fxtf_sync_add(&p->pub, &p->sync_arr, &p->sync_cap, &m.sync);
   if (m.kind == FXTF_META_OTHER && fxtf_str_is(&rec->u.event.name, "clock")) {
     arg_text(&rec->u.event, "source", p->pub.clock_source, sizeof p->pub.clock_source);
     arg_text(&rec->u.event, "reason", p->pub.clock_reason, sizeof p->pub.clock_reason);

@@ -368,21 +368,26 @@ int fxtf_sort_entries(struct fxtf_file *f) {
 
 /* ---- clock mapping ------------------------------------------------------------------------ */
 
-int fxtf_seg_add_sync(struct fxtf_seg *g, const struct fxtf_sync *s) {
-  if (g->p.nsyncs == g->sync_cap) {
-    uint32_t cap = g->sync_cap ? g->sync_cap * 2 : 16;
-    struct fxtf_sync *a = realloc(g->sync_arr, cap * sizeof *a);
+int fxtf_sync_add(struct fxtf_provider *p, struct fxtf_sync **arr, uint32_t *cap,
+                  const struct fxtf_sync *s) {
+  if (p->nsyncs == *cap) {
+    uint32_t n = *cap ? *cap * 2 : 16;
+    struct fxtf_sync *a = realloc(*arr, n * sizeof *a);
     if (a == NULL)
       return FXT_ENOMEM;
-    g->sync_arr = a;
-    g->sync_cap = cap;
-    g->p.syncs = a;
+    *arr = a;
+    *cap = n;
+    p->syncs = a;
   }
-  g->sync_arr[g->p.nsyncs] = *s;
-  if (g->p.nsyncs++ == 0)
-    g->p.first_sync = *s;
-  g->p.last_sync = *s;
+  (*arr)[p->nsyncs] = *s;
+  if (p->nsyncs++ == 0)
+    p->first_sync = *s;
+  p->last_sync = *s;
   return 0;
+}
+
+int fxtf_seg_add_sync(struct fxtf_seg *g, const struct fxtf_sync *s) {
+  return fxtf_sync_add(&g->p, &g->sync_arr, &g->sync_cap, s);
 }
 
 void fxtf_segs_free(struct fxtf_segs *segs) {

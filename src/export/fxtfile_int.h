@@ -142,8 +142,12 @@ struct fxtf_segs {
   uint32_t n, cap;
   uint32_t cur; /* the current provider + 1; 0 before the first */
 };
-/* A clock sync of segment g, kept with the others (p.first_sync, last_sync, nsyncs, syncs), so
- * that every reader maps ticks the same way (fxtf_ticks_to_ns). 0 or FXT_ENOMEM. */
+/* A clock sync of provider p, kept with the others (p->first_sync, last_sync, nsyncs, syncs) in
+ * *arr (*cap allocated), so that every reader maps ticks the same way (fxtf_ticks_to_ns).
+ * 0 or FXT_ENOMEM. */
+int fxtf_sync_add(struct fxtf_provider *p, struct fxtf_sync **arr, uint32_t *cap,
+                  const struct fxtf_sync *s);
+/* The same for segment g. */
 int fxtf_seg_add_sync(struct fxtf_seg *g, const struct fxtf_sync *s);
 /* Frees the segments and their syncs. */
 void fxtf_segs_free(struct fxtf_segs *segs);

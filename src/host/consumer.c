@@ -123,8 +123,7 @@ static size_t whole_records(const unsigned char *p, size_t len, size_t n)
   while (off + 8 <= len) {
     uint64_t h;
     memcpy(&h, p + off, 8);
-    size_t bytes = 8 * (FXT_GET(h, FXT_HDR_TYPE) == FXT_RECORD_LARGE ? FXT_GET(h, FXT_LARGE_SIZE)
-                                                                     : FXT_GET(h, FXT_HDR_SIZE));
+    size_t bytes = fxt_ring_record_bytes(h);
     if (bytes == 0 || bytes > len - off || off + bytes > n)
       break;
     off += bytes;
@@ -1524,15 +1523,6 @@ int fxt_consumer_flush(struct session *s)
   return rc == 0 ? 0 : FXT_EAGAIN;
 }
 
-/* Writes a byte of every page of [p, p + n) once from the process: on a VM with shadow paging
- * a page's first write from a process costs ~10 us (slots.c fxt_slot_warm), and the staging
- * areas are 3 MiB, so the first passes that use them would drain that much slower. */
-static void warm_area(unsigned char *p, size_t n)
-{
-  for (size_t off = 0; off < n; off += 4096)
-    ((volatile unsigned char *)p)[off] = 0;
-}
-
 /* The output failed (out.error): the file ends at the last whole write before the failure,
  * and nothing was written since. One last small try: a `lost` record of the process (thread
  * koid 0) counting the records not written, and the closing clock sync; if even that does not
@@ -1562,8 +1552,10 @@ static void *consumer_main(void *arg)
   prctl(PR_SET_NAME, "fxtrace-consumer"); /* signals: blocked from birth (fxt_consumer_start) */
   static bool warmed; /* the areas live as long as the process: once */
   if (!warmed) {
-    warm_area(C.stage, STAGE_BYTES); /* nothing staged between passes */
-    warm_area(C.merged, STAGE_BYTES * 2);
+    /* 3 MiB the first passes would otherwise write for the first time (~10 us a page on a VM
+     * with shadow paging); nothing is staged between passes */
+    fxt_write_pages(C.stage, STAGE_BYTES);
+    fxt_write_pages(C.merged, STAGE_BYTES * 2);
     warmed = true;
   }
   live_warm(16u << 20); /* the view's rings of the first ~11 CPUs; the others warm as used */

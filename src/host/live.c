@@ -269,8 +269,7 @@ void live_warm(size_t budget)
       continue; /* written already, or holding entries (nothing of them is to be touched) */
     if (r->size > budget)
       break;
-    for (size_t off = 0; off < r->size; off += 4096)
-      r->buf[off] = 0;
+    fxt_write_pages(r->buf, r->size);
     r->warm = true;
     budget -= r->size;
   }

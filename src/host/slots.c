@@ -231,8 +231,7 @@ static void warm_pages(struct session *s, uint32_t i, uint32_t upto)
 #ifdef MADV_POPULATE_WRITE
   (void)madvise(storage + (size_t)from * 4096, (size_t)(upto - from) * 4096, MADV_POPULATE_WRITE);
 #endif
-  for (uint32_t p = from; p < upto; p++)
-    ((volatile unsigned char *)storage)[(size_t)p * 4096] = 0;
+  fxt_write_pages(storage + (size_t)from * 4096, (size_t)(upto - from) * 4096);
   info->warm_pages = upto;
 }
 
