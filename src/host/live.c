@@ -25,6 +25,7 @@
 #include <fxtrace/emit.h>
 
 #include "../export/text.h"
+#include "cpunote.h"
 #include "intern.h"
 #include "session_int.h"
 
@@ -32,6 +33,7 @@
 #define DEFAULT_KB 1408u     /* the kernel's default request (reads back 1410) */
 #define MAX_RECORD (4095u * 8)
 #define MAX_CMDLINES 32768u
+#define WARM_MAX_BYTES (16u << 20) /* of the rings written ahead (live_warm): ~11 CPUs' */
 
 /* An entry: this header, then a run of FXT event records of one thread on one CPU, as the
  * thread wrote them (runs split at bookkeeping records and at RUN_MAX bytes): the consumer
@@ -83,7 +85,7 @@ struct cpu_ring {
   uint64_t read;    /* consumed by trace_pipe */
   uint64_t lost_pending; /* becomes the next entry's lost_before */
   uint64_t pipe_lost;    /* evicted since trace_pipe last read here: shown as LOST */
-  bool warm;             /* every page of buf written once (live_warm) */
+  size_t warmed;         /* bytes of buf written once from the start (live_warm) */
 };
 
 struct desc_cache {
@@ -258,22 +260,29 @@ static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec
   r->events += h->nrec;
 }
 
-void live_warm(size_t budget)
+bool live_warm(size_t budget)
 {
   if (live_init() != 0)
-    return;
+    return false;
+  bool more = false;
   pthread_mutex_lock(&L.lock);
   for (uint32_t i = 0; i < L.ncpus; i++) {
     struct cpu_ring *r = &L.cpu[i];
-    if (r->warm || r->payload != 0)
+    if (i > 0 && (size_t)(i + 1) * r->size > WARM_MAX_BYTES)
+      break; /* the others warm as they are used */
+    if (r->warmed >= r->size || r->payload != 0)
       continue; /* written already, or holding entries (nothing of them is to be touched) */
-    if (r->size > budget)
+    if (budget == 0) {
+      more = true;
       break;
-    fxt_write_pages(r->buf, r->size);
-    r->warm = true;
-    budget -= r->size;
+    }
+    size_t n = r->size - r->warmed < budget ? r->size - r->warmed : budget;
+    fxt_write_pages(r->buf + r->warmed, n);
+    r->warmed += n;
+    budget -= n;
   }
   pthread_mutex_unlock(&L.lock);
+  return more;
 }
 
 int live_init(void)
@@ -478,8 +487,10 @@ static void push_run(struct cpu_ring *set, uint32_t cpu, const unsigned char *p,
 /* Under lock: live_feed into ring set `set`; the copies (set == L.copy) take events while
  * tracing is off too, and wake no trace_pipe reader (they never consume them). */
 static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uint32_t tid,
-                 const char *comm, uint32_t *cpu, uint64_t *events, uint64_t *dropped)
+                 const char *comm, uint32_t *cpu, uint64_t *events, uint64_t *dropped,
+                 uint32_t *last_cpu)
 {
+  *last_cpu = FXT_CPU_NOTE_NONE;
   bool copy = set == L.copy;
   char name[16] = {0};
   strncpy(name, comm, 15);
@@ -510,8 +521,11 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
       memcpy(w, p + off, bytes < sizeof(w) ? bytes : sizeof(w));
       uint32_t c = *cpu < L.ncpus ? *cpu : 0;
       uint16_t nm = (uint16_t)(h >> 48);
-      if (nm == FXT_STR_CPU)
+      if (nm == FXT_STR_CPU) {
         *cpu = meta_arg0(w, words);
+        uint32_t c = fxt_cpu_of_record(p + off, bytes);
+        *last_cpu = c != FXT_CPU_NOTE_NONE ? c : *last_cpu;
+      }
       else if (nm == FXT_STR_DROP_STATS) {
         *dropped += meta_arg0(w, words);
         set[c].dropped += meta_arg0(w, words);
@@ -522,17 +536,21 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
   }
   push_run(set, *cpu, p + run, off - run, nrec, tid, name);
   fed |= nrec != 0;
+  if (off != len) /* stopped before the end (a record shorter than 16 bytes): walk it all */
+    *last_cpu = fxt_cpu_after(p, len, FXT_CPU_NOTE_NONE);
   if (fed && !copy)
     pthread_cond_broadcast(&L.cond);
 }
 
 void live_feed(const unsigned char *p, uint32_t len, uint32_t tid, const char *comm,
-               uint32_t *cpu, uint64_t *events, uint64_t *dropped)
+               uint32_t *cpu, uint64_t *events, uint64_t *dropped, uint32_t *last_cpu)
 {
-  if (live_init() != 0)
+  if (live_init() != 0) {
+    *last_cpu = fxt_cpu_after(p, len, FXT_CPU_NOTE_NONE);
     return;
+  }
   pthread_mutex_lock(&L.lock);
-  feed(L.cpu, p, len, tid, comm, cpu, events, dropped);
+  feed(L.cpu, p, len, tid, comm, cpu, events, dropped, last_cpu);
   pthread_mutex_unlock(&L.lock);
 }
 
@@ -590,9 +608,10 @@ void live_copy_feed(const unsigned char *p, uint32_t len, uint32_t tid, const ch
                     uint32_t *cpu)
 {
   uint64_t events = 0, dropped = 0; /* the threads' counters are the drains' */
+  uint32_t last_cpu;
   pthread_mutex_lock(&L.lock);
   if (L.copy)
-    feed(L.copy, p, len, tid, comm, cpu, &events, &dropped);
+    feed(L.copy, p, len, tid, comm, cpu, &events, &dropped, &last_cpu);
   pthread_mutex_unlock(&L.lock);
 }
 

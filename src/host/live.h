@@ -49,9 +49,11 @@ bool live_on(void);
 
 /* Consumer side: one drained chunk of slot records from thread tid (named comm), starting on
  * CPU *cpu (updated from the chunk's cpu records); adds the chunk's events to *events and the
- * drops its drop_stats records report to *dropped. */
+ * drops its drop_stats records report to *dropped. *last_cpu: the CPU the chunk's last cpu
+ * record names as cpunote.h's fxt_cpu_of_record reads it, FXT_CPU_NOTE_NONE if it has none
+ * (so that the consumer needs no walk of its own for fxt_cpu_after). */
 void live_feed(const unsigned char *records, uint32_t len, uint32_t tid, const char *comm,
-               uint32_t *cpu, uint64_t *events, uint64_t *dropped);
+               uint32_t *cpu, uint64_t *events, uint64_t *dropped, uint32_t *last_cpu);
 /* Consumer side: records of thread tid lost (counted) while it was on cpu. */
 void live_lost(uint32_t cpu, uint64_t records, bool overrun);
 
@@ -109,9 +111,10 @@ void live_atfork_child(void);
 uint64_t live_ticks_to_ns(uint64_t ticks);
 /* Set by the session when it starts: the clock mapping. */
 void live_set_clock(uint64_t ticks, uint64_t mono_ns, uint64_t ticks_per_second);
-/* The consumer, at its start: writes every page of the empty per-CPU rings not written yet,
- * up to budget bytes in all, so that their first lap does not pay for first writes inside the
- * consumer's passes (~10 us a page on a VM with shadow paging: ~5 ms for one CPU's 1.4 MiB). */
-void live_warm(size_t budget);
+/* The consumer, between passes: writes up to budget bytes of the pages of the empty per-CPU
+ * rings not written yet, so that their first lap does not pay for first writes inside the
+ * consumer's passes (~10 us a page on a VM with shadow paging: ~5 ms for one CPU's 1.4 MiB).
+ * Returns true while pages are left to write. */
+bool live_warm(size_t budget);
 
 #endif

@@ -55,6 +55,10 @@ struct slot_info {
                               fxt_slot_warm says who writes it); 0 with a new pool */
   uint32_t cons_warm;      /* pages of a live ring the consumer has touched (slots.c
                               touch_live): set by take_slot, then the consumer's */
+  _Atomic uint32_t kern_warm; /* pages [0, kern_warm) of the ring the kernel has read once
+                              from the process (fxt_kernel_touch): written by the consumer (0
+                              with a new pool), read relaxed by an attaching owner as a hint
+                              (whether to wake the consumer) */
   bool reserved;           /* the slot's file pages allocated (fxt_buffers_reserve_slot);
                               under pool_lock; false with a new pool */
   /* 1 while the owner waits for room in a full buffer, outermost emission (block mode,
@@ -168,9 +172,22 @@ static inline void fxt_write_pages(void *p, size_t n)
     ((volatile unsigned char *)p)[off] = 0;
 }
 
+/* Has the kernel read a few bytes of each page of [p, p + n) (pages from p on) once in this
+ * process (a write of them to a scratch memfd): on a VM with shadow paging, the kernel's first
+ * access to a user page (the consumer's write() of a ring's records) costs ~8-11 us a page even
+ * when the process wrote it already: a ring's first lap went to the file at 2.7 ms a MiB,
+ * later laps at 0.2 (slots.c). False when it could not (no memfd). The consumer thread only. */
+bool fxt_kernel_touch(const void *p, size_t n);
+
 /* slots.c */
 void fxt_slot_warm(struct session *s, uint32_t i);
 void fxt_slots_prewarm(struct session *s); /* the consumer, between passes */
+/* The consumer, between passes: has the kernel read the next pages of live buffers
+ * (fxt_kernel_touch), a step at a time; true while pages are left. */
+bool fxt_slots_kernel_warm(struct session *s);
+/* Whether the kernel has read every page of slot i's ring bytes [from, from + len) (ring
+ * positions) once: the consumer writes records from pages it has not through a staging copy. */
+bool fxt_slot_kernel_warm(const struct session *s, uint32_t i, uint32_t from, uint32_t len);
 
 /* clock.c */
 int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);
