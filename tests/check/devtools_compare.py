@@ -23,9 +23,11 @@ number in the report is printed, not checked). What is checked, exactly:
   the report's rounding); no slice of that thread certainly nested in the bound one also
   encloses it (a flow binds to the innermost slice); flows and report ids matched one to one.
 
-The recording must have lost nothing (else the pairs of the report are not the whole truth).
-Typed tracepoints print their own format in the report: this reads the demo's, none of which
-starts like an ad-hoc duration ("B", "E", "dur=").
+The recording must have lost nothing (else the pairs of the report are not the whole truth),
+so every slice of the panel must be an "X": the converter writes "B"/"E" only for a begin or
+an end whose other half was lost. Typed tracepoints print their own format in the report:
+this reads the demo's, none of which starts like an ad-hoc duration ("B", "E", "dur="), and
+devtools_events' (it has none).
 Prints the numbers compared; exits 1 with the first differences on failure.
 """
 import bisect
