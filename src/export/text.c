@@ -488,6 +488,36 @@ static bool known_conv(char c) {
   }
 }
 
+/* The common conversions with no flag, width or precision (%d %i %u %x %s with any length):
+ * what convert() prints for them, without the general padding; false for others. */
+static bool plain_conv(struct fxt_tbuf *b, char conv, int bits, struct args *a) {
+  if (conv != 'd' && conv != 'i' && conv != 'u' && conv != 'x' && conv != 's')
+    return false;
+  const struct fxt_arg *arg = next_arg(a);
+  uint64_t v;
+  if (arg == NULL || (conv == 's' ? arg->type != FXT_ARG_STRING : !arg_bits(arg, &v))) {
+    put(b, FXT_TEXT_BAD_ARG, sizeof FXT_TEXT_BAD_ARG - 1);
+    return true;
+  }
+  if (conv == 's') {
+    put(b, arg->value.str.data ? arg->value.str.data : "", arg->value.str.len);
+    return true;
+  }
+  char buf[24], *p;
+  if (conv == 'x') {
+    p = digits(buf + sizeof buf, v & low_mask(bits), 16, false);
+  } else if (conv == 'u') {
+    p = udigits(buf + sizeof buf, v & low_mask(bits));
+  } else {
+    uint64_t mag;
+    if (split_signed(v, bits, &mag))
+      put_char(b, '-');
+    p = udigits(buf + sizeof buf, mag);
+  }
+  put(b, p, (size_t)(buf + sizeof buf - p));
+  return true;
+}
+
 void fxt_text_printf(struct fxt_tbuf *b, const char *fmt, size_t fmt_len,
                      const struct fxt_arg *args, uint32_t nargs) {
   struct args a = {args, nargs, 0};
@@ -505,7 +535,17 @@ void fxt_text_printf(struct fxt_tbuf *b, const char *fmt, size_t fmt_len,
       continue;
     }
     struct spec s = {0};
-    const char *q = parse_flags(pct + 1, end, &s);
+    const char *q = pct + 1;
+    if (q < end && !(*q == '-' || *q == '+' || *q == ' ' || *q == '#' || *q == '*' ||
+                     *q == '.' || (*q >= '0' && *q <= '9'))) {
+      q = parse_length(q, end, &s);
+      if (q < end && plain_conv(b, *q, s.bits, &a)) {
+        p = q + 1;
+        continue;
+      }
+      q = pct + 1;
+    }
+    q = parse_flags(q, end, &s);
     q = parse_width(q, end, &s, &a);
     q = parse_prec(q, end, &s, &a);
     q = parse_length(q, end, &s);
