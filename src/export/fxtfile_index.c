@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- growable arrays --------------------------------------------------------------------- */
 
@@ -674,7 +675,10 @@ void fxtf_free_tables(struct fxtf_file *f) {
   free(f->names);
   free(f->evkeys);
   free(f->desckeys);
-  free(f->entries);
+  if (f->entries_mapped)
+    munmap(f->entries, f->cap_entries * sizeof *f->entries);
+  else
+    free(f->entries);
   free(f->losses);
   free(f->cpu_losses);
   free(f->thread_map.slots);

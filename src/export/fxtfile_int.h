@@ -93,6 +93,7 @@ struct fxtf_file {
   uint32_t nevkeys, cap_evkeys, ndesckeys, cap_desckeys;
   struct fxtf_entry *entries;
   size_t nentries, cap_entries;
+  bool entries_mapped; /* entries is a mapping of cap_entries entries (fxtfile.c), not malloc'ed */
   struct fxtf_loss *losses;
   size_t nlosses, cap_losses;
   /* CPU losses not yet before an event: [cpu_open, ncpu_losses) of the current provider, for
