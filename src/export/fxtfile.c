@@ -248,8 +248,9 @@ static void end_provider(struct fxtf_file *f, uint64_t end) {
   struct fxtf_prov *p = &f->provs[f->nprovs - 1];
   p->pub.end = end;
   p->map = fxtf_clockmap_of(&p->pub);
+  struct fxtf_clockseg g = {0};
   for (size_t i = p->first_entry; i < f->nentries; i++)
-    f->entries[i].ns = fxtf_clockmap_apply(&p->map, f->entries[i].ns);
+    f->entries[i].ns = fxtf_clockmap_apply_seg(&p->map, &g, f->entries[i].ns);
 }
 
 static int begin_provider(struct fxtf_file *f, uint32_t id, const char *name, uint32_t name_len,

@@ -437,15 +437,8 @@ static uint32_t sync_segment(const struct fxtf_clockmap *m, uint64_t ticks) {
   return lo;
 }
 
-uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks) {
-  uint64_t base_ticks = m->base_ticks, base_ns = m->base_ns;
-  long double slope = m->slope;
-  if (m->nsyncs >= 3) {
-    const struct fxtf_sync *a = &m->syncs[sync_segment(m, ticks)], *z = a + 1;
-    base_ticks = a->ticks;
-    base_ns = a->monotonic_ns;
-    slope = (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
-  }
+/* base_ns + (ticks - base_ticks) * slope, rounded; saturated at 0 and UINT64_MAX. */
+static uint64_t map_line(uint64_t base_ticks, uint64_t base_ns, long double slope, uint64_t ticks) {
   long double d = ticks >= base_ticks ? (long double)(ticks - base_ticks)
                                       : -(long double)(base_ticks - ticks);
   long double ns = (long double)base_ns + d * slope + 0.5L;
@@ -454,6 +447,40 @@ uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks) {
   if (ns >= 0x1p64L)
     return UINT64_MAX;
   return (uint64_t)ns;
+}
+
+/* The line of m that ticks falls on, with the ticks it holds for ([lo, hi]). */
+static void clockmap_seg(const struct fxtf_clockmap *m, uint64_t ticks, struct fxtf_clockseg *g) {
+  g->base_ticks = m->base_ticks;
+  g->base_ns = m->base_ns;
+  g->slope = m->slope;
+  g->lo = 0;
+  g->hi = UINT64_MAX;
+  if (m->nsyncs >= 3) {
+    uint32_t k = sync_segment(m, ticks);
+    const struct fxtf_sync *a = &m->syncs[k], *z = a + 1;
+    g->base_ticks = a->ticks;
+    g->base_ns = a->monotonic_ns;
+    g->slope = (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
+    if (k > 0)
+      g->lo = a->ticks;
+    if (k + 2 < m->nsyncs)
+      g->hi = z->ticks - 1; /* syncs in order: z->ticks > a->ticks */
+  }
+  g->valid = true;
+}
+
+uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks) {
+  struct fxtf_clockseg g;
+  clockmap_seg(m, ticks, &g);
+  return map_line(g.base_ticks, g.base_ns, g.slope, ticks);
+}
+
+uint64_t fxtf_clockmap_apply_seg(const struct fxtf_clockmap *m, struct fxtf_clockseg *g,
+                                 uint64_t ticks) {
+  if (!g->valid || ticks < g->lo || ticks > g->hi)
+    clockmap_seg(m, ticks, g);
+  return map_line(g->base_ticks, g->base_ns, g->slope, ticks);
 }
 
 uint64_t fxtf_ticks_to_ns(const struct fxtf_provider *p, uint64_t ticks) {

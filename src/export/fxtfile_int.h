@@ -124,6 +124,17 @@ int fxtf_sort_entries(struct fxtf_file *f);
 
 struct fxtf_clockmap fxtf_clockmap_of(const struct fxtf_provider *p);
 uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks);
+/* One line of a clock map (a segment between two syncs, or the whole map) and the ticks it
+ * holds for, [lo, hi]; valid false before the first use. */
+struct fxtf_clockseg {
+  uint64_t lo, hi, base_ticks, base_ns;
+  long double slope;
+  bool valid;
+};
+/* fxtf_clockmap_apply, the same ns, for a run of ticks: g keeps the line of the previous call
+ * and is looked up again (a binary search and a division) only when ticks leave it. */
+uint64_t fxtf_clockmap_apply_seg(const struct fxtf_clockmap *m, struct fxtf_clockseg *g,
+                                 uint64_t ticks);
 
 void fxtf_free_tables(struct fxtf_file *f);
 
