@@ -661,8 +661,21 @@ int fxtf_event_at(const struct fxtf_file *f, size_t i, struct fxtf_event *out, c
   const struct fxtf_loss *loss = (e->flags & FXTF_ENTRY_LOSS) ? loss_at(f, e->offset) : NULL;
   out->lost_before = loss ? loss->records : 0;
   out->lost_unknown = loss ? loss->unknown : false;
-  int64_t name = event_name_find(f, t->provider, &out->ev.category, &out->ev.name);
-  out->desc = fxtf_desc_find(f, t->provider, name);
+  const struct fxt_str_ref *cat = &out->ev.category, *nm = &out->ev.name;
+  if (!table_ref(cat) || !table_ref(nm)) {
+    out->desc = fxtf_desc_find(f, t->provider, event_name_find(f, t->provider, cat, nm));
+    return 0;
+  }
+  /* Table refs are bound once per provider and descriptions are final once loaded: the last
+   * lookup holds for as long as the events are of its kind (see fxtf_file.look_key). */
+  uint64_t key = (uint64_t)t->provider << 32 | (uint64_t)cat->index << 16 | nm->index;
+  if (!f->look_valid || f->look_key != key) {
+    struct fxtf_file *mf = (struct fxtf_file *)f; /* the cache only: not const */
+    mf->look_desc = fxtf_desc_find(f, t->provider, event_name_find(f, t->provider, cat, nm));
+    mf->look_key = key;
+    mf->look_valid = true;
+  }
+  out->desc = f->look_desc;
   return 0;
 }
 

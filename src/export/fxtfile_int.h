@@ -103,6 +103,12 @@ struct fxtf_file {
   size_t ncpu_losses, cap_cpu_losses, cpu_open;
 
   struct fxtf_idmap thread_map, name_map, evkey_map, desc_map;
+  /* fxtf_event_at's last description lookup, by an evkeys key (events with table refs):
+   * consecutive events are mostly of one kind. Written through the const file it reads (not
+   * thread-safe, as nothing here is). */
+  bool look_valid;
+  uint64_t look_key;
+  const struct fxtf_desc *look_desc;
   uint32_t ref_cache[FXT_MAX_THREAD_INDEX + 1]; /* thread ref -> thread id + 1, 0 unknown */
 };
 
