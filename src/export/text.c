@@ -157,22 +157,15 @@ static void put_hex(struct fxt_tbuf *b, uint64_t v) {
 /* ---- the line prefix ---------------------------------------------------------------------- */
 
 #define COMM_MAX 15 /* TASK_COMM_LEN - 1 */
-/* The longest prefix: 16 of comm, '-', a 20-digit pid, " [", a 10-digit CPU, "] ..... ",
- * 14 digits of seconds, '.', 6 of microseconds, ": ". */
+/* Room for the longest prefix (16 of comm, '-', a 20-digit pid, " [", a 10-digit CPU,
+ * "] ..... ", 14 digits of seconds, '.', 6 of microseconds, ": ") and for the copies of its
+ * kept parts, 64 + 16 + 8 bytes. */
 #define PREFIX_MAX 96
 
-void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint64_t pid,
-                     uint32_t cpu, uint64_t ns) {
-  if (comm == NULL || comm_len == 0) {
-    comm = "<...>";
-    comm_len = 5;
-  }
-  if (comm_len > COMM_MAX) /* on a character boundary */
-    comm_len = fxt_utf8_cut(comm, COMM_MAX);
-  if (!fxt_tbuf_reserve(b, PREFIX_MAX))
-    return;
-  /* Written in place: the room for the longest was reserved. */
-  char *o = b->data + b->len, buf[24];
+/* "<comm>-<pid> [<cpu>] ..... " into c->text (at most 16 + 1 + 20 + 2 + 10 + 8 bytes). */
+static void prefix_head(struct fxt_tbuf_prefix *c, const char *comm, size_t comm_len,
+                        uint64_t pid, uint32_t cpu) {
+  char *o = c->text, buf[24];
   memset(o, ' ', 16 - comm_len);
   o += 16 - comm_len;
   memcpy(o, comm, comm_len);
@@ -188,8 +181,6 @@ void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint
   }
   memcpy(o, " [", 2);
   o += 2;
-  if (cpu == FXTF_CPU_UNKNOWN)
-    cpu = 0;
   if (cpu < 1000) {
     *o++ = (char)('0' + cpu / 100);
     memcpy(o, k_2dig + 2 * (cpu % 100), 2);
@@ -202,22 +193,56 @@ void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint
   }
   memcpy(o, "] ..... ", 8);
   o += 8;
-  uint64_t us = ns / 1000 + (ns % 1000 >= 500); /* (ns + 500) / 1000 without overflow */
-  p = udigits(buf + sizeof buf, us / 1000000);
-  n = (size_t)(buf + sizeof buf - p);
-  if (n < 5) {
-    memset(o, ' ', 5 - n);
-    o += 5 - n;
+  c->len = (uint8_t)(o - c->text);
+  c->pid = pid;
+  c->cpu = cpu;
+  c->comm_len = (uint8_t)comm_len;
+  memcpy(c->comm, comm, comm_len);
+}
+
+void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint64_t pid,
+                     uint32_t cpu, uint64_t ns) {
+  if (comm == NULL || comm_len == 0) {
+    comm = "<...>";
+    comm_len = 5;
   }
-  memcpy(o, p, n);
-  o += n;
+  if (comm_len > COMM_MAX) /* on a character boundary */
+    comm_len = fxt_utf8_cut(comm, COMM_MAX);
+  if (cpu == FXTF_CPU_UNKNOWN)
+    cpu = 0;
+  if (!fxt_tbuf_reserve(b, PREFIX_MAX))
+    return;
+  /* Written in place: the room for the longest was reserved (the fixed-size copies of the
+   * kept parts included). */
+  struct fxt_tbuf_prefix *c = &b->pc;
+  if (c->len == 0 || c->pid != pid || c->cpu != cpu || c->comm_len != comm_len ||
+      memcmp(c->comm, comm, comm_len) != 0)
+    prefix_head(c, comm, comm_len, pid, cpu);
+  char *o = b->data + b->len;
+  memcpy(o, c->text, sizeof c->text);
+  o += c->len;
+  uint64_t us = ns / 1000 + (ns % 1000 >= 500); /* (ns + 500) / 1000 without overflow */
+  uint64_t sec = us / 1000000;
+  if (c->sec_len == 0 || c->sec != sec) { /* "%5lu." */
+    char buf[24], *p = udigits(buf + sizeof buf, sec), *s = c->sec_text;
+    size_t n = (size_t)(buf + sizeof buf - p);
+    if (n < 5) {
+      memset(s, ' ', 5 - n);
+      s += 5 - n;
+    }
+    memcpy(s, p, n);
+    s[n] = '.';
+    c->sec_len = (uint8_t)(s + n + 1 - c->sec_text);
+    c->sec = sec;
+  }
+  memcpy(o, c->sec_text, 16);
+  o += c->sec_len;
   unsigned frac = (unsigned)(us % 1000000);
-  o[0] = '.';
-  memcpy(o + 1, k_2dig + 2 * (frac / 10000), 2);
-  memcpy(o + 3, k_2dig + 2 * (frac / 100 % 100), 2);
-  memcpy(o + 5, k_2dig + 2 * (frac % 100), 2);
-  memcpy(o + 7, ": ", 2);
-  o += 9;
+  memcpy(o, k_2dig + 2 * (frac / 10000), 2);
+  memcpy(o + 2, k_2dig + 2 * (frac / 100 % 100), 2);
+  memcpy(o + 4, k_2dig + 2 * (frac % 100), 2);
+  memcpy(o + 6, ": ", 2);
+  o += 8;
   b->len = (size_t)(o - b->data);
 }
 
