@@ -198,6 +198,7 @@ static void prefix_head(struct fxt_tbuf_prefix *c, const char *comm, size_t comm
   c->cpu = cpu;
   c->comm_len = (uint8_t)comm_len;
   memcpy(c->comm, comm, comm_len);
+  c->comm_ok = fxt_utf8_valid(comm, comm_len) == comm_len;
 }
 
 void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint64_t pid,
@@ -709,10 +710,12 @@ static bool is_marker(const struct fxtf_event *e) {
 }
 
 /* The line b->data[at..len) made well-formed UTF-8 (a file's strings may not be: each stray
- * byte becomes U+FFFD, as the JSON converter writes it), so report prints valid text. */
-static void line_utf8(struct fxt_tbuf *b, size_t at) {
+ * byte becomes U+FFFD, as the JSON converter writes it), so report prints valid text; the
+ * bytes before from are known to be well-formed and to end on a character. */
+static void line_utf8(struct fxt_tbuf *b, size_t at, size_t from) {
   size_t n = b->len - at;
-  if (fxt_utf8_valid(b->data + at, n) == n || !fxt_tbuf_reserve(b, 4 * n))
+  if (fxt_utf8_valid(b->data + from, b->len - from) == b->len - from ||
+      !fxt_tbuf_reserve(b, 4 * n))
     return;
   char *copy = b->data + b->len; /* the line again behind it, then sanitised in its place */
   memcpy(copy, b->data + at, n);
@@ -727,6 +730,9 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   size_t at = b->len;
   const struct fxtf_thread *t = e->thread;
   fxt_text_prefix(b, t->comm.data, t->named ? t->comm.len : 0, t->tid, e->cpu, e->ns);
+  /* The prefix is ASCII but for its comm, which the prefix's cache says is well-formed or not
+   * (written only when the prefix was: an empty prefix leaves it stale). */
+  size_t from = b->len > at && b->pc.comm_ok ? b->len : at;
   bool printk = is_printk(e);
   if (printk)
     put(b, "printk", 6);
@@ -737,5 +743,5 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   put(b, ": ", 2);
   body(b, e, printk);
   put_char(b, '\n');
-  line_utf8(b, at);
+  line_utf8(b, at, from);
 }

@@ -28,6 +28,7 @@ struct fxt_tbuf_prefix {
   uint64_t pid, sec;
   uint32_t cpu;
   uint8_t comm_len, len, sec_len;
+  bool comm_ok; /* comm is well-formed UTF-8 */
   char comm[16];
   char text[64];
   char sec_text[24];
