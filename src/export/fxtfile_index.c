@@ -461,7 +461,8 @@ static void clockmap_seg(const struct fxtf_clockmap *m, uint64_t ticks, struct f
     const struct fxtf_sync *a = &m->syncs[k], *z = a + 1;
     g->base_ticks = a->ticks;
     g->base_ns = a->monotonic_ns;
-    g->slope = (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
+    g->slope =
+        (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
     if (k > 0)
       g->lo = a->ticks;
     if (k + 2 < m->nsyncs)

@@ -91,9 +91,11 @@ const char *fxt_tbuf_str(struct fxt_tbuf *b) {
 }
 
 /* "00" "01" ... "99": decimal two digits at a time (half the divisions). */
-static const char k_2dig[201] = "00010203040506070809101112131415161718192021222324252627282930313233"
-                                "34353637383940414243444546474849505152535455565758596061626364656667"
-                                "6869707172737475767778798081828384858687888990919293949596979899";
+static const char k_2dig[201] = "0001020304050607080910111213141516171819"
+                                "2021222324252627282930313233343536373839"
+                                "4041424344454647484950515253545556575859"
+                                "6061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
 
 /* Decimal digits of v at the end of buf[24]; returns the first. */
 static inline char *udigits(char *end, uint64_t v) {
@@ -268,7 +270,7 @@ static const struct fxt_arg *next_arg(struct args *a) {
 }
 
 /* The argument's bits as an integer, for integer conversions and '*'. */
-static bool arg_bits(const struct fxt_arg *a, uint64_t *v) {
+static inline FXT_ALWAYS_INLINE bool arg_bits(const struct fxt_arg *a, uint64_t *v) {
   if (a == NULL)
     return false;
   switch (a->type) {
@@ -370,7 +372,9 @@ static const char *parse_prec(const char *p, const char *end, struct spec *s, st
   return parse_number(p, end, &s->prec);
 }
 
-static const char *parse_length(const char *p, const char *end, struct spec *s) {
+/* Inlined, as arg_bits: the common conversions call both once each. */
+static inline FXT_ALWAYS_INLINE const char *parse_length(const char *p, const char *end,
+                                                         struct spec *s) {
   s->bits = 32;
   if (p >= end)
     return p;

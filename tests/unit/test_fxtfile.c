@@ -456,7 +456,8 @@ static void test_clock_mapping_segment_cache(void **state) {
     struct fxtf_clockmap m = fxtf_clockmap_of(&p);
     struct fxtf_clockseg g = {0};
     for (size_t i = 0; i < n; i++) /* jumping around */
-      assert_int_equal(fxtf_clockmap_apply_seg(&m, &g, ticks[i]), fxtf_clockmap_apply(&m, ticks[i]));
+      assert_int_equal(fxtf_clockmap_apply_seg(&m, &g, ticks[i]),
+                       fxtf_clockmap_apply(&m, ticks[i]));
     memset(&g, 0, sizeof g);
     for (uint64_t t = 0; t < 9000100; t += 997) /* in order, through the segments */
       assert_int_equal(fxtf_clockmap_apply_seg(&m, &g, t), fxtf_clockmap_apply(&m, t));
