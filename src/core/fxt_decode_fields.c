@@ -23,30 +23,16 @@ int fxt_dec_fail(struct fxt_decoder *d, int code, uint64_t at, const char *spec,
   return code;
 }
 
-static uint64_t load_word(const unsigned char *p) {
-  uint64_t w;
-  memcpy(&w, p, sizeof w);
-  return w;
-}
-
-static int overrun(struct fxt_cur *c, const char *what) {
+int fxt_dec_overrun(struct fxt_cur *c, const char *what) {
   return fxt_dec_fail(c->d, FXT_EBADMSG, fxt_cur_at(c, c->start),
                       "%s runs past the declared %s size (%u words)", what, c->scope,
                       c->end - c->start, 0, 0);
 }
 
-int fxt_dec_word(struct fxt_cur *c, const char *what, uint64_t *w) {
-  if (c->pos >= c->end)
-    return overrun(c, what);
-  *w = load_word(c->base + (c->pos << 3));
-  c->pos++;
-  return 0;
-}
-
 int fxt_dec_stream(struct fxt_cur *c, uint64_t len, const char *what, const char **data) {
   uint64_t words = fxt_stream_words(len);
   if (words > c->end - c->pos)
-    return overrun(c, what);
+    return fxt_dec_overrun(c, what);
   const unsigned char *p = c->base + (c->pos << 3);
   /* Padding lives in the last word only: check its bytes after the text. */
   for (uint64_t i = len; i < (words << 3); i++) {
@@ -69,34 +55,8 @@ int fxt_dec_reserved(struct fxt_cur *c, uint64_t word, uint64_t used, uint64_t a
 
 /* ---- refs (§5) ------------------------------------------------------------------------------ */
 
-int fxt_dec_ref(struct fxt_cur *c, uint64_t field, uint64_t at, struct fxt_str_ref *r) {
-  r->index = (uint16_t)field;
-  r->len = 0;
-  r->data = "";
-  if (field & FXT_STR_REF_INLINE) {
-    r->index = FXT_STR_REF_INLINE;
-    r->len = (uint16_t)(field & FXT_MAX_STRING_LEN);
-    /* 0x8000 (inline, empty) and inline strings over 32000 bytes are readable but never
-     * written by Fuchsia or fxtrace (§5.1). */
-    if (r->len == 0 || r->len > FXT_MAX_INLINE_STRING)
-      c->rec->flags |= FXT_RECORD_WARN_NONCANONICAL;
-    return 0;
-  }
-  if (field == 0)
-    return 0;
-  const struct fxt_str_slot *s = &c->d->strings[field];
-  if (s->gen != c->d->gen)
-    return fxt_dec_fail(c->d, FXT_EBADMSG, at, "string ref %u not defined", NULL, NULL, field, 0,
-                        0);
-  r->data = s->data;
-  r->len = s->len;
-  return 0;
-}
-
-int fxt_dec_ref_stream(struct fxt_cur *c, struct fxt_str_ref *r, const char *what) {
-  if (r->index != FXT_STR_REF_INLINE || r->len == 0)
-    return 0;
-  return fxt_dec_stream(c, r->len, what, &r->data);
+int fxt_dec_ref_undefined(struct fxt_cur *c, uint64_t field, uint64_t at) {
+  return fxt_dec_fail(c->d, FXT_EBADMSG, at, "string ref %u not defined", NULL, NULL, field, 0, 0);
 }
 
 int fxt_dec_thread_ref(struct fxt_cur *c, uint64_t field, uint64_t at, struct fxt_thread_ref *t) {

@@ -6,6 +6,8 @@
 
 #include <fxtrace/fxt.h>
 
+#include "mem.h"
+
 /* Words are read by copying into a uint64_t: native order must be the file's (§1). */
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -39,8 +41,20 @@ static inline uint64_t fxt_cur_at(const struct fxt_cur *c, uint64_t w) {
 int fxt_dec_fail(struct fxt_decoder *d, int code, uint64_t at, const char *spec, const char *s0,
                  const char *s1, uint64_t n0, uint64_t n1, uint64_t n2);
 
-/* Reads one word; what names it in the overrun message. */
-int fxt_dec_word(struct fxt_cur *c, const char *what, uint64_t *w);
+/* Fails with "<what> runs past the declared <scope> size". */
+int fxt_dec_overrun(struct fxt_cur *c, const char *what);
+
+/* Reads one word; what names it in the overrun message. Inline, as the refs below: a record
+ * reads several, and the calls were a tenth of a file's loading. */
+static inline int fxt_dec_word(struct fxt_cur *c, const char *what, uint64_t *w) {
+  if (c->pos >= c->end) {
+    *w = 0; /* never read after an error, but compilers cannot tell */
+    return fxt_dec_overrun(c, what);
+  }
+  memcpy(w, c->base + (c->pos << 3), sizeof *w);
+  c->pos++;
+  return 0;
+}
 
 /* Reads a stream of len bytes (zero-padded to words; padding checked). *data is "" when len
  * is 0. */
@@ -54,8 +68,35 @@ int fxt_dec_reserved(struct fxt_cur *c, uint64_t word, uint64_t used, uint64_t a
 /* A string ref field (16 bits) read from the word at input offset at: resolves a table index
  * now (error if undefined), records the length of an inline ref (its text is read later by
  * fxt_dec_ref_stream, in the order the layout gives). */
-int fxt_dec_ref(struct fxt_cur *c, uint64_t field, uint64_t at, struct fxt_str_ref *r);
-int fxt_dec_ref_stream(struct fxt_cur *c, struct fxt_str_ref *r, const char *what);
+int fxt_dec_ref_undefined(struct fxt_cur *c, uint64_t field, uint64_t at);
+static inline int fxt_dec_ref(struct fxt_cur *c, uint64_t field, uint64_t at,
+                              struct fxt_str_ref *r) {
+  r->index = (uint16_t)field;
+  r->len = 0;
+  r->data = "";
+  if (field & FXT_STR_REF_INLINE) {
+    r->index = FXT_STR_REF_INLINE;
+    r->len = (uint16_t)(field & FXT_MAX_STRING_LEN);
+    /* 0x8000 (inline, empty) and inline strings over 32000 bytes are readable but never
+     * written by Fuchsia or fxtrace (§5.1). */
+    if (r->len == 0 || r->len > FXT_MAX_INLINE_STRING)
+      c->rec->flags |= FXT_RECORD_WARN_NONCANONICAL;
+    return 0;
+  }
+  if (field == 0)
+    return 0;
+  const struct fxt_str_slot *s = &c->d->strings[field];
+  if (s->gen != c->d->gen)
+    return fxt_dec_ref_undefined(c, field, at);
+  r->data = s->data;
+  r->len = s->len;
+  return 0;
+}
+static inline int fxt_dec_ref_stream(struct fxt_cur *c, struct fxt_str_ref *r, const char *what) {
+  if (r->index != FXT_STR_REF_INLINE || r->len == 0)
+    return 0;
+  return fxt_dec_stream(c, r->len, what, &r->data);
+}
 
 /* A thread ref field from the word at offset at: resolves a table index now; index 0 leaves
  * the koids to fxt_dec_thread_koids. */

@@ -3,6 +3,8 @@
  * overlong forms, no surrogates, nothing above U+10FFFF. Freestanding, no allocation. */
 #include <fxtrace/fxt.h>
 
+#include "mem.h"
+
 /* Length of the well-formed sequence at s[0..n) (n > 0), or 0 when there is none. */
 static size_t seq_len(const unsigned char *s, size_t n)
 {
@@ -36,8 +38,13 @@ size_t fxt_utf8_valid(const char *s, size_t n)
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
   while (i < n) {
-    if (p[i] < 0x80) { /* the common case: ASCII */
+    if (p[i] < 0x80) { /* the common case: ASCII, then 8 bytes at a time while it lasts */
       i++;
+      for (uint64_t w; n - i >= 8; i += 8) {
+        memcpy(&w, p + i, 8);
+        if (w & UINT64_C(0x8080808080808080))
+          break;
+      }
       continue;
     }
     size_t len = seq_len(p + i, n - i);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- growable arrays --------------------------------------------------------------------- */
 
@@ -436,15 +437,8 @@ static uint32_t sync_segment(const struct fxtf_clockmap *m, uint64_t ticks) {
   return lo;
 }
 
-uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks) {
-  uint64_t base_ticks = m->base_ticks, base_ns = m->base_ns;
-  long double slope = m->slope;
-  if (m->nsyncs >= 3) {
-    const struct fxtf_sync *a = &m->syncs[sync_segment(m, ticks)], *z = a + 1;
-    base_ticks = a->ticks;
-    base_ns = a->monotonic_ns;
-    slope = (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
-  }
+/* base_ns + (ticks - base_ticks) * slope, rounded; saturated at 0 and UINT64_MAX. */
+static uint64_t map_line(uint64_t base_ticks, uint64_t base_ns, long double slope, uint64_t ticks) {
   long double d = ticks >= base_ticks ? (long double)(ticks - base_ticks)
                                       : -(long double)(base_ticks - ticks);
   long double ns = (long double)base_ns + d * slope + 0.5L;
@@ -453,6 +447,41 @@ uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks) {
   if (ns >= 0x1p64L)
     return UINT64_MAX;
   return (uint64_t)ns;
+}
+
+/* The line of m that ticks falls on, with the ticks it holds for ([lo, hi]). */
+static void clockmap_seg(const struct fxtf_clockmap *m, uint64_t ticks, struct fxtf_clockseg *g) {
+  g->base_ticks = m->base_ticks;
+  g->base_ns = m->base_ns;
+  g->slope = m->slope;
+  g->lo = 0;
+  g->hi = UINT64_MAX;
+  if (m->nsyncs >= 3) {
+    uint32_t k = sync_segment(m, ticks);
+    const struct fxtf_sync *a = &m->syncs[k], *z = a + 1;
+    g->base_ticks = a->ticks;
+    g->base_ns = a->monotonic_ns;
+    g->slope =
+        (long double)(z->monotonic_ns - a->monotonic_ns) / (long double)(z->ticks - a->ticks);
+    if (k > 0)
+      g->lo = a->ticks;
+    if (k + 2 < m->nsyncs)
+      g->hi = z->ticks - 1; /* syncs in order: z->ticks > a->ticks */
+  }
+  g->valid = true;
+}
+
+uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks) {
+  struct fxtf_clockseg g;
+  clockmap_seg(m, ticks, &g);
+  return map_line(g.base_ticks, g.base_ns, g.slope, ticks);
+}
+
+uint64_t fxtf_clockmap_apply_seg(const struct fxtf_clockmap *m, struct fxtf_clockseg *g,
+                                 uint64_t ticks) {
+  if (!g->valid || ticks < g->lo || ticks > g->hi)
+    clockmap_seg(m, ticks, g);
+  return map_line(g->base_ticks, g->base_ns, g->slope, ticks);
 }
 
 uint64_t fxtf_ticks_to_ns(const struct fxtf_provider *p, uint64_t ticks) {
@@ -633,8 +662,21 @@ int fxtf_event_at(const struct fxtf_file *f, size_t i, struct fxtf_event *out, c
   const struct fxtf_loss *loss = (e->flags & FXTF_ENTRY_LOSS) ? loss_at(f, e->offset) : NULL;
   out->lost_before = loss ? loss->records : 0;
   out->lost_unknown = loss ? loss->unknown : false;
-  int64_t name = event_name_find(f, t->provider, &out->ev.category, &out->ev.name);
-  out->desc = fxtf_desc_find(f, t->provider, name);
+  const struct fxt_str_ref *cat = &out->ev.category, *nm = &out->ev.name;
+  if (!table_ref(cat) || !table_ref(nm)) {
+    out->desc = fxtf_desc_find(f, t->provider, event_name_find(f, t->provider, cat, nm));
+    return 0;
+  }
+  /* Table refs are bound once per provider and descriptions are final once loaded: the last
+   * lookup holds for as long as the events are of its kind (see fxtf_file.look_key). */
+  uint64_t key = (uint64_t)t->provider << 32 | (uint64_t)cat->index << 16 | nm->index;
+  if (!f->look_valid || f->look_key != key) {
+    struct fxtf_file *mf = (struct fxtf_file *)f; /* the cache only: not const */
+    mf->look_desc = fxtf_desc_find(f, t->provider, event_name_find(f, t->provider, cat, nm));
+    mf->look_key = key;
+    mf->look_valid = true;
+  }
+  out->desc = f->look_desc;
   return 0;
 }
 
@@ -674,7 +716,10 @@ void fxtf_free_tables(struct fxtf_file *f) {
   free(f->names);
   free(f->evkeys);
   free(f->desckeys);
-  free(f->entries);
+  if (f->entries_mapped)
+    munmap(f->entries, f->cap_entries * sizeof *f->entries);
+  else
+    free(f->entries);
   free(f->losses);
   free(f->cpu_losses);
   free(f->thread_map.slots);

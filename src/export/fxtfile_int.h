@@ -93,6 +93,7 @@ struct fxtf_file {
   uint32_t nevkeys, cap_evkeys, ndesckeys, cap_desckeys;
   struct fxtf_entry *entries;
   size_t nentries, cap_entries;
+  bool entries_mapped; /* entries is a mapping of cap_entries entries (fxtfile.c), not malloc'ed */
   struct fxtf_loss *losses;
   size_t nlosses, cap_losses;
   /* CPU losses not yet before an event: [cpu_open, ncpu_losses) of the current provider, for
@@ -102,6 +103,12 @@ struct fxtf_file {
   size_t ncpu_losses, cap_cpu_losses, cpu_open;
 
   struct fxtf_idmap thread_map, name_map, evkey_map, desc_map;
+  /* fxtf_event_at's last description lookup, by an evkeys key (events with table refs):
+   * consecutive events are mostly of one kind. Written through the const file it reads (not
+   * thread-safe, as nothing here is). */
+  bool look_valid;
+  uint64_t look_key;
+  const struct fxtf_desc *look_desc;
   uint32_t ref_cache[FXT_MAX_THREAD_INDEX + 1]; /* thread ref -> thread id + 1, 0 unknown */
 };
 
@@ -123,6 +130,17 @@ int fxtf_sort_entries(struct fxtf_file *f);
 
 struct fxtf_clockmap fxtf_clockmap_of(const struct fxtf_provider *p);
 uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks);
+/* One line of a clock map (a segment between two syncs, or the whole map) and the ticks it
+ * holds for, [lo, hi]; valid false before the first use. */
+struct fxtf_clockseg {
+  uint64_t lo, hi, base_ticks, base_ns;
+  long double slope;
+  bool valid;
+};
+/* fxtf_clockmap_apply, the same ns, for a run of ticks: g keeps the line of the previous call
+ * and is looked up again (a binary search and a division) only when ticks leave it. */
+uint64_t fxtf_clockmap_apply_seg(const struct fxtf_clockmap *m, struct fxtf_clockseg *g,
+                                 uint64_t ticks);
 
 void fxtf_free_tables(struct fxtf_file *f);
 

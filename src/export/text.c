@@ -44,12 +44,39 @@ void fxt_tbuf_put(struct fxt_tbuf *b, const char *s, size_t n) {
 
 void fxt_tbuf_puts(struct fxt_tbuf *b, const char *s) { fxt_tbuf_put(b, s, strlen(s)); }
 
-static void put_char(struct fxt_tbuf *b, char c) {
+/* The writers below are inlined: a line makes a dozen of them, and a call each was a fifth of
+ * `fxtrace report`'s instructions. */
+static inline void put(struct fxt_tbuf *b, const char *s, size_t n) {
+  if (n == 0 || !fxt_tbuf_reserve(b, n))
+    return;
+  char *d = b->data + b->len;
+  if (n > 16) {
+    memcpy(d, s, n);
+  } else if (n >= 8) { /* short texts (names, digits) in two overlapping moves, not a call */
+    uint64_t x, y;
+    memcpy(&x, s, 8);
+    memcpy(&y, s + n - 8, 8);
+    memcpy(d, &x, 8);
+    memcpy(d + n - 8, &y, 8);
+  } else if (n >= 4) {
+    uint32_t x, y;
+    memcpy(&x, s, 4);
+    memcpy(&y, s + n - 4, 4);
+    memcpy(d, &x, 4);
+    memcpy(d + n - 4, &y, 4);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      d[i] = s[i];
+  }
+  b->len += n;
+}
+
+static inline void put_char(struct fxt_tbuf *b, char c) {
   if (fxt_tbuf_reserve(b, 1))
     b->data[b->len++] = c;
 }
 
-static void put_fill(struct fxt_tbuf *b, char c, size_t n) {
+static inline void put_fill(struct fxt_tbuf *b, char c, size_t n) {
   if (n == 0 || !fxt_tbuf_reserve(b, n))
     return;
   memset(b->data + b->len, c, n);
@@ -63,20 +90,55 @@ const char *fxt_tbuf_str(struct fxt_tbuf *b) {
   return b->data;
 }
 
+/* "00" "01" ... "99": decimal two digits at a time (half the divisions). */
+static const char k_2dig[201] = "0001020304050607080910111213141516171819"
+                                "2021222324252627282930313233343536373839"
+                                "4041424344454647484950515253545556575859"
+                                "6061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v at the end of buf[24]; returns the first. */
+static inline char *udigits(char *end, uint64_t v) {
+  char *p = end;
+  while (v > UINT32_MAX) {
+    unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    p -= 2;
+    memcpy(p, k_2dig + 2 * r, 2);
+  }
+  uint32_t w = (uint32_t)v; /* 32-bit divisions from here: cheaper */
+  while (w >= 100) {
+    unsigned r = w % 100;
+    w /= 100;
+    p -= 2;
+    memcpy(p, k_2dig + 2 * r, 2);
+  }
+  if (w >= 10) {
+    p -= 2;
+    memcpy(p, k_2dig + 2 * w, 2);
+  } else {
+    *--p = (char)('0' + w);
+  }
+  return p;
+}
+
 /* Digits of v in base (8, 10, 16) at the end of buf[24]; returns the first. */
 static char *digits(char *end, uint64_t v, unsigned base, bool upper) {
+  if (base == 10)
+    return udigits(end, v);
   const char *set = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+  unsigned shift = base == 16 ? 4 : 3, mask = base - 1;
   char *p = end;
   do {
-    *--p = set[v % base];
-    v /= base;
+    *--p = set[v & mask];
+    v >>= shift;
   } while (v != 0);
   return p;
 }
 
 static void put_udec(struct fxt_tbuf *b, uint64_t v) {
-  char buf[24], *p = digits(buf + sizeof buf, v, 10, false);
-  fxt_tbuf_put(b, p, (size_t)(buf + sizeof buf - p));
+  char buf[24], *p = udigits(buf + sizeof buf, v);
+  put(b, p, (size_t)(buf + sizeof buf - p));
 }
 
 static void put_sdec(struct fxt_tbuf *b, int64_t v) {
@@ -90,13 +152,56 @@ static void put_sdec(struct fxt_tbuf *b, int64_t v) {
 
 static void put_hex(struct fxt_tbuf *b, uint64_t v) {
   char buf[24], *p = digits(buf + sizeof buf, v, 16, false);
-  fxt_tbuf_put(b, "0x", 2);
-  fxt_tbuf_put(b, p, (size_t)(buf + sizeof buf - p));
+  put(b, "0x", 2);
+  put(b, p, (size_t)(buf + sizeof buf - p));
 }
 
 /* ---- the line prefix ---------------------------------------------------------------------- */
 
 #define COMM_MAX 15 /* TASK_COMM_LEN - 1 */
+/* Room for the longest prefix (16 of comm, '-', a 20-digit pid, " [", a 10-digit CPU,
+ * "] ..... ", 14 digits of seconds, '.', 6 of microseconds, ": ") and for the copies of its
+ * kept parts, 64 + 16 + 8 bytes. */
+#define PREFIX_MAX 96
+
+/* "<comm>-<pid> [<cpu>] ..... " into c->text (at most 16 + 1 + 20 + 2 + 10 + 8 bytes). */
+static void prefix_head(struct fxt_tbuf_prefix *c, const char *comm, size_t comm_len,
+                        uint64_t pid, uint32_t cpu) {
+  char *o = c->text, buf[24];
+  memset(o, ' ', 16 - comm_len);
+  o += 16 - comm_len;
+  memcpy(o, comm, comm_len);
+  o += comm_len;
+  *o++ = '-';
+  char *p = udigits(buf + sizeof buf, pid);
+  size_t n = (size_t)(buf + sizeof buf - p);
+  memcpy(o, p, n);
+  o += n;
+  if (n < 7) {
+    memset(o, ' ', 7 - n);
+    o += 7 - n;
+  }
+  memcpy(o, " [", 2);
+  o += 2;
+  if (cpu < 1000) {
+    *o++ = (char)('0' + cpu / 100);
+    memcpy(o, k_2dig + 2 * (cpu % 100), 2);
+    o += 2;
+  } else {
+    p = udigits(buf + sizeof buf, cpu);
+    n = (size_t)(buf + sizeof buf - p);
+    memcpy(o, p, n);
+    o += n;
+  }
+  memcpy(o, "] ..... ", 8);
+  o += 8;
+  c->len = (uint8_t)(o - c->text);
+  c->pid = pid;
+  c->cpu = cpu;
+  c->comm_len = (uint8_t)comm_len;
+  memcpy(c->comm, comm, comm_len);
+  c->comm_ok = fxt_utf8_valid(comm, comm_len) == comm_len;
+}
 
 void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint64_t pid,
                      uint32_t cpu, uint64_t ns) {
@@ -106,30 +211,42 @@ void fxt_text_prefix(struct fxt_tbuf *b, const char *comm, size_t comm_len, uint
   }
   if (comm_len > COMM_MAX) /* on a character boundary */
     comm_len = fxt_utf8_cut(comm, COMM_MAX);
-  put_fill(b, ' ', 16 - comm_len);
-  fxt_tbuf_put(b, comm, comm_len);
-  put_char(b, '-');
-  size_t at = b->len;
-  put_udec(b, pid);
-  if (b->len - at < 7)
-    put_fill(b, ' ', 7 - (b->len - at));
-  fxt_tbuf_put(b, " [", 2);
-  char buf[24], *p = digits(buf + sizeof buf, cpu == FXTF_CPU_UNKNOWN ? 0 : cpu, 10, false);
-  size_t n = (size_t)(buf + sizeof buf - p);
-  put_fill(b, '0', n < 3 ? 3 - n : 0);
-  fxt_tbuf_put(b, p, n);
-  fxt_tbuf_put(b, "] ..... ", 8);
+  if (cpu == FXTF_CPU_UNKNOWN)
+    cpu = 0;
+  if (!fxt_tbuf_reserve(b, PREFIX_MAX))
+    return;
+  /* Written in place: the room for the longest was reserved (the fixed-size copies of the
+   * kept parts included). */
+  struct fxt_tbuf_prefix *c = &b->pc;
+  if (c->len == 0 || c->pid != pid || c->cpu != cpu || c->comm_len != comm_len ||
+      memcmp(c->comm, comm, comm_len) != 0)
+    prefix_head(c, comm, comm_len, pid, cpu);
+  char *o = b->data + b->len;
+  memcpy(o, c->text, sizeof c->text);
+  o += c->len;
   uint64_t us = ns / 1000 + (ns % 1000 >= 500); /* (ns + 500) / 1000 without overflow */
-  p = digits(buf + sizeof buf, us / 1000000, 10, false);
-  n = (size_t)(buf + sizeof buf - p);
-  put_fill(b, ' ', n < 5 ? 5 - n : 0);
-  fxt_tbuf_put(b, p, n);
-  put_char(b, '.');
-  p = digits(buf + sizeof buf, us % 1000000, 10, false);
-  n = (size_t)(buf + sizeof buf - p);
-  put_fill(b, '0', 6 - n);
-  fxt_tbuf_put(b, p, n);
-  fxt_tbuf_put(b, ": ", 2);
+  uint64_t sec = us / 1000000;
+  if (c->sec_len == 0 || c->sec != sec) { /* "%5lu." */
+    char buf[24], *p = udigits(buf + sizeof buf, sec), *s = c->sec_text;
+    size_t n = (size_t)(buf + sizeof buf - p);
+    if (n < 5) {
+      memset(s, ' ', 5 - n);
+      s += 5 - n;
+    }
+    memcpy(s, p, n);
+    s[n] = '.';
+    c->sec_len = (uint8_t)(s + n + 1 - c->sec_text);
+    c->sec = sec;
+  }
+  memcpy(o, c->sec_text, 16);
+  o += c->sec_len;
+  unsigned frac = (unsigned)(us % 1000000);
+  memcpy(o, k_2dig + 2 * (frac / 10000), 2);
+  memcpy(o + 2, k_2dig + 2 * (frac / 100 % 100), 2);
+  memcpy(o + 4, k_2dig + 2 * (frac % 100), 2);
+  memcpy(o + 6, ": ", 2);
+  o += 8;
+  b->len = (size_t)(o - b->data);
 }
 
 /* ---- printf ------------------------------------------------------------------------------- */
@@ -153,7 +270,7 @@ static const struct fxt_arg *next_arg(struct args *a) {
 }
 
 /* The argument's bits as an integer, for integer conversions and '*'. */
-static bool arg_bits(const struct fxt_arg *a, uint64_t *v) {
+static inline FXT_ALWAYS_INLINE bool arg_bits(const struct fxt_arg *a, uint64_t *v) {
   if (a == NULL)
     return false;
   switch (a->type) {
@@ -255,7 +372,9 @@ static const char *parse_prec(const char *p, const char *end, struct spec *s, st
   return parse_number(p, end, &s->prec);
 }
 
-static const char *parse_length(const char *p, const char *end, struct spec *s) {
+/* Inlined, as arg_bits: the common conversions call both once each. */
+static inline FXT_ALWAYS_INLINE const char *parse_length(const char *p, const char *end,
+                                                         struct spec *s) {
   s->bits = 32;
   if (p >= end)
     return p;
@@ -282,11 +401,12 @@ static void put_padded(struct fxt_tbuf *b, const struct spec *s, const char *pre
   size_t pad = (size_t)s->width > body ? (size_t)s->width - body : 0;
   if (!s->minus && !(s->zero && s->prec < 0))
     put_fill(b, ' ', pad);
-  fxt_tbuf_put(b, pre, npre);
+  for (size_t i = 0; i < npre; i++) /* a sign or 0x: at most 2 */
+    put_char(b, pre[i]);
   if (!s->minus && s->zero && s->prec < 0)
     put_fill(b, '0', pad);
   put_fill(b, '0', zeros);
-  fxt_tbuf_put(b, dig, ndig);
+  put(b, dig, ndig);
   if (s->minus)
     put_fill(b, ' ', pad);
 }
@@ -358,7 +478,7 @@ static void convert(struct fxt_tbuf *b, const struct spec *s, struct args *a) {
   const struct fxt_arg *arg = next_arg(a);
   uint64_t v;
   if (s->bad || arg == NULL) {
-    fxt_tbuf_puts(b, FXT_TEXT_BAD_ARG);
+    put(b, FXT_TEXT_BAD_ARG, sizeof FXT_TEXT_BAD_ARG - 1);
     return;
   }
   switch (s->conv) {
@@ -385,11 +505,47 @@ static void convert(struct fxt_tbuf *b, const struct spec *s, struct args *a) {
     put_integer(b, s, v);
     return;
   }
-  fxt_tbuf_puts(b, FXT_TEXT_BAD_ARG);
+  put(b, FXT_TEXT_BAD_ARG, sizeof FXT_TEXT_BAD_ARG - 1);
 }
 
 static bool known_conv(char c) {
-  return c != '\0' && strchr("diuxXocspeEfFgGaA", c) != NULL;
+  switch (c) {
+  case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 'c': case 's': case 'p':
+  case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A':
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The common conversions with no flag, width or precision (%d %i %u %x %s with any length):
+ * what convert() prints for them, without the general padding; false for others. */
+static bool plain_conv(struct fxt_tbuf *b, char conv, int bits, struct args *a) {
+  if (conv != 'd' && conv != 'i' && conv != 'u' && conv != 'x' && conv != 's')
+    return false;
+  const struct fxt_arg *arg = next_arg(a);
+  uint64_t v;
+  if (arg == NULL || (conv == 's' ? arg->type != FXT_ARG_STRING : !arg_bits(arg, &v))) {
+    put(b, FXT_TEXT_BAD_ARG, sizeof FXT_TEXT_BAD_ARG - 1);
+    return true;
+  }
+  if (conv == 's') {
+    put(b, arg->value.str.data ? arg->value.str.data : "", arg->value.str.len);
+    return true;
+  }
+  char buf[24], *p;
+  if (conv == 'x') {
+    p = digits(buf + sizeof buf, v & low_mask(bits), 16, false);
+  } else if (conv == 'u') {
+    p = udigits(buf + sizeof buf, v & low_mask(bits));
+  } else {
+    uint64_t mag;
+    if (split_signed(v, bits, &mag))
+      put_char(b, '-');
+    p = udigits(buf + sizeof buf, mag);
+  }
+  put(b, p, (size_t)(buf + sizeof buf - p));
+  return true;
 }
 
 void fxt_text_printf(struct fxt_tbuf *b, const char *fmt, size_t fmt_len,
@@ -400,7 +556,7 @@ void fxt_text_printf(struct fxt_tbuf *b, const char *fmt, size_t fmt_len,
     const char *pct = memchr(p, '%', (size_t)(end - p));
     if (pct == NULL)
       pct = end;
-    fxt_tbuf_put(b, p, (size_t)(pct - p));
+    put(b, p, (size_t)(pct - p));
     if (pct == end)
       return;
     if (pct + 1 < end && pct[1] == '%') {
@@ -409,13 +565,23 @@ void fxt_text_printf(struct fxt_tbuf *b, const char *fmt, size_t fmt_len,
       continue;
     }
     struct spec s = {0};
-    const char *q = parse_flags(pct + 1, end, &s);
+    const char *q = pct + 1;
+    if (q < end && !(*q == '-' || *q == '+' || *q == ' ' || *q == '#' || *q == '*' ||
+                     *q == '.' || (*q >= '0' && *q <= '9'))) {
+      q = parse_length(q, end, &s);
+      if (q < end && plain_conv(b, *q, s.bits, &a)) {
+        p = q + 1;
+        continue;
+      }
+      q = pct + 1;
+    }
+    q = parse_flags(q, end, &s);
     q = parse_width(q, end, &s, &a);
     q = parse_prec(q, end, &s, &a);
     q = parse_length(q, end, &s);
     if (q >= end || !known_conv(*q)) { /* malformed: printed as written, no argument used */
       q = q < end ? q + 1 : end;
-      fxt_tbuf_put(b, pct, (size_t)(q - pct));
+      put(b, pct, (size_t)(q - pct));
       p = q;
       continue;
     }
@@ -439,11 +605,11 @@ void fxt_text_value(struct fxt_tbuf *b, const struct fxt_arg *a) {
   case FXT_ARG_POINTER: put_hex(b, a->value.pointer); return;
   case FXT_ARG_BOOL: put_char(b, a->value.b ? '1' : '0'); return;
   case FXT_ARG_STRING:
-    fxt_tbuf_put(b, a->value.str.data ? a->value.str.data : "", a->value.str.len);
+    put(b, a->value.str.data ? a->value.str.data : "", a->value.str.len);
     return;
   case FXT_ARG_DOUBLE:
     n = snprintf(buf, sizeof buf, "%g", a->value.f64);
-    fxt_tbuf_put(b, buf, n > 0 ? (size_t)n : 0);
+    put(b, buf, n > 0 ? (size_t)n : 0);
     return;
   case FXT_ARG_BLOB:
     fxt_tbuf_puts(b, "<blob ");
@@ -459,7 +625,7 @@ void fxt_text_pairs(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t nar
   for (uint32_t i = 0; i < nargs; i++) {
     if (i)
       put_char(b, ' ');
-    fxt_tbuf_put(b, args[i].name.data ? args[i].name.data : "", args[i].name.len);
+    put(b, args[i].name.data ? args[i].name.data : "", args[i].name.len);
     put_char(b, '=');
     fxt_text_value(b, &args[i]);
   }
@@ -468,14 +634,14 @@ void fxt_text_pairs(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t nar
 /* ---- whole events ------------------------------------------------------------------------- */
 
 void fxt_text_lost(struct fxt_tbuf *b, uint32_t cpu, uint64_t n, bool unknown) {
-  fxt_tbuf_put(b, "CPU:", 4);
+  put(b, "CPU:", 4);
   put_udec(b, cpu == FXTF_CPU_UNKNOWN ? 0 : cpu);
-  fxt_tbuf_put(b, " [LOST ", 7);
+  put(b, " [LOST ", 7);
   if (!unknown) {
     put_udec(b, n);
     put_char(b, ' ');
   }
-  fxt_tbuf_put(b, "EVENTS]\n", 8);
+  put(b, "EVENTS]\n", 8);
 }
 
 static const char *const k_async_flow[] = {
@@ -487,7 +653,7 @@ static bool adhoc_head(struct fxt_tbuf *b, const struct fxtf_event *e) {
   const struct fxt_event *ev = &e->ev;
   switch (ev->type) {
   case FXT_EVENT_COUNTER:
-    fxt_tbuf_put(b, "id=", 3);
+    put(b, "id=", 3);
     put_udec(b, ev->trailer);
     return true;
   case FXT_EVENT_DURATION_BEGIN:
@@ -499,20 +665,19 @@ static bool adhoc_head(struct fxt_tbuf *b, const struct fxtf_event *e) {
   case FXT_EVENT_DURATION_COMPLETE: {
     uint64_t end = fxtf_ticks_to_ns(e->provider, ev->trailer);
     uint64_t dur = end > e->ns ? end - e->ns : 0;
-    char buf[24], *p = digits(buf + sizeof buf, dur % 1000, 10, false);
-    fxt_tbuf_put(b, "dur=", 4);
+    unsigned ns3 = (unsigned)(dur % 1000);
+    char frac[6] = {'.', (char)('0' + ns3 / 100), (char)('0' + ns3 / 10 % 10),
+                    (char)('0' + ns3 % 10), 'u', 's'};
+    put(b, "dur=", 4);
     put_udec(b, dur / 1000);
-    put_char(b, '.');
-    put_fill(b, '0', 3 - (size_t)(buf + sizeof buf - p));
-    fxt_tbuf_put(b, p, (size_t)(buf + sizeof buf - p));
-    fxt_tbuf_put(b, "us", 2);
+    put(b, frac, sizeof frac);
     return true;
   }
   case FXT_EVENT_INSTANT:
     return false;
   default: /* async and flow: 5..10 */
     fxt_tbuf_puts(b, k_async_flow[ev->type - FXT_EVENT_ASYNC_BEGIN]);
-    fxt_tbuf_put(b, " id=", 4);
+    put(b, " id=", 4);
     put_hex(b, ev->trailer);
     return true;
   }
@@ -520,12 +685,12 @@ static bool adhoc_head(struct fxt_tbuf *b, const struct fxtf_event *e) {
 
 static bool is_printk(const struct fxtf_event *e) {
   return (e->desc != NULL && e->desc->kind == FXT_TP_PRINTK) ||
-         fxtf_str_is(&e->ev.category, "printk");
+         (e->ev.category.len == 6 && memcmp(e->ev.category.data, "printk", 6) == 0);
 }
 
-static void body(struct fxt_tbuf *b, const struct fxtf_event *e) {
+static void body(struct fxt_tbuf *b, const struct fxtf_event *e, bool printk) {
   const struct fxt_event *ev = &e->ev;
-  if (is_printk(e)) { /* the format is the event name; a final newline is the line's own */
+  if (printk) { /* the format is the event name; a final newline is the line's own */
     size_t at = b->len;
     fxt_text_printf(b, ev->name.data ? ev->name.data : "", ev->name.len, ev->args, ev->num_args);
     if (b->len > at && b->data[b->len - 1] == '\n')
@@ -549,10 +714,12 @@ static bool is_marker(const struct fxtf_event *e) {
 }
 
 /* The line b->data[at..len) made well-formed UTF-8 (a file's strings may not be: each stray
- * byte becomes U+FFFD, as the JSON converter writes it), so report prints valid text. */
-static void line_utf8(struct fxt_tbuf *b, size_t at) {
+ * byte becomes U+FFFD, as the JSON converter writes it), so report prints valid text; the
+ * bytes before from are known to be well-formed and to end on a character. */
+static void line_utf8(struct fxt_tbuf *b, size_t at, size_t from) {
   size_t n = b->len - at;
-  if (fxt_utf8_valid(b->data + at, n) == n || !fxt_tbuf_reserve(b, 4 * n))
+  if (fxt_utf8_valid(b->data + from, b->len - from) == b->len - from ||
+      !fxt_tbuf_reserve(b, 4 * n))
     return;
   char *copy = b->data + b->len; /* the line again behind it, then sanitised in its place */
   memcpy(copy, b->data + at, n);
@@ -567,14 +734,18 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   size_t at = b->len;
   const struct fxtf_thread *t = e->thread;
   fxt_text_prefix(b, t->comm.data, t->named ? t->comm.len : 0, t->tid, e->cpu, e->ns);
-  if (is_printk(e))
-    fxt_tbuf_put(b, "printk", 6);
+  /* The prefix is ASCII but for its comm, which the prefix's cache says is well-formed or not
+   * (written only when the prefix was: an empty prefix leaves it stale). */
+  size_t from = b->len > at && b->pc.comm_ok ? b->len : at;
+  bool printk = is_printk(e);
+  if (printk)
+    put(b, "printk", 6);
   else if (is_marker(e)) /* as the kernel: events/ftrace/print prints as tracing_mark_write */
-    fxt_tbuf_put(b, "tracing_mark_write", 18);
+    put(b, "tracing_mark_write", 18);
   else
-    fxt_tbuf_put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
-  fxt_tbuf_put(b, ": ", 2);
-  body(b, e);
+    put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
+  put(b, ": ", 2);
+  body(b, e, printk);
   put_char(b, '\n');
-  line_utf8(b, at);
+  line_utf8(b, at, from);
 }

@@ -21,10 +21,24 @@
 /* Widths and precisions are capped here: a format cannot make a line of gigabytes. */
 #define FXT_TEXT_MAX_WIDTH 4096
 
+/* fxt_text_prefix's last line start, "<comm>-<pid> [<cpu>] ..... ", kept for the next line
+ * of the same comm, pid and CPU (consecutive lines are mostly one thread's), and its last
+ * seconds, "<seconds>."; empty (len 0) after fxt_tbuf_init. */
+struct fxt_tbuf_prefix {
+  uint64_t pid, sec;
+  uint32_t cpu;
+  uint8_t comm_len, len, sec_len;
+  bool comm_ok; /* comm is well-formed UTF-8 */
+  char comm[16];
+  char text[64];
+  char sec_text[24];
+};
+
 struct fxt_tbuf {
   char *data;
   size_t len, cap;
   bool oom;
+  struct fxt_tbuf_prefix pc;
 };
 
 void fxt_tbuf_init(struct fxt_tbuf *b);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "export/fxtfile.h"
+#include "export/fxtfile_int.h"
 #include "export/text.h"
 #include "report_lines.h"
 
@@ -424,6 +425,45 @@ static void test_clock_mapping_piecewise(void **state) {
   fxtf_close(f);
 }
 
+/* fxtf_clockmap_apply_seg (the loader's, which keeps the segment of the previous ticks) maps
+ * every tick as fxtf_clockmap_apply does: at and around each sync, beyond the first and last,
+ * in order and jumping back and forth, with many syncs, two, one and none. */
+static void test_clock_mapping_segment_cache(void **state) {
+  (void)state;
+  struct fxtf_sync syncs[6] = {
+      {0, 1000, 7000, 0},       {0, 4000, 8000, 0},          {0, 4001, 8003, 0},
+      {0, 9000000, 3008003, 0}, {0, 9000007, 3008003, 0}, {0, 20000000000, 9000000000, 0},
+  };
+  uint64_t ticks[64];
+  size_t n = 0;
+  ticks[n++] = 0;
+  ticks[n++] = UINT64_MAX;
+  for (int k = 0; k < 6; k++)
+    for (int d = -2; d <= 2; d++)
+      ticks[n++] = syncs[k].ticks + (uint64_t)(int64_t)d;
+  ticks[n++] = 30000000000;
+  ticks[n++] = 123456789;
+  for (uint32_t nsyncs = 0; nsyncs <= 6; nsyncs++) {
+    struct fxtf_provider p;
+    memset(&p, 0, sizeof p);
+    p.ticks_per_second = 3000000000;
+    p.nsyncs = nsyncs;
+    if (nsyncs) {
+      p.first_sync = syncs[0];
+      p.last_sync = syncs[nsyncs - 1];
+      p.syncs = syncs;
+    }
+    struct fxtf_clockmap m = fxtf_clockmap_of(&p);
+    struct fxtf_clockseg g = {0};
+    for (size_t i = 0; i < n; i++) /* jumping around */
+      assert_int_equal(fxtf_clockmap_apply_seg(&m, &g, ticks[i]),
+                       fxtf_clockmap_apply(&m, ticks[i]));
+    memset(&g, 0, sizeof g);
+    for (uint64_t t = 0; t < 9000100; t += 997) /* in order, through the segments */
+      assert_int_equal(fxtf_clockmap_apply_seg(&m, &g, t), fxtf_clockmap_apply(&m, t));
+  }
+}
+
 /* Every event re-read by fxtf_event_at equals what the decoder read in file order. */
 static void test_reread_matches_decoder(void **state) {
   (void)state;
@@ -673,6 +713,7 @@ int main(void) {
       cmocka_unit_test(test_name_counts),
       cmocka_unit_test(test_clock_mapping),
       cmocka_unit_test(test_clock_mapping_piecewise),
+      cmocka_unit_test(test_clock_mapping_segment_cache),
       cmocka_unit_test(test_reread_matches_decoder),
       cmocka_unit_test(test_descriptions),
       cmocka_unit_test(test_errors),
