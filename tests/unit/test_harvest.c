@@ -8,11 +8,13 @@
  * sharing one buffers directory: a live session whose recorded pid means nothing here (as
  * in another pid namespace) is never removed by the other's clean-up.
  *
- * The same program is the exec'd image: `test_harvest image N exit|_exit|abort|kill|hold [F]`
- * emits N events (seq 100...; a flush every F of them) and returns (a clean stop at exit),
- * calls _exit, aborts, kills itself with SIGKILL, or returns once its stdin ends (a live
- * session meanwhile) (tests/check/record_harvest.sh runs it
- * under `fxtrace record`, tests/check/top_level_kill.sh under FXTRACE alone).
+ * The same program is the exec'd image: `test_harvest image N
+ * exit|_exit|abort|kill|hold|fork:kill|fork:_exit [F]` emits N events (seq 100...; a flush
+ * every F of them) and returns (a clean stop at exit), calls _exit, aborts, kills itself with
+ * SIGKILL, returns once its stdin ends (a live session meanwhile), or forks a child that emits
+ * N events and is killed or _exits, waits for it, prints "child PID" on stderr and returns
+ * (tests/check/record_harvest.sh runs it under `fxtrace record`, tests/check/top_level_kill.sh
+ * and flight_children.sh under FXTRACE alone).
  *
  * Under ThreadSanitizer the cases that fork a process with a running session are skipped:
  * TSan cannot start threads (the child's consumer) in the child of a multi-threaded fork. */
@@ -450,6 +452,24 @@ static int image(int argc, char **argv)
     _exit(0);
   if (argc > 3 && strcmp(argv[3], "kill") == 0)
     raise(SIGKILL);
+  if (argc > 3 && strncmp(argv[3], "fork:", 5) == 0) {
+    /* A child of fork emits N events of its own (seq 1000...) and ends as the rest says (kill,
+     * _exit); this process waits for it and stops at exit (its stop harvests the child). */
+    pid_t child = fork();
+    if (child < 0)
+      return 20;
+    if (child == 0) {
+      for (uint64_t i = 0; i < n; i++)
+        FXT_TRACE(t, seq, 1000 + i);
+      if (strcmp(argv[3] + 5, "kill") == 0)
+        raise(SIGKILL);
+      _exit(0);
+    }
+    int status;
+    if (waitpid(child, &status, 0) != child)
+      return 21;
+    fprintf(stderr, "child %d\n", (int)child);
+  }
   if (argc > 3 && strcmp(argv[3], "hold") == 0) { /* a live session until stdin ends */
     char c;
     while (read(0, &c, 1) > 0)
