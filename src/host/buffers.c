@@ -137,12 +137,24 @@ static int newest_first(const void *a, const void *b)
   return x->tv_nsec > y->tv_nsec ? -1 : x->tv_nsec < y->tv_nsec;
 }
 
-/* Whether name is "<pid>.<n>.fxt", a trace fxt_harvest wrote in a session directory's place
- * (a dead session whose output was stdout or none). */
+static const char *skip_digits(const char *p)
+{
+  const char *q = p;
+  while (*q >= '0' && *q <= '9')
+    q++;
+  return q > p ? q : NULL;
+}
+
+/* Whether name is "<pid>.<n>.fxt" (or "<pid>.<n>-<k>.fxt"), a trace fxt_harvest wrote in a
+ * session directory's place (a dead session whose output was stdout or none). */
 static bool is_recovered_name(const char *name)
 {
-  size_t n = strlen(name);
-  return n > 4 && strcmp(name + n - 4, ".fxt") == 0 && name[0] >= '0' && name[0] <= '9';
+  const char *p = skip_digits(name);
+  if (!p || *p != '.' || !(p = skip_digits(p + 1)))
+    return false;
+  if (*p == '-' && !(p = skip_digits(p + 1)))
+    return false;
+  return strcmp(p, ".fxt") == 0;
 }
 
 static bool add_crashed(struct crashed **v, size_t *n, size_t *cap, const char *name,
@@ -188,7 +200,7 @@ static void collect_stale(const char *base)
       continue;
     struct stat fst;
     if (is_recovered_name(e->d_name)) {
-      if (lstat(dir, &fst) == 0 && S_ISREG(fst.st_mode) &&
+      if (lstat(dir, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
           !add_crashed(&crashed, &ncrashed, &cap, e->d_name, fst.st_mtim))
         break; /* keep what was seen; the next session looks again */
       continue;
