@@ -137,12 +137,52 @@ static int newest_first(const void *a, const void *b)
   return x->tv_nsec > y->tv_nsec ? -1 : x->tv_nsec < y->tv_nsec;
 }
 
-/* Sessions of processes that are gone: those that left nothing to recover (a clean stop that
- * died in its cleanup, a process that exited while its consumer had written everything) are
- * removed; of the crashed ones with something left, the KEEP_CRASHED newest are kept for
- * `fxtrace recover` and the older ones removed, each said on stderr. */
+static const char *skip_digits(const char *p)
+{
+  const char *q = p;
+  while (*q >= '0' && *q <= '9')
+    q++;
+  return q > p ? q : NULL;
+}
+
+/* Whether name is "<pid>.<n>.fxt" (or "<pid>.<n>-<k>.fxt"), a trace fxt_harvest wrote in a
+ * session directory's place (a dead session whose output was stdout or none). */
+static bool is_recovered_name(const char *name)
+{
+  const char *p = skip_digits(name);
+  if (!p || *p != '.' || !(p = skip_digits(p + 1)))
+    return false;
+  if (*p == '-' && !(p = skip_digits(p + 1)))
+    return false;
+  return strcmp(p, ".fxt") == 0;
+}
+
+static bool add_crashed(struct crashed **v, size_t *n, size_t *cap, const char *name,
+                        struct timespec mtime)
+{
+  if (*n == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 16;
+    struct crashed *grown = realloc(*v, ncap * sizeof(**v));
+    if (!grown)
+      return false;
+    *v = grown;
+    *cap = ncap;
+  }
+  snprintf((*v)[*n].name, sizeof((*v)[*n].name), "%s", name);
+  (*v)[(*n)++].mtime = mtime;
+  return true;
+}
+
+/* Sessions of processes that are gone: every one that nothing else will harvest is harvested
+ * into its output file (harvest.h: or a file of its own, said on stderr); those that left
+ * nothing to recover (a clean stop that died in its cleanup, a process that exited while its
+ * consumer had written everything) are removed. Of the crashed ones left (their parent's
+ * session will harvest them, or they could not be written) and the traces written in a
+ * session directory's place, the KEEP_CRASHED newest are kept and the older ones removed,
+ * each said on stderr. */
 static void collect_stale(const char *base)
 {
+  fxt_harvest_dead(base, "fxtrace");
   DIR *d = opendir(base);
   if (!d)
     return;
@@ -158,6 +198,13 @@ static void collect_stale(const char *base)
     int k = snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
     if (k <= 0 || (size_t)k >= sizeof(dir))
       continue;
+    struct stat fst;
+    if (is_recovered_name(e->d_name)) {
+      if (lstat(dir, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
+          !add_crashed(&crashed, &ncrashed, &cap, e->d_name, fst.st_mtim))
+        break; /* keep what was seen; the next session looks again */
+      continue;
+    }
     /* A process that runs with the pid and start time its header names: its session, or
      * the next image of a process that exec'd (it takes the directory over when its session
      * starts). Not ours to judge, and not even to lock for a look: a harvester that finds the
@@ -180,18 +227,9 @@ static void collect_stale(const char *base)
       continue;
     }
     close(lock);
-    if (state == FXT_REC_CRASHED && stat(dir, &st) == 0) {
-      if (ncrashed == cap) {
-        size_t ncap = cap ? cap * 2 : 16;
-        struct crashed *grown = realloc(crashed, ncap * sizeof(*crashed));
-        if (!grown)
-          break; /* keep what was seen; the next session looks again */
-        crashed = grown;
-        cap = ncap;
-      }
-      snprintf(crashed[ncrashed].name, sizeof(crashed[ncrashed].name), "%s", e->d_name);
-      crashed[ncrashed++].mtime = st.st_mtim;
-    }
+    if (state == FXT_REC_CRASHED && stat(dir, &st) == 0 &&
+        !add_crashed(&crashed, &ncrashed, &cap, e->d_name, st.st_mtim))
+      break; /* keep what was seen; the next session looks again */
   }
   closedir(d);
   if (ncrashed > KEEP_CRASHED) {
@@ -199,6 +237,14 @@ static void collect_stale(const char *base)
     for (size_t i = KEEP_CRASHED; i < ncrashed; i++) {
       char dir[4400];
       snprintf(dir, sizeof(dir), "%s/%s", base, crashed[i].name);
+      if (is_recovered_name(crashed[i].name)) {
+        if (unlink(dir) == 0)
+          fprintf(stderr,
+                  "fxtrace: removed %s, the recovered trace of a process that died: a "
+                  "buffers directory keeps the %d newest\n",
+                  dir, KEEP_CRASHED);
+        continue;
+      }
       int lock = fxt_sdir_lock(dir, 0);
       if (lock < 0)
         continue; /* taken over meanwhile (a harvest, or the next image of its process) */
@@ -277,12 +323,12 @@ static bool take_over_previous(struct session *s, const char *base, pid_t pid)
     bool same = strcmp(info.output, mine) == 0 && mine[0] == '/';
     int rc = fxt_harvest(dir, !taken, same, taken ? s->buffers_dir : NULL, NULL, msg,
                          sizeof(msg));
-    if (rc != 0 && rc != FXT_ENOENT)
+    if (rc != 0 && rc != FXT_ENOENT) /* (1: written to a file of its own, said) */
       fprintf(stderr, "fxtrace: %s\n", msg);
-    if (rc == 0 && !taken) {
+    if (rc >= 0 && !taken) {
       strcpy(s->buffers_dir, dir);
       s->lock_fd = lock;
-      s->output_append = same;
+      s->output_append = same && rc == 0; /* not into a file that is not the previous's */
       taken = true;
       continue;
     }
@@ -761,7 +807,9 @@ static void harvest_child(struct session *s, const char *name, bool final)
   if (rc == 0)
     rc = fxt_harvest(dir, false, false, s->buffers_dir, NULL, msg, sizeof(msg));
   close(lock);
-  if (rc != 0 && access(dir, F_OK) == 0) /* (not: another harvested it meanwhile) */
+  /* Said when the trace went to a file of its own (1), or was not written (not: another
+   * harvested it meanwhile). */
+  if (rc == 1 || (rc != 0 && access(dir, F_OK) == 0))
     fprintf(stderr, "fxtrace: %s\n", msg);
   unlink(mark);
 }

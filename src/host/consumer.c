@@ -1747,6 +1747,14 @@ int fxt_consumer_start(struct session *s)
     fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(e));
     return -e; /* ENOENT, EROFS, EMFILE, ...: fxt_strerror says it in the system's words */
   }
+  /* The file's identity, before it holds anything of this session: a harvest by another
+   * process writes into what the path names only while it is this file (harvest.h). */
+  struct stat ost;
+  bool own_file = C.out.fd >= 0 && strcmp(s->output, "-") != 0 && fstat(C.out.fd, &ost) == 0;
+  atomic_store_explicit(&s->sh->out_dev, own_file ? (uint64_t)ost.st_dev : 0,
+                        memory_order_relaxed);
+  atomic_store_explicit(&s->sh->out_ino, own_file ? (uint64_t)ost.st_ino : 0,
+                        memory_order_relaxed);
   /* What the file holds before this session's records is whole (a recovery keeps it); the
    * records that follow carry no magic record of their own (docs/fxt-conventions.md:
    * single-process traces concatenated). */

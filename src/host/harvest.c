@@ -122,6 +122,8 @@ int fxt_sdir_read(const char *dir, struct fxt_sdir_info *info, char *why, size_t
     info->proc_start = m.h.proc_start;
     info->state = m.h.state;
     memcpy(info->output, m.h.output, sizeof(info->output));
+    info->out_dev = m.h.out_dev;
+    info->out_ino = m.h.out_ino;
   }
   unmap_ro(data, size);
   return rc;
@@ -228,6 +230,61 @@ static void say(char *msg, size_t size, const char *fmt, ...)
   va_end(ap);
 }
 
+/* Whether path still names the file a session wrote (its identity in the header), or names
+ * nothing while the session opened none (a death before its consumer's open: nothing of it
+ * can be there). */
+static bool output_is_ours(const char *path, const struct fxt_sdir_info *info)
+{
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return errno == ENOENT && info->out_dev == 0 && info->out_ino == 0;
+  return S_ISREG(st.st_mode) && info->out_ino != 0 && (uint64_t)st.st_dev == info->out_dev &&
+         (uint64_t)st.st_ino == info->out_ino;
+}
+
+/* Publishes tmp as a file of its own: the first of "<stem>.fxt", "<stem>-2.fxt", ... that
+ * does not exist (link, never over another file). 0 with the name in out, or -errno. */
+static int publish_new(const char *tmp, const char *stem, char *out, size_t size)
+{
+  for (int k = 1; k < 100; k++) {
+    int n = k == 1 ? snprintf(out, size, "%s.fxt", stem)
+                   : snprintf(out, size, "%s-%d.fxt", stem, k);
+    if (n < 0 || (size_t)n >= size)
+      return -ENAMETOOLONG;
+    if (link(tmp, out) == 0) {
+      unlink(tmp);
+      return 0;
+    }
+    if (errno != EEXIST)
+      return -errno;
+  }
+  return -EEXIST;
+}
+
+/* Runs the recovery of in into a new file tmp (0644). 0 or 1 (fxt_recover_run), or -errno of
+ * the file; tmp is gone unless it returned >= 0. */
+static int recover_into(const char *tmp, const struct fxt_rec_input *in, struct fxt_rec_stats *st,
+                        char *why, size_t why_size)
+{
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int rc = -errno;
+    snprintf(why, why_size, "%s: %s", tmp, strerror(errno));
+    return rc;
+  }
+  struct say sy = {why, why_size};
+  why[0] = 0;
+  int rc = fxt_recover_run(in, write_fd, &fd, keep_first_damage, &sy, st);
+  if (close(fd) != 0 && rc >= 0)
+    rc = -errno;
+  if (rc < 0) {
+    unlink(tmp);
+    if (!why[0])
+      snprintf(why, why_size, "%s", fxt_strerror(rc));
+  }
+  return rc;
+}
+
 int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
                 struct fxt_rec_stats *st, char *msg, size_t msg_size)
 {
@@ -248,73 +305,218 @@ int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt
     say(msg, msg_size, "%s: left for `fxtrace recover`: %s", dir, why);
     return rc;
   }
-  if (info.output[0] != '/') {
-    say(msg, msg_size,
-        "%s: the session of pid %u had no output file (%s): left for `fxtrace recover`", dir,
-        info.pid, info.output[0] ? "its trace went to stdout" : "a flight recorder");
-    return FXT_ENOENT;
-  }
   /* The file the consumer wrote: the output itself, or "X.dat.fxt" for a trace.dat. */
-  char part[4200];
-  bool dat = ends_with(info.output, ".dat");
-  snprintf(part, sizeof(part), dat ? "%s.fxt" : "%s", info.output);
-  char spath[4400], ppath[4400], tmp[4300];
+  char part[4200] = "";
+  bool to_file = info.output[0] == '/';
+  bool dat = to_file && ends_with(info.output, ".dat");
+  if (to_file)
+    snprintf(part, sizeof(part), dat ? "%s.fxt" : "%s", info.output);
+  bool in_place = to_file && output_is_ours(part, &info);
+  char spath[4400], ppath[4400], tmp[4400];
   snprintf(spath, sizeof(spath), "%s/%s", dir, FXT_SH_FILE);
   snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
-  snprintf(tmp, sizeof(tmp), "%s.harvest-%d", part, (int)getpid());
-  uint64_t ssize, psize, osize;
-  int serr, perr, oerr;
+  uint64_t ssize, psize, osize = 0;
+  int serr, perr, oerr = 0;
   const unsigned char *sdata = map_ro(spath, &ssize, &serr);
   const unsigned char *pdata = map_ro(ppath, &psize, &perr);
-  const unsigned char *odata = map_ro(part, &osize, &oerr);
+  /* The committed part of the output is read only from the session's own file: whatever
+   * else its path names now is someone else's. */
+  const unsigned char *odata = in_place ? map_ro(part, &osize, &oerr) : NULL;
   struct fxt_rec_input in = {
       .session = {spath, sdata, ssize},
       .pool = {ppath, pdata, psize},
       .output = {part, odata, osize},
       .output_errno = oerr,
+      .output_gone = to_file && !in_place,
   };
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    rc = -errno;
-    say(msg, msg_size, "%s: cannot write the trace of pid %u: %s: %s (left in place)", dir,
-        info.pid, tmp, strerror(-rc));
-  } else {
-    struct say sy = {why, sizeof(why)};
-    why[0] = 0;
-    rc = fxt_recover_run(&in, write_fd, &fd, keep_first_damage, &sy, st);
-    if (close(fd) != 0 && rc >= 0)
+  /* Where the trace goes: into the output, renamed over it; else a new file beside the
+   * output ("<output>.<pid>.recovered.fxt": the path names a file that is not the session's,
+   * or none), or in the session directory's place ("<dir>.fxt": stdout, no output file, or
+   * beside it cannot be written). Each is written whole under a temporary name first. */
+  char where[4400] = "";
+  rc = -ENOENT;
+  if (in_place) {
+    snprintf(tmp, sizeof(tmp), "%s.harvest-%d", part, (int)getpid());
+    rc = recover_into(tmp, &in, st, why, sizeof(why));
+    if (rc >= 0 && rename(tmp, part) != 0) {
       rc = -errno;
-    if (rc >= 0 && rename(tmp, part) != 0)
-      rc = -errno;
-    if (rc < 0) {
+      snprintf(why, sizeof(why), "%.900s: %s", part, strerror(errno));
       unlink(tmp);
-      say(msg, msg_size, "%s: the trace of pid %u was not written to %s: %s (left in place)",
-          dir, info.pid, part, why[0] ? why : fxt_strerror(rc));
+    }
+    if (rc >= 0)
+      snprintf(where, sizeof(where), "%s", dat && !keep_fxt ? info.output : part);
+  } else {
+    char stem[4250];
+    for (int pass = to_file ? 0 : 1; pass < 2 && rc < 0; pass++) {
+      if (pass == 0)
+        snprintf(stem, sizeof(stem), "%s.%u.recovered", part, info.pid);
+      else
+        snprintf(stem, sizeof(stem), "%s", dir);
+      snprintf(tmp, sizeof(tmp), "%s.harvest-%d", stem, (int)getpid());
+      memset(st, 0, sizeof(*st));
+      rc = recover_into(tmp, &in, st, why, sizeof(why));
+      if (rc >= 0) {
+        int prc = publish_new(tmp, stem, where, sizeof(where));
+        if (prc < 0) {
+          snprintf(why, sizeof(why), "%.900s: %s", stem, strerror(-prc));
+          unlink(tmp);
+          rc = prc;
+        }
+      }
     }
   }
   unmap_ro(sdata, ssize);
   unmap_ro(pdata, psize);
   unmap_ro(odata, osize);
-  if (rc < 0)
+  if (rc < 0) {
+    say(msg, msg_size, "%s: the trace of pid %u was not written: %s (left in place)", dir,
+        info.pid, why);
     return rc;
+  }
   bool damaged = rc == 1;
-  if (dat && !keep_fxt) {
+  if (in_place && dat && !keep_fxt) {
     char err[512] = "";
     int crc = fxt_tracedat_file(part, info.output, NULL, err, sizeof(err));
-    if (crc == 0)
+    if (crc == 0) {
       unlink(part);
-    else
+    } else {
       say(msg, msg_size, "%s: not written (%s: %s); the trace is in %s", info.output,
           fxt_strerror(crc), err, part);
+      snprintf(where, sizeof(where), "%s", part);
+    }
   }
   fxt_sdir_adopt_children(dir, adopt_dir);
   fxt_sdir_remove(dir, keep_dir);
+  const char *whose = !to_file                ? info.output[0] ? " (its output was stdout)"
+                                                               : " (it had no output file)"
+                      : !in_place             ? " (its output file was removed or replaced)"
+                                              : "";
   if (msg_size && !msg[0])
     say(msg, msg_size,
-        "%s: pid %u ended without stopping its session: its trace is in %s (%llu events "
-        "recovered from its buffers; dropped %llu, overrun %llu, lost %llu)%s%s",
-        dir, info.pid, dat && !keep_fxt ? info.output : part, (unsigned long long)st->events,
-        (unsigned long long)st->dropped, (unsigned long long)st->overrun,
-        (unsigned long long)st->lost, damaged ? "; damage: " : "", damaged ? why : "");
-  return 0;
+        "%s: pid %u ended without stopping its session: its trace is in %s%s (%llu records, "
+        "%llu events, recovered from its buffers; dropped %llu, overrun %llu, lost %llu)%s%s",
+        dir, info.pid, where, whose, (unsigned long long)st->records,
+        (unsigned long long)st->events, (unsigned long long)st->dropped,
+        (unsigned long long)st->overrun, (unsigned long long)st->lost,
+        damaged ? "; damage: " : "", damaged ? why : "");
+  return in_place ? 0 : 1;
+}
+
+/* "<digits>.<digits>": the name of a session directory in a buffers directory. */
+static bool is_session_name(const char *name)
+{
+  const char *p = name;
+  if (*p < '0' || *p > '9')
+    return false;
+  while (*p >= '0' && *p <= '9')
+    p++;
+  if (*p++ != '.' || *p < '0' || *p > '9')
+    return false;
+  while (*p >= '0' && *p <= '9')
+    p++;
+  return *p == 0;
+}
+
+struct names {
+  char (*v)[256];
+  size_t n, cap;
+};
+
+static void names_add(struct names *ns, const char *name)
+{
+  if (strlen(name) >= 256)
+    return;
+  if (ns->n == ns->cap) {
+    size_t cap = ns->cap ? ns->cap * 2 : 16;
+    void *grown = realloc(ns->v, cap * sizeof(*ns->v));
+    if (!grown)
+      return;
+    ns->v = grown;
+    ns->cap = cap;
+  }
+  strcpy(ns->v[ns->n++], name);
+}
+
+static bool names_has(const struct names *ns, const char *name)
+{
+  for (size_t i = 0; i < ns->n; i++)
+    if (strcmp(ns->v[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* Whether the directory of output holds an FXT_HARVESTER_FILE that its process keeps locked. */
+static bool harvester_lives(const char *output)
+{
+  const char *slash = strrchr(output, '/');
+  char path[4400];
+  if (output[0] != '/' || !slash ||
+      snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - output), output,
+               FXT_HARVESTER_FILE) >= (int)sizeof(path))
+    return false;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return false;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
+}
+
+int fxt_harvest_dead(const char *base, const char *who)
+{
+  DIR *d = opendir(base);
+  if (!d)
+    return 0;
+  /* First every session's state: the dead ones are candidates, the running ones' children's
+   * markers name those their parent will harvest. */
+  struct names dead = {0}, marked = {0};
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!is_session_name(e->d_name) || strtol(e->d_name, NULL, 10) == (long)getpid())
+      continue;
+    char dir[4400], why[256];
+    struct fxt_sdir_info info;
+    if (snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= (int)sizeof(dir) ||
+        fxt_sdir_read(dir, &info, why, sizeof(why)) != 0)
+      continue;
+    if (!fxt_proc_running(info.pid, info.proc_start)) {
+      if (!harvester_lives(info.output))
+        names_add(&dead, e->d_name);
+      continue;
+    }
+    DIR *sd = opendir(dir);
+    struct dirent *m;
+    while (sd && (m = readdir(sd)) != NULL)
+      if (is_child_mark(m->d_name))
+        names_add(&marked, m->d_name + strlen(FXT_CHILD_MARK));
+    if (sd)
+      closedir(sd);
+  }
+  closedir(d);
+  int harvested = 0;
+  for (size_t i = 0; i < dead.n; i++) {
+    if (names_has(&marked, dead.v[i]))
+      continue;
+    char dir[4400], msg[2048];
+    snprintf(dir, sizeof(dir), "%s/%s", base, dead.v[i]);
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+      continue;
+    int lock = fxt_sdir_lock(dir, 0);
+    if (lock < 0)
+      continue; /* live (another pid namespace), or another harvester has it */
+    enum fxt_rec_dead state = fxt_recover_dead_state(dir);
+    if (state == FXT_REC_STALE) {
+      fxt_sdir_remove(dir, false);
+    } else if (state == FXT_REC_CRASHED) {
+      int rc = fxt_harvest(dir, false, false, NULL, NULL, msg, sizeof(msg));
+      if (rc != FXT_ENOENT)
+        fprintf(stderr, "%s: %s\n", who, msg);
+      harvested += rc >= 0;
+    }
+    close(lock);
+  }
+  free(dead.v);
+  free(marked.v);
+  return harvested;
 }

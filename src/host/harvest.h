@@ -36,6 +36,11 @@
  * directory). */
 #define FXT_CHILD_MARK "child."
 
+/* A file a harvester that outlives the sessions it will harvest (`fxtrace record`) keeps
+ * locked (flock, exclusive, O_CLOEXEC: released however it ends) in the directory their
+ * outputs are in, for its whole life: fxt_harvest_dead leaves those sessions to it. */
+#define FXT_HARVESTER_FILE ".harvester"
+
 /* Takes the lock of session directory dir: returns the descriptor that holds it (closing it
  * releases the lock), -EWOULDBLOCK when another process holds it (a live session, or another
  * process that looks at it or harvests it), or another negative errno (-ENOENT: no such
@@ -52,6 +57,7 @@ struct fxt_sdir_info {
   uint64_t proc_start;
   uint32_t state;        /* FXT_SH_RUNNING, FXT_SH_STOPPED */
   char output[4097];     /* absolute path of its output file, "" none, "-" stdout */
+  uint64_t out_dev, out_ino; /* the identity of the file it opened there, 0 0 for none */
 };
 
 /* Reads dir's session header into *info. 0; FXT_ENOENT (no session file: a session being
@@ -65,16 +71,34 @@ bool fxt_proc_running(uint32_t pid, uint64_t proc_start);
 
 /* Harvests the dead session in dir, whose lock the caller holds: writes its complete trace
  * (recover.h: the committed part of its output file, then every record still in its buffers,
- * with every loss counted) beside its output file and renames it over it (for an output
- * "X.dat", into "X.dat.fxt", converted to X.dat unless keep_fxt), then removes the session's
- * files and, unless keep_dir, the directory. The children's markers in dir move to adopt_dir
+ * with every loss counted) and removes the session's files and, unless keep_dir, the
+ * directory. The trace goes into the session's own output file (written beside it and
+ * renamed over it; for an output "X.dat", into "X.dat.fxt", converted to X.dat unless
+ * keep_fxt) when its path still names the file the session opened (the identity in its
+ * header: never another's file); else into a new file, never over an existing one: beside the
+ * output, "<output>.<pid>.recovered.fxt", when the path names another file or none (the
+ * output was removed or replaced: only what the consumer had not written is in it), or in
+ * the directory's place, "<dir>.fxt", when the output was stdout or none (a flight
+ * recorder), or beside it cannot be written. The children's markers in dir move to adopt_dir
  * when it is given (their parent is gone: adopt_dir's session harvests them), else they go.
- * *st (may be NULL) gets what recovery found. Returns 0 (done); FXT_ENOENT when the session
- * had no output file to write into ("" or "-": its files are left in place for `fxtrace
- * recover`); FXT_EBADMSG (a damaged header: left in place); or a negative errno of the write
- * (left in place). msg gets one line that says what happened and, for a failure, why. */
+ * *st (may be NULL) gets what recovery found. Returns 0 (done, in the output file); 1 (done,
+ * into a new file: msg names it, and the caller says so); FXT_ENOENT (no session file);
+ * FXT_EBADMSG (a damaged header: left in place); or a negative errno of the write (left in
+ * place). msg gets one line that says what happened (pid, file, records and events
+ * recovered, losses) and, for a failure, why. */
 int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
                 struct fxt_rec_stats *st, char *msg, size_t msg_size);
+
+/* Harvests every dead session of this user in the buffers directory base that nothing else
+ * will: a session directory whose process is gone, whose lock no one holds (a live session,
+ * or another harvester: taken without waiting, so two racing harvesters never both act),
+ * that no running session holds a child's marker for (its parent's session harvests it, and
+ * adopts its own children), and whose output's directory holds no FXT_HARVESTER_FILE a live
+ * process keeps locked (`fxtrace record` harvests its own). Sessions with nothing left to
+ * write (a clean stop, everything delivered) are removed; each harvest is said on stderr,
+ * prefixed with who (fxt_harvest's line: pid, file, records). Directories not owned by this
+ * user are not touched. Returns the number harvested. */
+int fxt_harvest_dead(const char *base, const char *who);
 
 /* Removes a session directory's files (session, buffers, children's markers) and, unless
  * keep_dir, the directory. */

@@ -174,7 +174,11 @@ static void read_prefix(struct rec_model *m, struct prefix *p)
   struct fxt_rec_stats *st = m->stats;
   p->len = 0;
   if (o->size == 0) {
-    if (h->output[0] && strcmp(h->output, "-") != 0 && m->committed > 0)
+    if (m->in->output_gone && m->committed > 0)
+      rec_say(m, 0, "%s: the %llu bytes the consumer wrote are no longer at this path "
+                    "(the file was removed or replaced): only what followed them is here",
+              h->output, (unsigned long long)m->committed);
+    else if (h->output[0] && strcmp(h->output, "-") != 0 && m->committed > 0)
       rec_say(m, 1, "%s: %s: the %llu bytes the consumer had written are lost",
               o->name ? o->name : h->output,
               m->in->output_errno ? strerror(m->in->output_errno) : "missing or empty",
@@ -569,7 +573,8 @@ enum fxt_rec_dead fxt_recover_dead_state(const char *dir)
     } else if (!alive) {
       state = FXT_REC_CRASHED; /* unless the summary below finds nothing missing */
       /* Anything the output lacks? Count it, without building the trace. */
-      struct fxt_rec_input in = {{path, sdata, ssize}, {"buffers", NULL, 0}, {"", NULL, 0}, false, 0};
+      struct fxt_rec_input in = {{path, sdata, ssize}, {"buffers", NULL, 0}, {"", NULL, 0},
+                                 false, 0, false};
       char ppath[4400];
       snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
       in.pool.data = map_file(ppath, &psize);

@@ -26,6 +26,9 @@ struct fxt_rec_input {
   struct fxt_rec_file output;  /* the session's partial output file (size 0: none) */
   bool live;                   /* the process still runs: positions may move (best effort) */
   int output_errno;            /* why output could not be read (0: it could, or none) */
+  bool output_gone;            /* the file the session wrote is no longer at its path (removed
+                                  or replaced; harvest.h): output is empty, and the bytes the
+                                  consumer wrote there are not this recovery's to count */
 };
 
 /* What a recovery found and wrote. */

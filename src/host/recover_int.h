@@ -39,6 +39,7 @@ struct rec_hdr {
   uint64_t intent_file_off, intent_len, intent_rep_nested, intent_chunk_off;
   uint64_t committed, held_len[2], no_slot_drops, tps_used, rep_no_slot, intent_rep_no_slot;
   uint32_t held_active;
+  uint64_t out_dev, out_ino; /* the output file's identity, 0 0 when none was opened */
 };
 
 /* A record to write: bytes (in the input files or in a slot's copy), its time, its source. */

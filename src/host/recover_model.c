@@ -213,6 +213,8 @@ int rec_read_header(struct rec_model *m)
   h->intent_credit[0] = rec_le32(d + FXT_SH_OFF_INTENT_CREDIT);
   h->intent_credit[1] = rec_le32(d + FXT_SH_OFF_INTENT_CREDIT + 4);
   h->intent_chunk_off = rec_le64(d + FXT_SH_OFF_INTENT_CHUNK_OFF);
+  h->out_dev = rec_le64(d + FXT_SH_OFF_OUT_DEV);
+  h->out_ino = rec_le64(d + FXT_SH_OFF_OUT_INO);
   h->intent_held_n = rec_le32(d + FXT_SH_OFF_INTENT_HELD_N);
   for (uint32_t i = 0; i < FXT_SH_HELD_MAX; i++)
     h->intent_held_off[i] = rec_le32(d + FXT_SH_OFF_INTENT_HELD_OFF + 4 * i);

@@ -18,6 +18,7 @@
  *   slot table entry    owner fields: the attaching thread under pool_lock (FREE -> LIVE);
  *                       state: as session_int.h; consumer fields: the consumer thread only
  *   intent, committed, held, latest clock sync: the consumer thread only
+ *   output identity     the starting thread, before the consumer thread exists
  *   no_slot_drops       any thread (relaxed fetch-and-add)
  *   string table        the thread that interns a string (intern.c), any context
  *   tracepoint log      under the registry lock
@@ -166,6 +167,12 @@ struct fxt_sh {
                                              write (after buffered metadata and losses) */
   _Atomic uint32_t intent_held_n;         /* 4712 held records merged among them */
   _Atomic uint32_t intent_held_off[FXT_SH_HELD_MAX]; /* 4716 their offsets from chunk_off */
+  /* The starting thread, once, as the consumer opens the output file and before the file holds
+   * anything of this session: its identity, 0 0 for none (no file, stdout, or a death before
+   * the open). A harvest by another process writes into the file its path names only when it
+   * is still this one (harvest.h). */
+  _Atomic uint64_t out_dev;          /* 4784 st_dev */
+  _Atomic uint64_t out_ino;          /* 4792 st_ino */
 };
 
 #define FXT_SH_HEADER_BYTES 4800u
@@ -269,6 +276,8 @@ struct fxt_sh_slot {
 #define FXT_SH_OFF_INTENT_CHUNK_OFF 4704u
 #define FXT_SH_OFF_INTENT_HELD_N 4712u
 #define FXT_SH_OFF_INTENT_HELD_OFF 4716u
+#define FXT_SH_OFF_OUT_DEV 4784u
+#define FXT_SH_OFF_OUT_INO 4792u
 
 #define FXT_SLOT_OFF_STATE 0u
 #define FXT_SLOT_OFF_OWNER_GEN 4u
@@ -350,6 +359,8 @@ FXT_SH_CHECK(intent_credit_bytes, FXT_SH_OFF_INTENT_CREDIT + 4);
 FXT_SH_CHECK(intent_chunk_off, FXT_SH_OFF_INTENT_CHUNK_OFF);
 FXT_SH_CHECK(intent_held_n, FXT_SH_OFF_INTENT_HELD_N);
 FXT_SH_CHECK(intent_held_off, FXT_SH_OFF_INTENT_HELD_OFF);
+FXT_SH_CHECK(out_dev, FXT_SH_OFF_OUT_DEV);
+FXT_SH_CHECK(out_ino, FXT_SH_OFF_OUT_INO);
 _Static_assert(sizeof(struct fxt_sh) == FXT_SH_HEADER_BYTES, "header size");
 #undef FXT_SH_CHECK
 

@@ -1,7 +1,8 @@
 /* test_crash_leftovers - a buffers directory does not fill up with crashed sessions: ten
  * processes in a row die with records in their buffers (SIGKILL, flight recorder, so nothing
- * was delivered), and each new session keeps the 8 newest crashed sessions, removes the older
- * ones and says so on stderr; a live process's session is never touched. */
+ * was delivered); each new session harvests the one before into a file in its directory's
+ * place (it had no output file), says so on stderr, keeps the 8 newest of those traces and
+ * removes the older ones, saying so too; a live process's session is never touched. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,6 +52,27 @@ static bool has_dir_of(pid_t pid)
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The trace a harvest wrote in the place of pid's session directory: its events (all 100 of
+ * them, checked), or 0 when there is no such file. */
+static uint64_t trace_of(pid_t pid)
+{
+  char path[400];
+  struct stat st;
+  snprintf(path, sizeof(path), "%s/%d.1.fxt", base, (int)pid);
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0;
+  static struct fxtcount c;
+  if (fxtcount_file(path, "crash", &c) != 0)
+    fail_msg("decoding %s: %s", path, c.err);
+  uint64_t events = 0;
+  for (int i = 0; i < c.nthreads; i++) {
+    assert_int_equal(c.t[i].pid, (uint64_t)pid);
+    assert_int_equal(c.t[i].dropped + c.t[i].overrun + c.t[i].lost, 0);
+    events += c.t[i].events;
+  }
+  return events;
+}
+
 static int count_dirs(void)
 {
   DIR *d = opendir(base);
@@ -63,18 +85,35 @@ static int count_dirs(void)
   return n;
 }
 
-static bool err_mentions(int k, pid_t pid)
+static bool err_has(int k, const char *needle)
 {
-  char path[300], needle[400];
+  char path[300];
   snprintf(path, sizeof(path), "%s.err.%d", base, k);
-  snprintf(needle, sizeof(needle), "removed %s/%d.1, the unrecovered buffers", base, (int)pid);
   size_t len = 0;
   unsigned char *text = fxtcount_read(path, &len);
   assert_non_null(text);
   bool found = memmem(text, len, needle, strlen(needle)) != NULL;
-  bool any = memmem(text, len, "removed", 7) != NULL;
   free(text);
-  return pid ? found : any;
+  return found;
+}
+
+/* Child k's stderr says it removed pid's trace (pid 0: any). */
+static bool err_mentions(int k, pid_t pid)
+{
+  char needle[400];
+  snprintf(needle, sizeof(needle), "removed %s/%d.1.fxt, the recovered trace", base, (int)pid);
+  return err_has(k, pid ? needle : "removed");
+}
+
+/* Child k's stderr says it harvested pid's session into the file in its directory's place. */
+static bool err_harvested(int k, pid_t pid)
+{
+  char needle[400];
+  snprintf(needle, sizeof(needle),
+           ": pid %d ended without stopping its session: its trace is in %s/%d.1.fxt (it had "
+           "no output file) (",
+           (int)pid, base, (int)pid);
+  return err_has(k, needle);
 }
 
 static void test_keeps_newest(void **state)
@@ -114,14 +153,22 @@ static void test_keeps_newest(void **state)
     assert_int_equal(waitpid(crashed[k], &status, 0), crashed[k]);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   }
-  /* Child 9 found 9 crashed sessions and removed the oldest; no earlier one removed any. */
+  /* Each child harvested the one before it (and no other); child 9 found 9 traces and
+   * removed the oldest; no earlier one removed any. */
+  for (int k = 1; k < CRASHES; k++) {
+    assert_true(err_harvested(k, crashed[k - 1]));
+    assert_false(err_harvested(k, crashed[k]));
+  }
+  assert_false(err_harvested(0, crashed[0]));
   for (int k = 0; k < CRASHES - 1; k++)
     assert_false(err_mentions(k, 0));
   assert_true(err_mentions(CRASHES - 1, crashed[0]));
-  assert_false(has_dir_of(crashed[0]));
-  assert_true(has_dir_of(crashed[1]));
+  assert_int_equal(trace_of(crashed[0]), 0);
+  assert_int_equal(trace_of(crashed[1]), 100);
+  assert_true(has_dir_of(crashed[CRASHES - 1])); /* not harvested yet: no session since */
 
-  /* A session that stops cleanly: it removes one more, and leaves nothing of its own. */
+  /* A session that stops cleanly: it harvests the last one, removes one more trace, and
+   * leaves nothing of its own. */
   pid_t clean = fork();
   assert_true(clean >= 0);
   if (clean == 0) {
@@ -134,10 +181,13 @@ static void test_keeps_newest(void **state)
   int status;
   assert_int_equal(waitpid(clean, &status, 0), clean);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_true(err_harvested(CRASHES, crashed[CRASHES - 1]));
   assert_true(err_mentions(CRASHES, crashed[1]));
   assert_false(has_dir_of(clean));
-  for (int k = 0; k < CRASHES; k++)
-    assert_int_equal(has_dir_of(crashed[k]), k >= CRASHES - KEPT);
+  for (int k = 0; k < CRASHES; k++) {
+    assert_false(has_dir_of(crashed[k]));
+    assert_int_equal(trace_of(crashed[k]), k >= CRASHES - KEPT ? 100 : 0);
+  }
   assert_true(has_dir_of(live));
   assert_int_equal(count_dirs(), KEPT + 1);
 

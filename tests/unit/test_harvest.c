@@ -8,9 +8,13 @@
  * sharing one buffers directory: a live session whose recorded pid means nothing here (as
  * in another pid namespace) is never removed by the other's clean-up.
  *
- * The same program is the exec'd image: `test_harvest image N exit|_exit|abort` emits N
- * events (seq 100...) and returns (a clean stop at exit), calls _exit or aborts
- * (tests/check/record_harvest.sh runs it under `fxtrace record`).
+ * The same program is the exec'd image: `test_harvest image N
+ * exit|_exit|abort|kill|hold|fork:kill|fork:_exit [F]` emits N events (seq 100...; a flush
+ * every F of them) and returns (a clean stop at exit), calls _exit, aborts, kills itself with
+ * SIGKILL, returns once its stdin ends (a live session meanwhile), or forks a child that emits
+ * N events and is killed or _exits, waits for it, prints "child PID" on stderr and returns
+ * (tests/check/record_harvest.sh runs it under `fxtrace record`, tests/check/top_level_kill.sh
+ * and flight_children.sh under FXTRACE alone).
  *
  * Under ThreadSanitizer the cases that fork a process with a running session are skipped:
  * TSan cannot start threads (the child's consumer) in the child of a multi-threaded fork. */
@@ -350,9 +354,11 @@ static int program(const char *dir, const char *output, uint64_t n, int ready, i
   return fxt_session_stop() == 0 ? 0 : 13;
 }
 
-/* A program that crashes again and again leaves more dead sessions than a buffers directory
- * keeps (8): the next session's clean-up removes the oldest. A live session older than all of
- * them, whose header names no process here, must not be taken for one. */
+/* A program that crashes again and again (a flight recorder: no output file) leaves more
+ * dead sessions than a buffers directory keeps traces of (8): each next session's start
+ * harvests the one before into a file in its directory's place, and removes the oldest file.
+ * A live session older than all of them, whose header names no process here, must not be
+ * taken for a dead one. */
 #define CRASHERS 9
 
 static void two_programs_one_directory(void **state)
@@ -414,18 +420,17 @@ static void two_programs_one_directory(void **state)
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   assert_int_equal(events_of(out_a, (uint64_t)a), 2000);
   assert_int_equal(events_of(out_b, (uint64_t)b), 500);
-  /* The 8 crashed sessions kept (a flight recorder has no file to harvest into: `fxtrace
-   * recover` would write one): the newest 8, removed here. */
+  /* Each crashed flight recorder was harvested by the next session's start into a file in
+   * its directory's place (it had no output file), with its 10 events; the 8 newest kept. */
   for (int k = 0; k < CRASHERS; k++) {
-    char cdir[300], msg[1024];
+    char cdir[300], trace[320];
     snprintf(cdir, sizeof(cdir), "%s/%d.1", dir, (int)crasher[k]);
-    int lock = fxt_sdir_lock(cdir, 0);
-    assert_int_equal(lock >= 0, k >= CRASHERS - 8);
-    if (lock < 0)
+    snprintf(trace, sizeof(trace), "%s.fxt", cdir);
+    assert_int_equal(access(cdir, F_OK), -1);
+    assert_int_equal(access(trace, F_OK) == 0, k >= CRASHERS - 8);
+    if (k < CRASHERS - 8)
       continue;
-    assert_int_equal(fxt_harvest(cdir, false, false, NULL, NULL, msg, sizeof(msg)), FXT_ENOENT);
-    fxt_sdir_remove(cdir, false);
-    close(lock);
+    assert_int_equal(events_of(trace, (uint64_t)crasher[k]), 10);
   }
   assert_int_equal(entries(dir), 0);
   assert_int_equal(rmdir(dir), 0);
@@ -437,10 +442,39 @@ static void two_programs_one_directory(void **state)
 static int image(int argc, char **argv)
 {
   uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
-  for (uint64_t i = 0; i < n; i++)
+  uint64_t flush_every = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
+  for (uint64_t i = 0; i < n; i++) {
     FXT_TRACE(t, seq, 100 + i);
+    if (flush_every && (i + 1) % flush_every == 0)
+      fxt_session_flush(); /* the consumer has written this much */
+  }
   if (argc > 3 && strcmp(argv[3], "_exit") == 0)
     _exit(0);
+  if (argc > 3 && strcmp(argv[3], "kill") == 0)
+    raise(SIGKILL);
+  if (argc > 3 && strncmp(argv[3], "fork:", 5) == 0) {
+    /* A child of fork emits N events of its own (seq 1000...) and ends as the rest says (kill,
+     * _exit); this process waits for it and stops at exit (its stop harvests the child). */
+    pid_t child = fork();
+    if (child < 0)
+      return 20;
+    if (child == 0) {
+      for (uint64_t i = 0; i < n; i++)
+        FXT_TRACE(t, seq, 1000 + i);
+      if (strcmp(argv[3] + 5, "kill") == 0)
+        raise(SIGKILL);
+      _exit(0);
+    }
+    int status;
+    if (waitpid(child, &status, 0) != child)
+      return 21;
+    fprintf(stderr, "child %d\n", (int)child);
+  }
+  if (argc > 3 && strcmp(argv[3], "hold") == 0) { /* a live session until stdin ends */
+    char c;
+    while (read(0, &c, 1) > 0)
+      ;
+  }
   if (argc > 3 && strcmp(argv[3], "abort") == 0) {
     no_core();
     abort();

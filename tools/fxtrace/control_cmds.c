@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "control_client.h"
 #include "export/fileio.h"
+#include "host/harvest.h"
 
 #define DIR_HELP                                                                             \
   "The runtime directory is $FXTRACE_DIR, else $XDG_RUNTIME_DIR/fxtrace, else\n"            \
@@ -166,6 +167,11 @@ int cmd_ps(int argc, char **argv)
     return rc;
   if (o.npos)
     return cli_usage_error("ps", k_ps_usage, "no arguments expected");
+  /* The sessions of this user's processes that died without stopping them, which nothing
+   * else will harvest: their traces are completed now, each said on stderr. */
+  char shm[64];
+  snprintf(shm, sizeof(shm), "/dev/shm/fxtrace-%u", (unsigned)geteuid());
+  fxt_harvest_dead(shm, "fxtrace ps");
   char dir[256], err[512];
   rc = ctl_dir(dir, sizeof(dir), err, sizeof(err));
   if (rc == -ENOENT) { /* no directory yet: nothing was traced since boot */

@@ -39,14 +39,16 @@
 #include "tool_io.h"
 
 static const char k_usage[] =
-    "usage: fxtrace merge [--help] INPUT... -o OUT.fxt [-q]\n"
+    "usage: fxtrace merge [--help] INPUT... -o OUT.fxt [-q] [--strict]\n"
     "\n"
     "Puts kernel and user-space traces on one CLOCK_MONOTONIC timeline in one FXT file.\n"
     "INPUT: an fxtrace FXT file (fxtrace record/FXTRACE output, or `fxtrace convert X.dat\n"
     "--to fxt`), or a trace-cmd trace.dat. fxtrace files map their ticks with their\n"
     "clock_sync records; a kernel trace must be recorded on CLOCK_MONOTONIC\n"
     "(`trace-cmd record -C mono ...`), or with --date next to a user trace. Every timestamp\n"
-    "of OUT is CLOCK_MONOTONIC ns. A summary goes to stderr unless -q.\n";
+    "of OUT is CLOCK_MONOTONIC ns. A summary goes to stderr unless -q.\n"
+    "An input that ends inside a record (a write cut short: a full disk, a crash) is merged\n"
+    "up to that record, with a warning naming its offset; --strict refuses it (exit 1).\n";
 
 #define OUT_CAP (256u * 1024u)
 #define NS_PER_S UINT64_C(1000000000)
@@ -81,6 +83,7 @@ struct tidmap {
 struct merge {
   struct input *in;
   int nin;
+  bool strict; /* --strict: an input with a torn tail is refused */
   const char *out_path;
   int out_fd;
   unsigned char *buf;
@@ -154,8 +157,11 @@ static int find_clocks(void *ctx, const struct fxt_decoder *d, const struct fxt_
 static int open_input(struct merge *m, struct input *in) {
   if (load(in) != 0)
     return -1;
-  if (fxt_part_walk("merge", in->path, in->file.data, in->file.len, NULL, NULL, &in->valid) != 0 ||
-      in->valid <= FXT_WORD_BYTES) {
+  int rc = fxt_part_walk("merge", in->path, in->file.data, in->file.len, m->strict, NULL, NULL,
+                         &in->valid);
+  if (rc == FXT_EBADMSG)
+    return -1; /* a torn tail under --strict, said */
+  if (rc != 0 || in->valid <= FXT_WORD_BYTES) {
     cli_file_error("merge", in->path, "not an FXT file or trace.dat (nothing decodes)");
     return -1;
   }
@@ -167,7 +173,7 @@ static int open_input(struct merge *m, struct input *in) {
   in->nprov = fxtf_provider_count(in->f);
   in->prov = calloc(in->nprov + 1, sizeof *in->prov);
   if (in->prov == NULL || fxt_part_walk("merge", in->path, in->file.data, (size_t)in->valid,
-                                        find_clocks, in, &in->valid) != 0) {
+                                        false, find_clocks, in, &in->valid) != 0) {
     fprintf(stderr, "fxtrace merge: out of memory\n");
     return -1;
   }
@@ -478,6 +484,8 @@ static int parse_args(int argc, char **argv, struct merge *m, bool *quiet) {
       m->out_path = a + 2;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       *quiet = true;
+    } else if (strcmp(a, "--strict") == 0) {
+      m->strict = true;
     } else if (a[0] == '-' && a[1] != '\0') {
       char msg[300];
       snprintf(msg, sizeof msg, "unknown option '%s'", a);
@@ -510,8 +518,8 @@ static int write_output(struct merge *m) {
     uint64_t valid;
     m->cur = &m->in[k];
     m->date_prov = UINT32_MAX;
-    rc = fxt_part_walk("merge", m->cur->path, m->cur->file.data, (size_t)m->cur->valid, rewrite, m,
-                       &valid);
+    rc = fxt_part_walk("merge", m->cur->path, m->cur->file.data, (size_t)m->cur->valid, false,
+                       rewrite, m, &valid);
     if (rc == 0)
       rc = close_date(m);
   }

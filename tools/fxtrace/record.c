@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -350,6 +351,20 @@ int cmd_record(int argc, char **argv) {
     free(dir);
     return CLI_EXIT_FAIL;
   }
+  /* CMD's sessions are this process's to harvest (harvest_sessions): a lock on a file in dir
+   * that it holds until it ends says so to every other harvester (harvest.h). */
+  char hpath[4200];
+  snprintf(hpath, sizeof hpath, "%s/%s", dir, FXT_HARVESTER_FILE);
+  int hfd = open(hpath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (hfd >= 0 && flock(hfd, LOCK_EX | LOCK_NB) != 0) {
+    close(hfd);
+    hfd = -1;
+  }
+  /* Before CMD runs: the traces of this user's processes that died without stopping their
+   * sessions and that nothing else will harvest are completed (harvest.h), each said. */
+  char shm[64];
+  snprintf(shm, sizeof shm, "/dev/shm/fxtrace-%u", (unsigned)geteuid());
+  fxt_harvest_dead(shm, "fxtrace record");
   rc = run(o.cmd, value);
   harvest_sessions(dir);
   /* -o X.dat: the merged FXT goes to X.dat.fxt, then is converted and removed (kept, with
@@ -395,6 +410,8 @@ int cmd_record(int argc, char **argv) {
   } else {
     remove_dir(dir);
   }
+  if (hfd >= 0)
+    close(hfd);
   free(fxt);
   free(value);
   free(dir);

@@ -14,7 +14,9 @@
 
 #include <fxtrace/fxt.h>
 
+#include "cli.h"
 #include "export/fileio.h"
+#include "export/fxtfile.h"
 
 struct part {
   char *path;
@@ -75,7 +77,7 @@ static struct part *list_parts(const char *dir, size_t *n) {
   return parts;
 }
 
-int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len,
+int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len, bool strict,
                   fxt_part_fn fn, void *ctx, uint64_t *valid) {
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
   struct fxt_decoder *d = malloc(sizeof *d);
@@ -88,20 +90,25 @@ int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len
   struct fxt_decoder_stats st = {0};
   if (d != NULL && rc != FXT_ENOMEM)
     fxt_decoder_stats(d, &st);
-  if (rc < 0 && fn_rc == 0)
+  /* A torn tail (the file ends inside a record: a write cut short) is said as report, stats
+   * and convert say it (cli_torn), and refused when strict; other damage keeps the records
+   * before it, with a warning. */
+  bool torn = rc == FXT_EBADMSG && fn_rc == 0 && fxtf_torn_at(buf, len, st.bytes);
+  bool refused = torn && !cli_torn(cmd, path, st.bytes, len, strict);
+  if (rc < 0 && fn_rc == 0 && !torn)
     fprintf(stderr, "fxtrace %s: warning: %s: %s; keeping its first %llu bytes\n", cmd, path,
             err, (unsigned long long)st.bytes);
   *valid = st.bytes;
   free(rec);
   free(d);
   free(table);
-  return fn_rc != 0 ? fn_rc : rc == FXT_ENOMEM ? rc : 0;
+  return fn_rc != 0 ? fn_rc : rc == FXT_ENOMEM ? rc : refused ? FXT_EBADMSG : 0;
 }
 
 /* Bytes of buf that decode: all of it, or the records before the first bad one. */
 static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len) {
   uint64_t valid = 0;
-  fxt_part_walk("record", p->path, buf, len, NULL, NULL, &valid);
+  fxt_part_walk("record", p->path, buf, len, false, NULL, NULL, &valid);
   return valid;
 }
 

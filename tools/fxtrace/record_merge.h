@@ -22,11 +22,13 @@ int record_merge(const char *dir, const char *output, size_t *found);
  * d resolves its refs). A nonzero return stops the walk and is returned by fxt_part_walk. */
 typedef int (*fxt_part_fn)(void *ctx, const struct fxt_decoder *d, const struct fxt_record *rec);
 /* Decodes buf[0..len) strictly, record by record, calling fn (may be NULL) on each. A part
- * that stops decoding part-way (its writer was killed) keeps the records before the bad one:
- * "fxtrace CMD: warning: PATH: offset N: reason; keeping its first K bytes" on stderr. *valid
- * gets the bytes of the records that decoded. Returns 0, fn's nonzero value, or
- * FXT_ENOMEM. */
-int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len,
+ * with a torn tail (it ends inside a record: a write cut short, its writer killed, a full
+ * disk) keeps the records before it, with report's warning naming the offset (cli_torn), or
+ * is refused when strict (FXT_EBADMSG); a part that stops decoding part-way for another
+ * reason keeps the records before the bad one: "fxtrace CMD: warning: PATH: offset N: reason;
+ * keeping its first K bytes" on stderr. *valid gets the bytes of the records that decoded.
+ * Returns 0, fn's nonzero value, FXT_EBADMSG (strict, torn) or FXT_ENOMEM. */
+int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len, bool strict,
                   fxt_part_fn fn, void *ctx, uint64_t *valid);
 
 #endif /* FXTRACE_TOOLS_RECORD_MERGE_H */

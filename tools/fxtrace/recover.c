@@ -23,6 +23,7 @@
 
 static const char k_usage[] =
     "usage: fxtrace recover [--help] [--quiet] [--output-file PARTIAL] [--remove] DIR -o FILE\n"
+    "       fxtrace recover BUFFERS_DIR\n"
     "\n"
     "Writes FILE, the complete trace of the session whose buffers are in DIR (the session's\n"
     "directory, DIR/<pid>.<n> of its buffers= directory, by default\n"
@@ -31,7 +32,9 @@ static const char k_usage[] =
     "counts. A record a thread was writing when the process died is reported and skipped.\n"
     "The output file is found where the session wrote it (--output-file: elsewhere). A\n"
     "session whose process still runs is read as it is at that moment (best effort).\n"
-    "Given a buffers directory that holds several sessions, lists them.\n"
+    "Given a buffers directory (no -o needed), first completes the trace of every session\n"
+    "there whose process is gone and that no traced parent will harvest, into its output\n"
+    "file (or a file of its own, named), then lists the sessions and traces left there.\n"
     "\n"
     "Damage is reported as \"FILE: offset N: reason\"; everything else is still recovered.\n"
     "  --quiet     report damage only\n"
@@ -94,8 +97,12 @@ static int write_out(void *ctx, const void *p, size_t n)
 }
 
 /* DIR is not a session: list the sessions under it. Returns the usage exit code. */
+/* A buffers directory: the dead sessions nothing else will harvest are harvested first
+ * (harvest.h), each said; then the sessions left (live ones, those their traced parent will
+ * harvest, damaged ones) and the traces written in a session directory's place are listed. */
 static int list_sessions(const char *dir)
 {
+  fxt_harvest_dead(dir, "fxtrace recover");
   DIR *d = opendir(dir);
   if (!d) {
     cli_file_error("recover", dir, strerror(errno));
@@ -106,17 +113,20 @@ static int list_sessions(const char *dir)
   while ((e = readdir(d)) != NULL) {
     char path[4400];
     struct stat st;
-    snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, FXT_SH_FILE);
+    size_t len = strlen(e->d_name);
+    bool trace = len > 4 && strcmp(e->d_name + len - 4, ".fxt") == 0;
+    snprintf(path, sizeof(path), trace ? "%s/%s" : "%s/%s/%s", dir, e->d_name, FXT_SH_FILE);
     if (e->d_name[0] == '.' || stat(path, &st) != 0)
       continue;
     if (n++ == 0)
-      fprintf(stderr, "fxtrace recover: %s holds sessions; give one of them:\n", dir);
-    fprintf(stderr, "  %s/%s\n", dir, e->d_name);
+      fprintf(stderr, "fxtrace recover: %s holds:\n", dir);
+    fprintf(stderr, "  %s/%s%s\n", dir, e->d_name,
+            trace ? "  (the recovered trace of a process that died)" : "");
   }
   closedir(d);
   if (n == 0)
-    cli_file_error("recover", dir, "no session file here (want DIR/<pid>.<n>/session)");
-  return CLI_EXIT_FAIL;
+    fprintf(stderr, "fxtrace recover: %s: no session left to recover\n", dir);
+  return CLI_EXIT_OK;
 }
 
 int cmd_recover(int argc, char **argv)
@@ -148,12 +158,16 @@ int cmd_recover(int argc, char **argv)
   }
   if (!dir)
     return cli_usage_error("recover", k_usage, "missing DIR");
-  if (!out_path)
-    return cli_usage_error("recover", k_usage, "missing -o FILE");
-
   char spath[4400], ppath[4400], err[256];
   snprintf(spath, sizeof(spath), "%s/%s", dir, FXT_SH_FILE);
   snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
+  struct stat dst;
+  if (stat(dir, &dst) == 0 && S_ISDIR(dst.st_mode) && access(spath, F_OK) != 0 &&
+      errno == ENOENT)
+    return list_sessions(dir);
+  if (!out_path)
+    return cli_usage_error("recover", k_usage, "missing -o FILE");
+
   struct mapped ses, pool, output = {NULL, 0};
   if (map_file(spath, &ses, err, sizeof(err)) != 0) {
     struct stat st;
