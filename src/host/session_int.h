@@ -56,9 +56,8 @@ struct slot_info {
   uint32_t cons_warm;      /* pages of a live ring the consumer has touched (slots.c
                               touch_live): set by take_slot, then the consumer's */
   _Atomic uint32_t kern_warm; /* pages [0, kern_warm) of the ring the kernel has read once
-                              from the process (fxt_kernel_touch): written by the consumer (0
-                              with a new pool), read relaxed by an attaching owner as a hint
-                              (whether to wake the consumer) */
+                              from the process (fxt_kernel_touch): the consumer's (0 with a
+                              new pool); atomic for fxt_slot_kernel_warm's readers */
   bool reserved;           /* the slot's file pages allocated (fxt_buffers_reserve_slot);
                               under pool_lock; false with a new pool */
   /* 1 while the owner waits for room in a full buffer, outermost emission (block mode,

@@ -532,11 +532,6 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
     attaching = 0;
     return NULL;
   }
-  /* The consumer has the kernel read the new buffer's pages while the owner writes them
-   * (fxt_slots_kernel_warm: its first pass would pay ~2.7 ms a MiB otherwise). */
-  if (atomic_load_explicit(&s->info[t->slot_index].kern_warm, memory_order_relaxed) <
-      s->buffer_bytes / 4096)
-    fxt_consumer_wake(s);
   fxt_slot_warm(s, t->slot_index);
   pthread_setspecific(exit_key, t);
   fxt_tls_slot = t;

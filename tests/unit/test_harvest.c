@@ -459,8 +459,11 @@ static int image(int argc, char **argv)
     if (child < 0)
       return 20;
     if (child == 0) {
-      for (uint64_t i = 0; i < n; i++)
+      for (uint64_t i = 0; i < n; i++) {
         FXT_TRACE(t, seq, 1000 + i);
+        if (flush_every && (i + 1) % flush_every == 0)
+          fxt_session_flush();
+      }
       if (strcmp(argv[3] + 5, "kill") == 0)
         raise(SIGKILL);
       _exit(0);
