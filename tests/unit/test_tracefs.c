@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 FXT_TRACEPOINT(tfs, alpha, "seq=%llu name=%s", (u64, seq), (str, name, 16));
@@ -338,6 +339,13 @@ static void *stats_emitter(void *arg)
   return NULL;
 }
 
+static double elapsed_s(const struct timespec *t0)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
 static uint64_t stat_of(const char *text, const char *key)
 {
   const char *at = strstr(text, key);
@@ -357,7 +365,12 @@ static void per_thread_stats_while_draining(void **state)
   char path[64];
   snprintf(path, sizeof(path), "per_thread/%d/stats", atomic_load(&stats_tid));
   uint64_t last = 0;
-  for (int k = 0; k < 200; k++) {
+  /* 200 reads at least, and until some events were read: the thread's first event waits for
+   * its buffer's first writes (4 MiB: 10-40 ms on a VM with shadow paging), longer than 200
+   * flushes of an idle consumer take. */
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int k = 0; k < 200 || (last == 0 && elapsed_s(&t0) < 10); k++) {
     assert_int_equal(fxt_session_flush(), 0); /* the consumer drains while we read */
     ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
     if (n < 0)
