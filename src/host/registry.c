@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <fxtrace/emit.h>
 #include <fxtrace/fxt.h>
+#include <fxtrace/session.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -197,6 +198,20 @@ void fxt_unregister_section(struct fxt_tracepoint *const *begin, struct fxt_trac
 {
   if (!begin || begin == end)
     return;
+  /* The section's last reference going (an object unloading, or the program's destructors at
+   * exit, which run before the session's stop): a running session's consumer describes its
+   * tracepoints in the file first (a pass: fxt_session_flush), or events already recorded would
+   * have no description (a program that exited before the consumer's first pass after its
+   * sections registered: `fxtrace check` refused 1 recording in 6 under load). Not under the
+   * lock: the pass walks the registry. */
+  pthread_mutex_lock(&lock);
+  bool last = false;
+  for (uint32_t i = 0; i < nsections; i++)
+    if (sections[i].begin == begin)
+      last = sections[i].refs == 1;
+  pthread_mutex_unlock(&lock);
+  if (last)
+    (void)fxt_session_flush(); /* FXT_ENOENT without a session */
   pthread_mutex_lock(&lock);
   for (uint32_t i = 0; i < nsections; i++) {
     if (sections[i].begin != begin || --sections[i].refs > 0)
