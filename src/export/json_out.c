@@ -38,33 +38,11 @@ int fxt_jout_flush(struct fxt_jout *o) {
 
 static const char k_hex[] = "0123456789abcdef";
 
-/* Length of the valid UTF-8 sequence at s[0..n) (s[0] >= 0x80), or 0. */
+/* Length of the valid UTF-8 sequence at s[0..n) (s[0] >= 0x80), or 0: the length its lead
+ * byte announces, when fxt_utf8_valid (RFC 3629, the core's) finds all of it well-formed. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
-  unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-  size_t len;
-  if (c >= 0xc2 && c <= 0xdf)
-    len = 2;
-  else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    if (c == 0xe0)
-      lo = 0xa0; /* overlong */
-    else if (c == 0xed)
-      hi = 0x9f; /* surrogates */
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    if (c == 0xf0)
-      lo = 0x90; /* overlong */
-    else if (c == 0xf4)
-      hi = 0x8f; /* above U+10FFFF */
-  } else {
-    return 0;
-  }
-  if (n < len || s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 2; i < len; i++)
-    if (s[i] < 0x80 || s[i] > 0xbf)
-      return 0;
-  return len;
+  size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+  return n >= len && fxt_utf8_valid((const char *)s, len) == len ? len : 0;
 }
 
 void fxt_json_str_body(struct fxt_tbuf *b, const char *str, size_t n) {
