@@ -1608,15 +1608,13 @@ static void write_failed_tail(struct session *s)
  * ~1 ms on a VM with shadow paging (~15 us a page). */
 #define WARM_STEP (256u << 10)
 
-/* Between passes, until a producer wakes the consumer (wake moved from w): first writes of
- * what the passes will write, a step at a time, so that they are not paid inside a pass: the
- * output file's next pages (out_prealloc), the view's empty rings (every chunk is copied into
- * its CPU's), the staging areas (3 MiB, for
- * records that wrap, flight recorders and signal-context records; nothing is staged between
- * passes), then a spare buffer for the next new thread and the pages of large live buffers
- * (fxt_slots_prewarm). Never before the first pass, nor in one go: a producer that starts at
- * once filled its 4 MiB buffer (8.7 ms at 10 M events/s) while the consumer wrote ~6 MiB for
- * the first time at its start, and lost events in 5 of 8 runs on such a VM. */
+/* Between passes, until a producer wakes the consumer (wake moved from w): first writes and
+ * first kernel reads of what the passes will touch, a step at a time, so that they are not
+ * paid inside a pass (the order is in the loop). Never before the first pass, nor in one go:
+ * a producer that starts at once filled its 4 MiB buffer (8.7 ms at 10 M events/s) while the
+ * consumer wrote ~6 MiB for the first time at its start, and lost events in 5 of 8 runs on
+ * such a VM. The staging areas (3 MiB, for records that wrap, flight recorders and
+ * signal-context records) hold nothing between passes. */
 static void warm_between_passes(struct session *s, uint32_t w)
 {
   static size_t own; /* bytes of the staging areas done: they live as long as the process */
