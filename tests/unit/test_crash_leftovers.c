@@ -122,21 +122,29 @@ static void test_keeps_newest(void **state)
   snprintf(base, sizeof(base), "/dev/shm/fxtrace-test-leftovers-%d", (int)getpid());
   assert_int_equal(mkdir(base, 0700), 0);
 
-  /* A live session first: it must outlive every clean-up below. */
-  int hold[2];
+  /* A live session first: it must outlive every clean-up below. It says when its session
+   * runs: started later (a busy machine), it would harvest the first crash itself. */
+  int hold[2], ready[2];
   assert_int_equal(pipe(hold), 0);
+  assert_int_equal(pipe(ready), 0);
   pid_t live = fork();
   assert_true(live >= 0);
   if (live == 0) {
     close(hold[1]);
+    close(ready[0]);
     child_start(100, "", FXT_MODE_OVERWRITE);
     FXT_TRACE(t, crash, 1);
+    close(ready[1]);
     char c;
     ssize_t r = read(hold[0], &c, 1); /* until the parent closes its end */
     (void)r;
     _exit(fxt_session_stop() == 0 ? 0 : 12);
   }
   close(hold[0]);
+  close(ready[1]);
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 0); /* EOF: the live session runs */
+  close(ready[0]);
 
   pid_t crashed[CRASHES];
   for (int k = 0; k < CRASHES; k++) {
