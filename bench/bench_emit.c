@@ -22,6 +22,13 @@
  *   flight_recorder_2u64_ns      the same event into a flight recorder (mode=overwrite, no
  *                                output file, 256 KiB): the ring is always full, every event
  *                                overwrites the oldest
+ *   str16_short_ns               a (str, s, 16) field given 11 bytes, into the same flight
+ *                                recorder: the string is not cut
+ *   str16_cut_ascii_ns           given 24 ASCII bytes: cut at its bound, 16; the cut checks
+ *                                the last bytes for a character it would split (none)
+ *   str16_cut_utf8_ns            given 24 bytes with a 2-byte character at 15..16: the cut
+ *                                backs off to 15 (a string is never cut inside a character:
+ *                                docs/fxt-conventions.md); the three alternate within each run
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxt.h>
@@ -38,6 +45,7 @@
 
 FXT_TRACEPOINT(bench, two, "a=%llu b=%llu", (u64, a), (u64, b));
 FXT_TRACEPOINT(bench, off, "a=%llu", (u64, a));
+FXT_TRACEPOINT(bench, str16, "s=%s", (str, s, 16));
 
 static double now_s(void)
 {
@@ -149,6 +157,26 @@ static double flight_recorder_ns(void)
   return t * 1e9 / (10 * N_SINGLE);
 }
 
+/* One (str, s, 16) event a turn into a flight recorder, given s: ns per event. */
+static double str16_ns(const char *s)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:str16",
+                                   .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
+  if (fxt_session_start(&cfg) != 0) {
+    fprintf(stderr, "bench_emit: cannot start a session\n");
+    exit(1);
+  }
+  FXT_TRACE(bench, str16, s);
+  double t0 = now_s();
+  for (uint64_t i = 0; i < 5 * N_SINGLE; i++) {
+    FXT_TRACE(bench, str16, s);
+    __asm__ volatile("" : : "r"(s) : "memory"); /* s is read again every turn */
+  }
+  double t = now_s() - t0;
+  fxt_session_stop();
+  return t * 1e9 / (5 * N_SINGLE);
+}
+
 static double scope_ns(void)
 {
   start("bench:scope", 131072, FXT_MODE_DISCARD);
@@ -208,6 +236,10 @@ int main(int argc, char **argv)
   }
   double dis[99], en[99], enl[99], sc[99], tt[99], ttl[99], mb[99], cg[99];
   double anon[99], file[99], ratio[99], fr[99], unused;
+  double s_short[99], s_ascii[99], s_utf8[99];
+  /* "\xc3\xa9" (U+00E9) at bytes 15..16: a cut at 16 would split it. */
+  static const char ascii24[] = "abcdefghijklmnopqrstuvwx", utf8_24[] = "abcdefghijklmno\xc3\xa9qrstuvw";
+  _Static_assert(sizeof(utf8_24) == 25 && sizeof(ascii24) == 25, "24 bytes");
   for (int r = 0; r < runs; r++) {
     /* Anonymous and file-backed buffers alternate, first one then the other. */
     for (int k = 0; k < 2; k++) {
@@ -218,6 +250,15 @@ int main(int argc, char **argv)
     buffers = NULL;
     ratio[r] = file[r] / anon[r];
     fr[r] = flight_recorder_ns();
+    for (int k = 0; k < 3; k++) {
+      int which = (k + r) % 3;
+      if (which == 0)
+        s_short[r] = str16_ns("abcdefghijk");
+      else if (which == 1)
+        s_ascii[r] = str16_ns(ascii24);
+      else
+        s_utf8[r] = str16_ns(utf8_24);
+    }
     dis[r] = disabled_ns();
     en[r] = enabled_ns(&enl[r]);
     sc[r] = scope_ns();
@@ -241,5 +282,8 @@ int main(int argc, char **argv)
   printf("buffers_file_2u64_ns=%.2f\n", median(file, runs));
   printf("buffers_file_vs_anon_ratio=%.3f\n", median(ratio, runs));
   printf("flight_recorder_2u64_ns=%.2f\n", median(fr, runs));
+  printf("str16_short_ns=%.2f\n", median(s_short, runs));
+  printf("str16_cut_ascii_ns=%.2f\n", median(s_ascii, runs));
+  printf("str16_cut_utf8_ns=%.2f\n", median(s_utf8, runs));
   return 0;
 }
