@@ -45,6 +45,7 @@ struct entry {
   uint32_t nrec;  /* records in the run */
   uint32_t taken; /* bytes of the run already consumed by trace_pipe (the oldest entry only) */
   uint64_t lost_before; /* events of this CPU lost just before the run */
+  uint64_t first_rec;   /* records pushed into the ring before this run's first (live_iter) */
   char comm[16];
 };
 
@@ -86,6 +87,9 @@ struct cpu_ring {
   uint64_t lost_pending; /* becomes the next entry's lost_before */
   uint64_t pipe_lost;    /* evicted since trace_pipe last read here: shown as LOST */
   size_t warmed;         /* bytes of buf written once from the start (live_warm) */
+  /* For readers of `trace` that hold a place between reads (live_iter): entries and records
+   * ever taken off the front and put at the back, since the last L.gen change. */
+  uint64_t popped, pushed_records;
 };
 
 struct desc_cache {
@@ -104,6 +108,9 @@ static struct {
    * but between live_copy_begin and live_copy_clear. Never consumed, so `taken` stays 0. */
   struct cpu_ring *copy;
   uint64_t clear_ticks; /* entries older than this are not taken (trace was cleared) */
+  /* Bumped whenever rings are emptied or replaced as a whole (clear, resize, the copies
+   * refilled, fork): a `trace` reader's place (live_iter) is then gone. */
+  uint64_t gen;
   struct desc_cache *descs;
   uint32_t ndescs, descs_cap;
   struct {
@@ -205,6 +212,7 @@ static void ring_pop(struct cpu_ring *r)
     return;
   r->tail = (size_t)((unsigned char *)e - r->buf) + e->size;
   r->payload -= e->size;
+  r->popped++;
   if (--r->count == 0)
     ring_empty(r);
 }
@@ -258,6 +266,7 @@ static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec
   r->payload += n;
   r->count++;
   r->events += h->nrec;
+  r->pushed_records += h->nrec;
 }
 
 bool live_warm(size_t budget)
@@ -325,6 +334,7 @@ int live_set_buffer_kb(uint64_t kb)
     rc = ring_alloc(&L.copy[i], cap);
   if (rc == 0)
     L.buffer_kb = back;
+  L.gen++;
   pthread_mutex_unlock(&L.lock);
   return rc ? rc : (int)back;
 }
@@ -366,12 +376,14 @@ void live_clear(void)
   }
   /* Everything emitted until now is old: what is still on its way is discarded. */
   L.clear_ticks = fxt_ticks();
+  L.gen++;
   pthread_mutex_unlock(&L.lock);
 }
 
 /* Under lock: the copies empty, their counts gone with them. */
 static void copy_empty(void)
 {
+  L.gen++;
   for (uint32_t i = 0; L.copy && i < L.ncpus; i++) {
     ring_empty(&L.copy[i]);
     L.copy[i].overrun = L.copy[i].dropped = L.copy[i].lost_pending = L.copy[i].pipe_lost = 0;
@@ -400,7 +412,7 @@ void live_atfork_child(void)
     L.cpu[i].overrun = L.cpu[i].dropped = L.cpu[i].read = 0;
     L.cpu[i].lost_pending = L.cpu[i].pipe_lost = 0;
   }
-  copy_empty();
+  copy_empty(); /* (L.gen moves: the parent's readers' places are gone) */
   atomic_store_explicit(&pipe_readers, 0, memory_order_relaxed); /* the parent's files */
 }
 
@@ -478,7 +490,8 @@ static void push_run(struct cpu_ring *set, uint32_t cpu, const unsigned char *p,
   if (nrec == 0)
     return;
   struct cpu_ring *r = &set[cpu < L.ncpus ? cpu : 0];
-  struct entry h = {(uint32_t)(sizeof(h) + len), tid, nrec, 0, r->lost_pending, {0}};
+  struct entry h = {(uint32_t)(sizeof(h) + len), tid, nrec, 0, r->lost_pending,
+                    r->pushed_records, {0}};
   memcpy(h.comm, name, 16);
   ring_push(r, &h, p, len);
   r->lost_pending = 0;
@@ -849,14 +862,86 @@ static struct cpu_ring *ring_k(uint32_t k)
   return k < L.ncpus ? &L.cpu[k] : &L.copy[k - L.ncpus];
 }
 
-void live_snapshot(struct fxt_tbuf *b)
+/* A reader of `trace` between two reads: a place per ring (its rings as they were at open),
+ * kept by sequence numbers, not pointers, so that the lock is held only while a read formats
+ * its lines: the consumer feeds the view in between (a snapshot formatted whole at open held
+ * the lock for all of it: ~20 ms for the default 1410 KiB per CPU, seconds for 64 MiB,
+ * while the consumer waited to feed the view and the threads' buffers filled). Entries that
+ * arrived after the open are not shown (the kernel pauses recording while `trace` is open
+ * instead); entries that left before the reader reached them (evicted by newer ones) are
+ * skipped, their records shown as a LOST line, those trace_pipe consumed are not. */
+struct live_iter {
+  uint64_t gen; /* L.gen at open: when it moves, what is left is gone */
+  uint32_t nr;  /* rings at open: the CPUs', then the copies' */
+  bool done;
+  struct place {
+    uint64_t seq;   /* entry: its number among those the ring ever held (popped + index) */
+    size_t pos;     /* its offset in the ring's storage, while seq is still held */
+    uint32_t off;   /* the next record in its run */
+    uint64_t rec;   /* that record's number among those the ring ever held */
+    uint64_t end;   /* entries numbered below this were there at open */
+    uint64_t end_rec; /* and records numbered below this */
+    uint64_t read;  /* the ring's trace_pipe count when the place was last moved */
+    uint64_t lost;  /* records that left before the place reached them, not shown yet */
+  } p[];
+};
+
+/* Under lock: the entry of place c, the next still held at or after it (the place moved
+ * there, what it passed counted in c->lost), or NULL when the ring has nothing left for it. */
+static struct entry *place_entry(struct cpu_ring *r, struct place *c)
+{
+  if (c->seq >= c->end || r->count == 0 || c->seq >= r->popped + r->count)
+    return NULL;
+  if (c->seq < r->popped) { /* its entry left the ring: go on from the oldest */
+    struct entry *e = ring_oldest(r);
+    uint64_t at = e->first_rec + count_taken(e);
+    uint64_t upto = at < c->end_rec ? at : c->end_rec; /* (later ones are not shown) */
+    uint64_t skipped = upto > c->rec ? upto - c->rec : 0, piped = r->read - c->read;
+    c->lost += skipped > piped ? skipped - piped : 0;
+    c->seq = r->popped;
+    c->pos = (size_t)((unsigned char *)e - r->buf);
+    c->off = e->taken;
+    c->rec = at;
+    c->read = r->read;
+    return c->seq < c->end ? e : NULL;
+  }
+  struct entry *e = (struct entry *)(void *)(r->buf + c->pos);
+  if (c->seq == r->popped && c->off < e->taken) { /* trace_pipe took the front of it */
+    uint64_t n = 0;
+    for (uint32_t o = c->off; o < e->taken; o += rec_bytes(run_at(e, o)))
+      n++;
+    c->off = e->taken;
+    c->rec += n;
+  }
+  return e;
+}
+
+struct live_iter *live_iter_open(struct fxt_tbuf *b)
 {
   live_init();
   pthread_mutex_lock(&L.lock);
+  uint32_t nr = nrings();
+  struct live_iter *it = calloc(1, sizeof(*it) + nr * sizeof(struct place));
+  if (!it) {
+    pthread_mutex_unlock(&L.lock);
+    return NULL;
+  }
+  it->gen = L.gen;
+  it->nr = nr;
   uint64_t entries = 0, overrun = 0;
-  for (uint32_t k = 0; k < nrings(); k++) {
-    entries += ring_k(k)->events;
-    overrun += ring_k(k)->overrun;
+  for (uint32_t k = 0; k < nr; k++) {
+    struct cpu_ring *r = ring_k(k);
+    struct entry *e = ring_oldest(r);
+    struct place *c = &it->p[k];
+    entries += r->events;
+    overrun += r->overrun;
+    c->seq = r->popped;
+    c->end = r->popped + r->count;
+    c->end_rec = r->pushed_records;
+    c->pos = e ? (size_t)((unsigned char *)e - r->buf) : 0;
+    c->off = e ? e->taken : 0;
+    c->rec = e ? e->first_rec + count_taken(e) : r->pushed_records;
+    c->read = r->read;
   }
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   char head[160];
@@ -866,44 +951,63 @@ void live_snapshot(struct fxt_tbuf *b)
                    online > 0 ? online : 1);
   fxt_tbuf_put(b, head, (size_t)n);
   fxt_tbuf_puts(b, trace_legend);
-  /* Merge without consuming: a cursor (entry, offset, entries left) per ring. */
-  uint32_t nr = nrings();
-  struct cursor {
-    struct entry *e;
-    uint32_t off;
-    uint64_t left;
-  } *cur = calloc(nr, sizeof(*cur));
-  for (uint32_t i = 0; cur && i < nr; i++) {
-    cur[i].left = ring_k(i)->count;
-    cur[i].e = ring_oldest(ring_k(i));
-    cur[i].off = cur[i].e ? cur[i].e->taken : 0;
-  }
-  for (;;) {
+  pthread_mutex_unlock(&L.lock);
+  return it;
+}
+
+bool live_iter_next(struct live_iter *it, struct fxt_tbuf *b, size_t want)
+{
+  if (it->done)
+    return false;
+  pthread_mutex_lock(&L.lock);
+  if (L.gen != it->gen)
+    it->done = true; /* emptied or replaced since the open */
+  while (!it->done && b->len < want) {
+    /* The oldest record among the places (merged by time; nothing is consumed). */
     int best = -1;
     uint64_t best_ticks = 0;
-    for (uint32_t i = 0; cur && i < nr; i++) {
-      if (cur[i].left == 0)
+    struct entry *best_e = NULL;
+    for (uint32_t k = 0; k < it->nr; k++) {
+      struct entry *e = place_entry(ring_k(k), &it->p[k]);
+      if (!e && it->p[k].lost) { /* the ring's last records left before the reader came */
+        fxt_text_lost(b, k % L.ncpus, it->p[k].lost, false);
+        it->p[k].lost = 0;
+      }
+      if (!e)
         continue;
-      uint64_t t = rec_ticks(run_at(cur[i].e, cur[i].off));
+      uint64_t t = rec_ticks(run_at(e, it->p[k].off));
       if (best < 0 || t < best_ticks) {
-        best = (int)i;
+        best = (int)k;
         best_ticks = t;
+        best_e = e;
       }
     }
-    if (best < 0)
+    if (best < 0) {
+      it->done = true;
       break;
-    struct cursor *c = &cur[best];
-    format_record(b, c->e, c->off, (uint32_t)best % L.ncpus, 0); /* the header counts losses */
-    c->off += rec_bytes(run_at(c->e, c->off));
-    if (c->off >= run_len(c->e) && --c->left > 0) { /* next entry of this ring */
-      struct cpu_ring *r = ring_k((uint32_t)best);
-      size_t next = (size_t)((unsigned char *)c->e - r->buf) + c->e->size;
-      c->e = (struct entry *)(void *)(r->buf + entry_at(r, next));
+    }
+    struct cpu_ring *r = ring_k((uint32_t)best);
+    struct place *c = &it->p[best];
+    /* The header counts the buffers' losses; a LOST line here is what left this ring while
+     * the reader was on its way to it. */
+    format_record(b, best_e, c->off, (uint32_t)best % L.ncpus, c->lost);
+    c->lost = 0;
+    c->off += rec_bytes(run_at(best_e, c->off));
+    c->rec++;
+    c->read = r->read;
+    if (c->off >= run_len(best_e)) { /* the next entry of this ring */
+      c->seq++;
+      c->pos = entry_at(r, c->pos + best_e->size);
       c->off = 0;
     }
   }
-  free(cur);
   pthread_mutex_unlock(&L.lock);
+  return !it->done || b->len > 0;
+}
+
+void live_iter_close(struct live_iter *it)
+{
+  free(it);
 }
 
 size_t live_consume(struct fxt_tbuf *b, size_t want)

@@ -78,9 +78,15 @@ void live_pipe_open(void);
 void live_pipe_close(void);
 bool live_pipe_readers(void);
 
-/* A snapshot for `trace`: the header and every entry (copies included), merged by time,
- * formatted into b. */
-void live_snapshot(struct fxt_tbuf *b);
+/* `trace`, a read at a time (live.c, struct live_iter): live_iter_open formats the header
+ * into b and notes what the view holds (copies included); live_iter_next formats its next
+ * entries, merged by time, into b while b holds less than want bytes (each line whole), and
+ * returns false once nothing is left; the lock is held only inside each call. NULL: no
+ * memory. */
+struct live_iter;
+struct live_iter *live_iter_open(struct fxt_tbuf *b);
+bool live_iter_next(struct live_iter *it, struct fxt_tbuf *b, size_t want);
+void live_iter_close(struct live_iter *it);
 
 /* trace_pipe: formats and consumes the oldest entries (merged by time) into b while b holds
  * less than want bytes; each line whole. Returns the entries consumed. */

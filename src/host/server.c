@@ -10,8 +10,9 @@
  * No client can hold a slot or memory for long (server.h "Deadlines"): a request half-way, a
  * reply nobody takes, or a connection quiet for the idle time is closed; when the table is
  * full a new client takes the slot of the connection quiet the longest; and READs of `trace`
- * are refused while the text held for replies not yet sent passes HELD_MAX (a snapshot is
- * formatted whole at open: 64 clients that never read would otherwise hold 64 of them).
+ * are refused while the text held for replies not yet sent passes HELD_MAX. `trace` is
+ * formatted a chunk at a time as its reader takes it (live.h live_iter), except a flight
+ * recorder's, made whole at open (64 clients that never read would hold 64 of those).
  *
  * Locks: `life` serializes start, stop and fork; `work` is held by the server thread while it
  * is inside the tree (everything but poll), so fork (fxt_server_fork_prepare) can wait until
@@ -160,8 +161,9 @@ static bool handle(struct client *c, const struct fxt_ctl_request *req)
   memcpy(path, req->path, req->path_len);
   path[req->path_len] = 0;
   if (req->op == FXT_CTL_READ || req->op == FXT_CTL_PIPE) {
-    /* `trace` is the live view, formatted whole at open (the other files are small): while
-     * replies not yet taken hold HELD_MAX, no more of it (one is made whatever its size). */
+    /* `trace` is the live view, formatted as it is read, or whole at open for a flight
+     * recorder (the other files are small): while replies not yet taken hold HELD_MAX, no
+     * more of it (one is made whatever its size). */
     if (S.held >= HELD_MAX && fxt_fs_is_view(path)) {
       char msg[200];
       snprintf(msg, sizeof(msg), "%zu MiB of earlier replies are not yet taken by their "

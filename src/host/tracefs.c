@@ -1,7 +1,8 @@
 /* tracefs.c - the ftrace control surface as files (fxtrace/tracefs.h).
  *
  * A path resolves to a node; an open file keeps its node, a text snapshot for files whose
- * content is read (made at open, as the kernel's seq files make theirs on first read), and,
+ * content is read (made at open, as the kernel's seq files make theirs on first read; `trace`
+ * a read at a time: its header at open, its lines from where the last read left, live.h), and,
  * for trace_pipe, the rest of a line that did not fit the reader's buffer (the Starry seed's
  * TextDrain): no byte is lost or duplicated whatever the read sizes. Writes take the whole
  * value at once and either apply it or fail with the kernel's errno, changing nothing.
@@ -88,6 +89,7 @@ struct fxt_fs_file {
   size_t pos;           /* read position in text */
   bool filled;
   bool pipe_reader;     /* trace_pipe open for reading (fxt_control_pipe_open) */
+  struct live_iter *iter; /* `trace`: where the reads are in the view (live.h) */
 };
 
 /* ---- the events of the registry ------------------------------------------------------ */
@@ -289,9 +291,12 @@ static void fill(struct fxt_fs_file *f)
     bool held = fxt_control_view_hold();
     if (!held)
       fxt_session_flush();
-    live_snapshot(b);
-    if (held)
+    f->iter = live_iter_open(b);
+    if (held) { /* the copies are the consumer's again at the release: all of them now */
+      while (f->iter && live_iter_next(f->iter, b, SIZE_MAX))
+        ;
       fxt_control_view_release();
+    }
     break;
   }
   case N_SAVED_CMDLINES:
@@ -650,6 +655,10 @@ ssize_t fxt_fs_read(struct fxt_fs_file *f, void *buf, size_t len)
       if (!live_wait(-1) && !live_on())
         return 0; /* tracing is off and nothing is left */
     }
+  } else if (f->iter && f->pos == f->text.len) {
+    /* `trace`: the next lines, formatted for this read (the lock is the view's meanwhile). */
+    f->text.len = f->pos = 0;
+    live_iter_next(f->iter, &f->text, len);
   }
   size_t n = f->text.len - f->pos < len ? f->text.len - f->pos : len;
   if (n) /* (an empty file may have no buffer at all) */
@@ -695,6 +704,7 @@ void fxt_fs_close(struct fxt_fs_file *f)
     return;
   if (f->pipe_reader)
     fxt_control_pipe_close();
+  live_iter_close(f->iter);
   fxt_tbuf_free(&f->text);
   free(f);
 }

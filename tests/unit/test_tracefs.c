@@ -475,6 +475,71 @@ static void losses_show_and_counts_agree(void **state)
   free(stream);
 }
 
+/* `trace` read in pieces while the view moves on (live.h live_iter): what arrived after the
+ * open is not shown; what newer entries evicted before the reader reached it is a LOST line;
+ * lines + LOST counts == the entries the header counted at the open, exactly. */
+static void trace_read_in_pieces_while_the_view_moves(void **state)
+{
+  (void)state;
+  echo("events/tfs/alpha/enable", "1", 0);
+  echo("buffer_size_kb", "64", 0); /* 16 pages of 4080 bytes a CPU: ~1,300 of these events */
+  echo("trace", "", 0);
+  enum { AT_OPEN = 1000, LATER = 5000 };
+  for (uint64_t i = 0; i < AT_OPEN; i++) {
+    FXT_TRACE(tfs, alpha, i, "n");
+    if (i % 100 == 99)
+      settle();
+  }
+  settle();
+  struct fxt_fs_file *f;
+  assert_int_equal(fxt_fs_open("trace", FXT_FS_READ, &f), 0);
+  static char text[1 << 20];
+  size_t len = 0;
+  ssize_t n;
+  while (len < 8192 && (n = fxt_fs_read(f, text + len, 512)) > 0) /* the header, some lines */
+    len += (size_t)n;
+  size_t first_piece = len;
+  for (uint64_t i = AT_OPEN; i < AT_OPEN + LATER; i++) { /* evicts every entry of the open */
+    FXT_TRACE(tfs, alpha, i, "n");
+    if (i % 100 == 99)
+      settle();
+  }
+  settle();
+  while ((n = fxt_fs_read(f, text + len, 4096)) > 0 && len < sizeof(text) - 4096)
+    len += (size_t)n;
+  assert_int_equal(n, 0);
+  fxt_fs_close(f);
+  text[len] = 0;
+  regex_t re;
+  regmatch_t m[3];
+  assert_int_equal(regcomp(&re, header_re, REG_EXTENDED), 0);
+  assert_int_equal(regexec(&re, text, 3, m, 0), 0);
+  regfree(&re);
+  uint64_t entries = strtoull(text + m[1].rm_so, NULL, 10);
+  assert_int_equal(entries, AT_OPEN);
+  uint64_t lines = 0, lost = 0, last = 0;
+  for (const char *p = text + m[0].rm_eo; *p; p = strchr(p, '\n') + 1) {
+    const char *l = strstr(p, "[LOST "), *a = strstr(p, ": alpha: seq="), *e = strchr(p, '\n');
+    assert_non_null(e);
+    if (l && l < e) {
+      lost += strtoull(l + 6, NULL, 10);
+    } else {
+      assert_true(a && a < e);
+      uint64_t seq = strtoull(a + 13, NULL, 10);
+      assert_true(seq < AT_OPEN); /* nothing that arrived after the open */
+      assert_true(lines == 0 || seq > last); /* in order */
+      last = seq;
+      lines++;
+    }
+  }
+  print_message("trace in pieces: %zu bytes first, %llu lines + %llu lost of %llu\n",
+                first_piece, (unsigned long long)lines, (unsigned long long)lost,
+                (unsigned long long)entries);
+  assert_true(lines > 0 && lost > 0);
+  assert_int_equal(lines + lost, entries);
+  echo("buffer_size_kb", "1408", 0);
+}
+
 /* The trace body's lines count, and each satisfies pred(seq, val). */
 static int count_lines(const char *body, const char *event, bool (*pred)(unsigned long long,
                                                                           unsigned long long))
@@ -619,6 +684,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(enable_files_and_set_event, setup, teardown),
       cmocka_unit_test_setup_teardown(id_and_format, setup, teardown),
       cmocka_unit_test_setup_teardown(trace_shows_events_and_truncation_clears, setup, teardown),
+      cmocka_unit_test_setup_teardown(trace_read_in_pieces_while_the_view_moves, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(trace_pipe_is_identical_at_any_read_size, setup, teardown),
       cmocka_unit_test_setup_teardown(marker_cmdlines_and_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(stats_files, setup, teardown),
