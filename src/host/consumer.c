@@ -73,6 +73,9 @@ struct out {
   bool direct;       /* a snapshot's file: written as it is, outside the commit protocol */
   bool prealloc;          /* a regular file of ours: pages allocated ahead (out_prealloc) */
   uint64_t prealloc_end;  /* allocated up to here, past the end the file shows */
+  bool shared_stdout;     /* stdout (`-`) on a regular file, which others may write too: each
+                             write's place in it goes in the intent (stdout_place) */
+  bool append;            /* ... opened O_APPEND: a write lands at the file's end */
 };
 
 /* What a write changes once it is in the file (commit; the intent of shfile.h). */
@@ -780,6 +783,37 @@ static uint32_t merge_held(uint32_t i, const unsigned char *stage, uint32_t len,
 
 /* ---- commit ---------------------------------------------------------------------------- */
 
+/* FXTRACE_TEST_DIE_IN_WRITE=before|after (read as the consumer starts; tests only): the
+ * process kills itself with SIGKILL inside its consumer's first write of a ring's records, the
+ * intent WRITING: before the write (nothing of it in the output) or after it returned, so that
+ * a test can make either death at will (tests/check/top_level_kill.sh, stdout). 0: off. */
+static int die_in_write;
+
+/* A write to a stdout that is a regular file (out.shared_stdout): where it lands and its first
+ * and last 8 bytes (a then b: whole FXT words), in the intent, so that a harvester whose own
+ * stdout is that file can tell whether it landed (shfile.h, intent_out_pos; recover.h,
+ * fxt_recover_check_stdout): the file's length cannot, as the process's parent or children
+ * may write to it too. The position is the file offset the write starts from, or the file's
+ * end when it appends: another writer moving them between here and the write makes the
+ * harvester find other bytes there, and count the write as not landed (its records are then
+ * taken from the buffers again, as before this existed). The consumer thread, before the
+ * WRITING store (commit). */
+static void stdout_place(struct fxt_sh *h, const struct out *o, const unsigned char *a,
+                         size_t alen, const unsigned char *b, size_t blen)
+{
+  uint64_t pos = UINT64_MAX, first = 0, last = 0;
+  struct stat st;
+  off_t at = o->append ? (fstat(o->fd, &st) == 0 ? st.st_size : -1) : lseek(o->fd, 0, SEEK_CUR);
+  if (at >= 0 && alen + blen >= 8) {
+    pos = (uint64_t)at;
+    memcpy(&first, alen ? a : b, 8);
+    memcpy(&last, blen ? b + blen - 8 : a + alen - 8, 8);
+  }
+  atomic_store_explicit(&h->intent_out_pos, pos, memory_order_relaxed);
+  atomic_store_explicit(&h->intent_first, first, memory_order_relaxed);
+  atomic_store_explicit(&h->intent_last, last, memory_order_relaxed);
+}
+
 /* Writes the buffered records, then chunk[0..len), and makes the write count (the protocol of
  * the file comment and docs/recovery.md; every store to the session file is the consumer
  * thread's, ordered for a reader that looks after the process died: compiler barriers keep
@@ -836,12 +870,18 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
                         atomic_load_explicit(&h->rep_no_slot, memory_order_relaxed) +
                             C.no_slot_written,
                         memory_order_relaxed);
+  if (o->shared_stdout)
+    stdout_place(h, o, o->buf, o->len, chunk, len);
   atomic_store_explicit(&h->intent_seq, seq, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&h->intent_state, FXT_SH_WRITING, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   /* 2. The write. */
+  if (die_in_write == 1 && has_slot && fx->st.len)
+    raise(SIGKILL);
   write_all(o, o->buf, o->len, chunk, len);
+  if (die_in_write == 2 && has_slot && fx->st.len)
+    raise(SIGKILL);
   o->len = 0;
   /* 3. It returned: from here a recovery applies the intent itself if we die. */
   atomic_signal_fence(memory_order_seq_cst);
@@ -1737,22 +1777,33 @@ int fxt_consumer_start(struct session *s)
   else
     C.out.fd = fxt_outfile_open(s->output);
   struct stat st;
-  C.out.prealloc = s->output[0] && strcmp(s->output, "-") != 0 && C.out.fd >= 0 &&
-                   C.out.limit == 0 && fstat(C.out.fd, &st) == 0 && S_ISREG(st.st_mode);
+  bool to_stdout = strcmp(s->output, "-") == 0;
+  bool regular = C.out.fd >= 0 && fstat(C.out.fd, &st) == 0 && S_ISREG(st.st_mode);
+  C.out.prealloc = s->output[0] && !to_stdout && regular && C.out.limit == 0;
   C.out.prealloc_end = 0;
   if (s->output[0] && C.out.fd < 0) {
     int e = errno;
     fprintf(stderr, "fxtrace: %s: %s\n", s->output, strerror(e));
     return -e; /* ENOENT, EROFS, EMFILE, ...: fxt_strerror says it in the system's words */
   }
+  /* stdout on a regular file: each write's place in it goes in its intent (stdout_place). */
+  int fl = to_stdout && regular ? fcntl(C.out.fd, F_GETFL) : -1;
+  C.out.shared_stdout = fl >= 0;
+  C.out.append = fl >= 0 && (fl & O_APPEND);
+  const char *die = getenv("FXTRACE_TEST_DIE_IN_WRITE");
+  die_in_write = !die ? 0 : strcmp(die, "before") == 0 ? 1 : strcmp(die, "after") == 0 ? 2 : 0;
   /* The file's identity, before it holds anything of this session: a harvest by another
-   * process writes into what the path names only while it is this file (harvest.h). */
+   * process writes into what the path names only while it is this file (harvest.h); for
+   * stdout on a regular file, the file a harvester reads the last write back from. */
   struct stat ost;
-  bool own_file = C.out.fd >= 0 && strcmp(s->output, "-") != 0 && fstat(C.out.fd, &ost) == 0;
+  bool own_file = C.out.fd >= 0 && (!to_stdout || C.out.shared_stdout) &&
+                  fstat(C.out.fd, &ost) == 0;
   atomic_store_explicit(&s->sh->out_dev, own_file ? (uint64_t)ost.st_dev : 0,
                         memory_order_relaxed);
   atomic_store_explicit(&s->sh->out_ino, own_file ? (uint64_t)ost.st_ino : 0,
                         memory_order_relaxed);
+  /* Not known, for good, but where each write to such a stdout says (stdout_place). */
+  atomic_store_explicit(&s->sh->intent_out_pos, UINT64_MAX, memory_order_relaxed);
   /* What the file holds before this session's records is whole (a recovery keeps it); the
    * records that follow carry no magic record of their own (docs/fxt-conventions.md:
    * single-process traces concatenated). */

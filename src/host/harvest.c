@@ -329,6 +329,9 @@ int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt
       .output_errno = oerr,
       .output_gone = to_file && !in_place,
   };
+  /* stdout: whether the consumer's last write is in it, when ours is the same file. */
+  if (strcmp(info.output, "-") == 0)
+    fxt_recover_check_stdout(&in, 1);
   /* Where the trace goes: into the output, renamed over it; else a new file beside the
    * output ("<output>.<pid>.recovered.fxt": the path names a file that is not the session's,
    * or none), or in the session directory's place ("<dir>.fxt": stdout, no output file, or
@@ -368,6 +371,7 @@ int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt
   unmap_ro(sdata, ssize);
   unmap_ro(pdata, psize);
   unmap_ro(odata, osize);
+  fxt_recover_stdout_free(&in);
   if (rc < 0) {
     say(msg, msg_size, "%s: the trace of pid %u was not written: %s (left in place)", dir,
         info.pid, why);
@@ -391,13 +395,22 @@ int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt
                                                                : " (it had no output file)"
                       : !in_place             ? " (its output file was removed or replaced)"
                                               : "";
+  /* A write to stdout that may be there and was recovered all the same (recover.h). */
+  char twice[256] = "";
+  if (st->maybe_twice)
+    snprintf(twice, sizeof(twice),
+             "; pid %u died inside a write of %llu bytes to stdout, %s: what of it is in stdout "
+             "may be counted twice",
+             info.pid, (unsigned long long)st->maybe_twice,
+             in.stdout_write == FXT_REC_LANDED_TORN ? "found cut short there"
+                                                    : "which this process could not look for");
   if (msg_size && !msg[0])
     say(msg, msg_size,
         "%s: pid %u ended without stopping its session: its trace is in %s%s (%llu records, "
-        "%llu events, recovered from its buffers; dropped %llu, overrun %llu, lost %llu)%s%s",
+        "%llu events, recovered from its buffers; dropped %llu, overrun %llu, lost %llu)%s%s%s",
         dir, info.pid, where, whose, (unsigned long long)st->records,
         (unsigned long long)st->events, (unsigned long long)st->dropped,
-        (unsigned long long)st->overrun, (unsigned long long)st->lost,
+        (unsigned long long)st->overrun, (unsigned long long)st->lost, twice,
         damaged ? "; damage: " : "", damaged ? why : "");
   return in_place ? 0 : 1;
 }

@@ -530,6 +530,80 @@ int fxt_recover_run(const struct fxt_rec_input *in, fxt_rec_write_fn out, void *
   return rc;
 }
 
+/* ---- the last write to a shared stdout ---------------------------------------------------- */
+
+static bool pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+  unsigned char *b = p;
+  while (n) {
+    ssize_t k = pread(fd, b, n, (off_t)off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
+    b += k;
+    n -= (size_t)k;
+    off += (uint64_t)k;
+  }
+  return true;
+}
+
+void fxt_recover_check_stdout(struct fxt_rec_input *in, int fd)
+{
+  const unsigned char *d = in->session.data;
+  in->stdout_write = FXT_REC_LANDED_UNKNOWN;
+  in->stdout_bytes = (struct fxt_rec_file){"stdout", NULL, 0};
+  if (!d || in->session.size < FXT_SH_HEADER_BYTES || rec_le64(d) != FXT_SH_MAGIC ||
+      rec_le32(d + FXT_SH_OFF_VERSION) != FXT_SH_VERSION ||
+      memcmp(d + FXT_SH_OFF_OUTPUT, "-", 2) != 0 ||
+      rec_le32(d + FXT_SH_OFF_INTENT_STATE) != FXT_SH_WRITING)
+    return;
+  uint64_t dev = rec_le64(d + FXT_SH_OFF_OUT_DEV), ino = rec_le64(d + FXT_SH_OFF_OUT_INO);
+  uint64_t pos = rec_le64(d + FXT_SH_OFF_INTENT_OUT_POS), len = rec_le64(d + FXT_SH_OFF_INTENT_LEN);
+  uint64_t first = rec_le64(d + FXT_SH_OFF_INTENT_FIRST);
+  uint64_t last = rec_le64(d + FXT_SH_OFF_INTENT_LAST);
+  if (ino == 0 || pos == UINT64_MAX || len % 8 || len > (1ull << 30) || pos > UINT64_MAX - len)
+    return;
+  /* The file read through its own open (stdout is often write-only), when it is the one. */
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  int rfd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (rfd < 0)
+    return;
+  if (fstat(rfd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != dev ||
+      (uint64_t)st.st_ino != ino) {
+    close(rfd);
+    return;
+  }
+  uint64_t w = 0;
+  unsigned char *bytes = NULL;
+  if (len == 0) {
+    in->stdout_write = FXT_REC_LANDED_YES; /* nothing to write: nothing missing */
+  } else if (!pread_all(rfd, &w, 8, pos) || rec_le64((const unsigned char *)&w) != first) {
+    in->stdout_write = FXT_REC_LANDED_NO;
+  } else if (!pread_all(rfd, &w, 8, pos + len - 8) ||
+             rec_le64((const unsigned char *)&w) != last) {
+    in->stdout_write = FXT_REC_LANDED_TORN;
+  } else {
+    in->stdout_write = FXT_REC_LANDED_YES;
+    bytes = malloc((size_t)len);
+    if (bytes && !pread_all(rfd, bytes, (size_t)len, pos)) {
+      free(bytes);
+      bytes = NULL; /* (then overwrite mode's credit count says it cannot count) */
+    }
+  }
+  close(rfd);
+  if (bytes)
+    in->stdout_bytes = (struct fxt_rec_file){"stdout", bytes, len};
+}
+
+void fxt_recover_stdout_free(struct fxt_rec_input *in)
+{
+  free((void *)in->stdout_bytes.data);
+  in->stdout_bytes = (struct fxt_rec_file){"stdout", NULL, 0};
+}
+
 /* ---- the buffers directory's clean-up --------------------------------------------------- */
 
 static const unsigned char *map_file(const char *path, uint64_t *size)
@@ -573,8 +647,9 @@ enum fxt_rec_dead fxt_recover_dead_state(const char *dir)
     } else if (!alive) {
       state = FXT_REC_CRASHED; /* unless the summary below finds nothing missing */
       /* Anything the output lacks? Count it, without building the trace. */
-      struct fxt_rec_input in = {{path, sdata, ssize}, {"buffers", NULL, 0}, {"", NULL, 0},
-                                 false, 0, false};
+      struct fxt_rec_input in = {.session = {path, sdata, ssize},
+                                 .pool = {"buffers", NULL, 0},
+                                 .output = {"", NULL, 0}};
       char ppath[4400];
       snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
       in.pool.data = map_file(ppath, &psize);

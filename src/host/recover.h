@@ -20,6 +20,19 @@ struct fxt_rec_file {
   uint64_t size;
 };
 
+/* Whether the consumer's last write, when it died inside it (intent WRITING) writing to a
+ * stdout that is a regular file, is in that file, as a harvester whose own stdout is the same
+ * file found it (fxt_recover_check_stdout). The file's length cannot say: others (the parent,
+ * other children) write to it too, and a recovery never cuts it. */
+enum fxt_rec_landed {
+  FXT_REC_LANDED_UNKNOWN = 0, /* not looked at, or not known: stdout was not a regular file,
+                                 the harvester's stdout is another file, no position stored */
+  FXT_REC_LANDED_NO,          /* its first 8 bytes are not where it was going: not written */
+  FXT_REC_LANDED_TORN,        /* its first 8 bytes are there, its last ones not (the file
+                                 ends before, or others are there): cut by the death */
+  FXT_REC_LANDED_YES,         /* its first and last 8 bytes are there: whole */
+};
+
 struct fxt_rec_input {
   struct fxt_rec_file session; /* DIR/session */
   struct fxt_rec_file pool;    /* DIR/buffers */
@@ -29,6 +42,10 @@ struct fxt_rec_input {
   bool output_gone;            /* the file the session wrote is no longer at its path (removed
                                   or replaced; harvest.h): output is empty, and the bytes the
                                   consumer wrote there are not this recovery's to count */
+  /* Output `-` (stdout: output is empty), the consumer dead inside a write: */
+  enum fxt_rec_landed stdout_write; /* whether the write is in the stdout file */
+  struct fxt_rec_file stdout_bytes; /* FXT_REC_LANDED_YES: the write as read back from it (its
+                                       intent's length; for overwrite mode's credit count) */
 };
 
 /* What a recovery found and wrote. */
@@ -42,6 +59,9 @@ struct fxt_rec_stats {
   uint32_t threads;          /* buffers with something recovered */
   uint32_t uncommitted;      /* threads that died inside an emission */
   uint32_t damage;           /* damage reports */
+  uint64_t maybe_twice;      /* bytes of the consumer's last write to a stdout that may be in
+                                it and are recovered all the same (FXT_REC_LANDED_UNKNOWN,
+                                TORN): what its records hold may be counted twice */
 };
 
 /* Output sink: returns 0, or a negative errno (recovery stops). */
@@ -54,6 +74,15 @@ typedef void (*fxt_rec_report_fn)(void *ctx, int severity, const char *line);
  * the session header itself is unusable (nothing written), or the sink's error. */
 int fxt_recover_run(const struct fxt_rec_input *in, fxt_rec_write_fn out, void *out_ctx,
                     fxt_rec_report_fn report, void *report_ctx, struct fxt_rec_stats *stats);
+
+/* For in->session (a session file's bytes, checked here as far as this needs): when its output
+ * was stdout on a regular file and its consumer died inside a write (intent WRITING), looks
+ * whether that write is in the file fd names (this process's stdout: 1), when that is the
+ * same file (device and inode in the header), by reading back the first and last 8 bytes
+ * where it was going (shfile.h, intent_out_pos); sets in->stdout_write, and when it is whole
+ * in->stdout_bytes (allocated: fxt_recover_stdout_free). Leaves UNKNOWN when it cannot tell. */
+void fxt_recover_check_stdout(struct fxt_rec_input *in, int fd);
+void fxt_recover_stdout_free(struct fxt_rec_input *in);
 
 /* True when process pid runs and is the one that started at proc_start (shfile.h); a zombie
  * (ended, not yet waited for) does not run. */

@@ -233,7 +233,27 @@ static void resolve_intent(struct rec_model *m)
   const struct fxt_rec_file *o = &m->in->output;
   m->committed = h->committed;
   m->intent_written = h->intent_state == FXT_SH_WRITTEN;
-  if (h->intent_state == FXT_SH_WRITING) {
+  if (h->intent_state == FXT_SH_WRITING && o->size == 0 && strcmp(h->output, "-") == 0) {
+    /* Died inside a write to stdout, whose bytes a recovery neither reads nor cuts: whether
+     * the write is in it is what a harvester whose stdout is the same regular file found
+     * there (fxt_recover_check_stdout). Whole, it counts as a whole write to a file does;
+     * not there, its records are taken from the buffers; not known, or cut, they are taken
+     * all the same, and whatever of it is in stdout is there twice (said when it held a
+     * slot's records or losses: strings, threads and clock syncs are written again anyway). */
+    enum fxt_rec_landed v = m->in->stdout_write;
+    m->intent_written = v == FXT_REC_LANDED_YES;
+    bool counts = h->intent_slot != FXT_SH_NO_SLOT || h->intent_rep_no_slot != h->rep_no_slot;
+    if ((v == FXT_REC_LANDED_UNKNOWN || v == FXT_REC_LANDED_TORN) && counts && h->intent_len) {
+      m->stats->maybe_twice = h->intent_len;
+      rec_say(m, 0, "stdout: process %u died inside a write of %llu bytes to it, which %s: "
+                    "its records are taken from the buffers, and what of it is in stdout may "
+                    "be counted twice",
+              h->pid, (unsigned long long)h->intent_len,
+              v == FXT_REC_LANDED_TORN ? "is cut short there (or overwritten)"
+                                       : "this process cannot read back");
+    }
+    m->committed = h->intent_file_off;
+  } else if (h->intent_state == FXT_SH_WRITING) {
     /* Died around the write: whole in the file, it counts; torn or absent, nothing of it
      * does (what it held is still in the buffers and the held area). */
     m->intent_written = o->size > 0 && h->intent_file_off <= o->size &&
@@ -392,13 +412,23 @@ static bool count_written(struct rec_model *m, uint32_t upto, uint32_t *records)
   const struct fxt_rec_file *o = &m->in->output;
   uint64_t at = h->intent_chunk_off, end = h->intent_file_off + h->intent_len;
   uint32_t pos = h->intent_from, k = 0, held_n = h->intent_held_n;
+  /* The write's bytes: in the output file, or (stdout) as read back from it, where file
+   * offset x is at x - intent_file_off. */
+  const unsigned char *w = o->data;
+  uint64_t base = 0;
+  if (o->size == 0 && m->in->stdout_bytes.size == h->intent_len) {
+    o = &m->in->stdout_bytes;
+    w = o->data;
+    base = h->intent_file_off;
+  }
   *records = 0;
-  if (held_n > FXT_SH_HELD_MAX || at > end || !has(o, at, end - at))
+  if (held_n > FXT_SH_HELD_MAX || at > end || at < base || end < base ||
+      !has(o, at - base, end - at))
     return false;
   while (pos != upto) {
     if (end - at < 8)
       return false;
-    uint64_t hd = rec_le64(o->data + at);
+    uint64_t hd = rec_le64(w + (at - base));
     uint32_t n = fxt_ring_record_bytes(hd);
     if (n == 0 || n > end - at)
       return false;

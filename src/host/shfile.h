@@ -19,6 +19,7 @@
  *                       state: as session_int.h; consumer fields: the consumer thread only
  *   intent, committed, held, latest clock sync: the consumer thread only
  *   output identity     the starting thread, before the consumer thread exists
+ *   stdout position     the consumer thread only (intent_out_pos, intent_first, intent_last)
  *   no_slot_drops       any thread (relaxed fetch-and-add)
  *   string table        the thread that interns a string (intern.c), any context
  *   tracepoint log      under the registry lock
@@ -34,7 +35,7 @@
 #include <stdint.h>
 
 #define FXT_SH_MAGIC 0x3153534554585846ull /* bytes "FXTSESS1" */
-#define FXT_SH_VERSION 2u
+#define FXT_SH_VERSION 3u
 #define FXT_SH_FILE "session"
 #define FXT_SH_POOL_FILE "buffers"
 
@@ -168,14 +169,26 @@ struct fxt_sh {
   _Atomic uint32_t intent_held_n;         /* 4712 held records merged among them */
   _Atomic uint32_t intent_held_off[FXT_SH_HELD_MAX]; /* 4716 their offsets from chunk_off */
   /* The starting thread, once, as the consumer opens the output file and before the file holds
-   * anything of this session: its identity, 0 0 for none (no file, stdout, or a death before
-   * the open). A harvest by another process writes into the file its path names only when it
-   * is still this one (harvest.h). */
+   * anything of this session: its identity, 0 0 for none (no file, stdout not on a regular
+   * file, or a death before the open). For a path, a harvest by another process writes into
+   * the file the path names only when it is still this one (harvest.h); for stdout (`-`) on a
+   * regular file, it is the file intent_out_pos below is in: a harvester whose own stdout is
+   * that file reads the last write back from it (fxt_recover_check_stdout, recover.h). */
   _Atomic uint64_t out_dev;          /* 4784 st_dev */
   _Atomic uint64_t out_ino;          /* 4792 st_ino */
+  /* The consumer thread, in commit() with the rest of the intent, before intent_state becomes
+   * WRITING (the same compiler fences order them): where the write lands in a stdout that is a
+   * regular file, which the process may share with others (a parent, its children: the file
+   * offset moves under everyone's writes, so the file's length cannot tell the write in), and
+   * the first and last 8 bytes it writes there, so that a harvester can see whether it did
+   * land. Stored once as UINT64_MAX (not known) at the start for every other output, and for
+   * a write whose position the consumer could not get. */
+  _Alignas(64) _Atomic uint64_t intent_out_pos; /* 4800 the file offset the write starts at */
+  _Atomic uint64_t intent_first;     /* 4808 its first 8 bytes, as a little-endian u64 */
+  _Atomic uint64_t intent_last;      /* 4816 its last 8 bytes */
 };
 
-#define FXT_SH_HEADER_BYTES 4800u
+#define FXT_SH_HEADER_BYTES 4864u
 
 /* The slot table entry of one slot. */
 struct fxt_sh_slot {
@@ -278,6 +291,9 @@ struct fxt_sh_slot {
 #define FXT_SH_OFF_INTENT_HELD_OFF 4716u
 #define FXT_SH_OFF_OUT_DEV 4784u
 #define FXT_SH_OFF_OUT_INO 4792u
+#define FXT_SH_OFF_INTENT_OUT_POS 4800u
+#define FXT_SH_OFF_INTENT_FIRST 4808u
+#define FXT_SH_OFF_INTENT_LAST 4816u
 
 #define FXT_SLOT_OFF_STATE 0u
 #define FXT_SLOT_OFF_OWNER_GEN 4u
@@ -361,6 +377,9 @@ FXT_SH_CHECK(intent_held_n, FXT_SH_OFF_INTENT_HELD_N);
 FXT_SH_CHECK(intent_held_off, FXT_SH_OFF_INTENT_HELD_OFF);
 FXT_SH_CHECK(out_dev, FXT_SH_OFF_OUT_DEV);
 FXT_SH_CHECK(out_ino, FXT_SH_OFF_OUT_INO);
+FXT_SH_CHECK(intent_out_pos, FXT_SH_OFF_INTENT_OUT_POS);
+FXT_SH_CHECK(intent_first, FXT_SH_OFF_INTENT_FIRST);
+FXT_SH_CHECK(intent_last, FXT_SH_OFF_INTENT_LAST);
 _Static_assert(sizeof(struct fxt_sh) == FXT_SH_HEADER_BYTES, "header size");
 #undef FXT_SH_CHECK
 

@@ -6,7 +6,9 @@
 # output and says so on stderr (pid, file, records): then events + counted losses in it == N,
 # exactly. With flushes (the consumer wrote part of it: the file held fewer before) and
 # without, with and without drops; an output replaced meanwhile is left alone (the rest goes
-# beside it); an output to stdout goes in the session directory's place; two processes racing
+# beside it); an output to stdout goes in the session directory's place (a consumer killed
+# inside its write to it too: counted once when the harvester's stdout is the same file, else
+# said to be maybe twice); two processes racing
 # to harvest write it once; a live session is never touched.
 #   top_level_kill.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
 set -eu
@@ -102,6 +104,54 @@ got=$(counted "$work/r6.stdout.fxt" "$sdir.fxt")
 echo "round 6: stdout: $got"
 [ "$got" -eq 2000 ] || fail "round 6: $got events and losses, 2000 emitted"
 rm -f "$sdir.fxt"
+
+# 6b: output to stdout, N events, then the consumer killed inside its write of them
+# (FXTRACE_TEST_DIE_IN_WRITE), after the write returned or before it; stdout opened to
+# truncate or to append; a flight recorder's ring of 4 KiB that overwrote most of them (the
+# write's records are counted as they stand in stdout). The later process's stdout is the
+# same file: it reads the write back where it was going, and counts it once. Its stdout
+# another file: it cannot tell, takes the events again, and says they may be counted twice.
+for spec in "after > 300" "before > 300" "after >> 300" "before >> 300" "after other 300" \
+  "after > 3000 mode=overwrite;buffer_kb=4" "before >> 3000 mode=overwrite;buffer_kb=4"; do
+  set -- $spec
+  ne=$3
+  round="6b ($1, $2, $ne${4:+, $4})"
+  : >"$work/r6b.out"
+  st=0
+  if [ "$2" = ">>" ]; then
+    FXTRACE="events=t:seq;buffers=$shm;output=-;${4:-}" FXTRACE_TEST_DIE_IN_WRITE=$1 "$image" \
+      image $ne kill $ne >>"$work/r6b.out" 2>"$work/killed.err" || st=$?
+  else
+    FXTRACE="events=t:seq;buffers=$shm;output=-;${4:-}" FXTRACE_TEST_DIE_IN_WRITE=$1 "$image" \
+      image $ne kill $ne >"$work/r6b.out" 2>"$work/killed.err" || st=$?
+  fi
+  [ $st -eq 137 ] || { cat "$work/killed.err"; fail "round $round: the image exited $st"; }
+  sdir=$(ls -d "$shm"/*.* | grep -v '\.fxt$')
+  pid=$(basename "$sdir" | cut -d. -f1)
+  if [ "$2" = other ]; then
+    later "$work/later.err" >"$work/r6b.other"
+  else
+    later "$work/later.err" >>"$work/r6b.out"
+  fi
+  said "$work/later.err" "$sdir.fxt"
+  in_stdout=$(counted "$work/r6b.out")
+  got=$(counted "$work/r6b.out" "$sdir.fxt")
+  echo "round $round: $got ($in_stdout in stdout)"
+  if [ "$2" = other ]; then
+    grep -q "pid $pid died inside a write of [0-9]* bytes to stdout.* may be counted twice" \
+      "$work/later.err" || { cat "$work/later.err"; fail "round $round: not said"; }
+    [ "$got" -eq $((2 * ne)) ] || fail "round $round: $got events and losses, not $ne twice"
+  else
+    if grep -q "counted twice\|damage" "$work/later.err"; then
+      cat "$work/later.err"
+      fail "round $round: said"
+    fi
+    [ "$got" -eq $ne ] || fail "round $round: $got events and losses, $ne emitted"
+    if [ $1 = after ]; then want=$ne; else want=0; fi
+    [ "$in_stdout" -eq $want ] || fail "round $round: $in_stdout in stdout, not $want"
+  fi
+  rm -f "$sdir.fxt"
+done
 
 # 7: `fxtrace recover BUFFERS_DIR` (the listing) harvests too.
 round=7

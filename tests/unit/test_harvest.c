@@ -10,9 +10,11 @@
  *
  * The same program is the exec'd image: `test_harvest image N
  * exit|_exit|abort|kill|hold|fork:kill|fork:_exit [F]` emits N events (seq 100...; a flush
- * every F of them) and returns (a clean stop at exit), calls _exit, aborts, kills itself with
- * SIGKILL, returns once its stdin ends (a live session meanwhile), or forks a child that emits
- * N events and is killed or _exits, waits for it, prints "child PID" on stderr and returns
+ * every F of them, or with F `fork` one before it forks and none in the child; `fork:before`,
+ * `fork:after`: and the child dies inside its consumer's write) and returns (a clean stop at
+ * exit), calls _exit, aborts, kills itself with SIGKILL, returns once its stdin ends (a live
+ * session meanwhile), or forks a child that emits N events and is killed or _exits, waits for
+ * it, prints "child PID" on stderr and returns
  * (tests/check/record_harvest.sh runs it under `fxtrace record`, tests/check/top_level_kill.sh
  * and flight_children.sh under FXTRACE alone).
  *
@@ -442,6 +444,12 @@ static void two_programs_one_directory(void **state)
 static int image(int argc, char **argv)
 {
   uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
+  /* FLUSH: after every FLUSH events; `fork`: the parent once before it forks, the child never;
+   * `fork:before`, `fork:after`: the same, then the child's consumer kills it inside its first
+   * write of the child's events, before or after the write (FXTRACE_TEST_DIE_IN_WRITE, set for
+   * the child only: its consumer reads it as it starts, after the fork). */
+  bool flush_at_fork = argc > 4 && strncmp(argv[4], "fork", 4) == 0;
+  const char *child_dies = flush_at_fork && argv[4][4] == ':' ? argv[4] + 5 : NULL;
   uint64_t flush_every = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
   for (uint64_t i = 0; i < n; i++) {
     FXT_TRACE(t, seq, 100 + i);
@@ -455,15 +463,23 @@ static int image(int argc, char **argv)
   if (argc > 3 && strncmp(argv[3], "fork:", 5) == 0) {
     /* A child of fork emits N events of its own (seq 1000...) and ends as the rest says (kill,
      * _exit); this process waits for it and stops at exit (its stop harvests the child). */
+    if (flush_at_fork)
+      fxt_session_flush(); /* its events are in the output before the child's begin */
+    if (child_dies)
+      setenv("FXTRACE_TEST_DIE_IN_WRITE", child_dies, 1);
     pid_t child = fork();
     if (child < 0)
       return 20;
+    if (child_dies)
+      unsetenv("FXTRACE_TEST_DIE_IN_WRITE");
     if (child == 0) {
       for (uint64_t i = 0; i < n; i++) {
         FXT_TRACE(t, seq, 1000 + i);
         if (flush_every && (i + 1) % flush_every == 0)
           fxt_session_flush();
       }
+      if (child_dies)
+        fxt_session_flush(); /* its consumer writes them: it dies there */
       if (strcmp(argv[3] + 5, "kill") == 0)
         raise(SIGKILL);
       _exit(0);

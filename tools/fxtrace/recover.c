@@ -209,6 +209,9 @@ int cmd_recover(int argc, char **argv)
       .live = live,
       .output_errno = output_errno,
   };
+  /* stdout: whether the consumer's last write is in it, when ours is the same file. */
+  if (!partial && header_ok && strcmp(info.output, "-") == 0 && !live)
+    fxt_recover_check_stdout(&in, 1);
   /* Written beside FILE and renamed into place: FILE may be the session's own output. */
   char tmp[4200];
   snprintf(tmp, sizeof(tmp), "%s.recover-%d", out_path, (int)getpid());
@@ -216,6 +219,7 @@ int cmd_recover(int argc, char **argv)
   if (fd < 0) {
     cli_file_error("recover", tmp, strerror(errno));
     unmap(&ses), unmap(&pool), unmap(&output);
+    fxt_recover_stdout_free(&in);
     if (lock >= 0)
       close(lock);
     return CLI_EXIT_FAIL;
@@ -225,6 +229,7 @@ int cmd_recover(int argc, char **argv)
   if (close(fd) != 0 && rc >= 0)
     rc = -errno;
   unmap(&ses), unmap(&pool), unmap(&output);
+  fxt_recover_stdout_free(&in);
   if (rc < 0) {
     unlink(tmp);
     fprintf(stderr, "fxtrace recover: %s: nothing written: %s\n", out_path, fxt_strerror(rc));
