@@ -340,13 +340,16 @@ static bool advance(struct client *c)
   return true;
 }
 
-/* Whether advance() has something to do for c right now (then the loop does not wait). */
+/* Whether advance() has something to do for c right now (then the loop does not wait): a
+ * stream with lines to give goes on at once, as a READ does (waiting for the tick after each
+ * chunk held trace_pipe, and `trace` read as a stream, to 64 KiB per 20 ms: ~30,000 lines a
+ * second, 1.4 s for `fxtrace cat PID trace` of the default view). */
 static bool ready(const struct client *c)
 {
   struct fxt_ctl_request req;
   size_t used;
   if (c->file)
-    return !c->stream;
+    return !c->stream || fxt_fs_poll(c->file, 0) == FXT_FS_POLLIN;
   return !c->closing && fxt_ctl_parse(c->in, c->in_len, &req, &used, NULL, 0) != 0;
 }
 
