@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fxtrace/errors.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +459,40 @@ static bool names_has(const struct names *ns, const char *name)
   return false;
 }
 
+/* A session directory with no session file that holds only children's markers, of a pid
+ * that is not running: what is left when a child of fork left its marker while its parent's
+ * session went (seen: /dev/shm/fxtrace-0/19081.1 holding only child.19162.1, for hours). The
+ * markers only matter while the parent runs (fxt_harvest_dead): removed with the directory.
+ * A directory being set up has its process running; anything else in it is left alone. */
+static void remove_orphan(const char *dir, const char *name)
+{
+  long pid = strtol(name, NULL, 10);
+  struct stat st;
+  if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH || lstat(dir, &st) != 0 ||
+      !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+    return;
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct names marks = {0};
+  bool only_marks = true;
+  struct dirent *e;
+  while (only_marks && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    only_marks = is_child_mark(e->d_name);
+    names_add(&marks, e->d_name);
+  }
+  closedir(d);
+  char path[4700];
+  for (size_t i = 0; only_marks && i < marks.n; i++)
+    if (snprintf(path, sizeof(path), "%s/%s", dir, marks.v[i]) < (int)sizeof(path))
+      unlink(path);
+  if (only_marks)
+    rmdir(dir);
+  free(marks.v);
+}
+
 /* Whether the directory of output holds an FXT_HARVESTER_FILE that its process keeps locked. */
 static bool harvester_lives(const char *output)
 {
@@ -489,8 +524,12 @@ int fxt_harvest_dead(const char *base, const char *who)
       continue;
     char dir[4400], why[256];
     struct fxt_sdir_info info;
-    if (snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= (int)sizeof(dir) ||
-        fxt_sdir_read(dir, &info, why, sizeof(why)) != 0)
+    if (snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= (int)sizeof(dir))
+      continue;
+    int rc = fxt_sdir_read(dir, &info, why, sizeof(why));
+    if (rc == FXT_ENOENT)
+      remove_orphan(dir, e->d_name);
+    if (rc != 0)
       continue;
     if (!fxt_proc_running(info.pid, info.proc_start)) {
       if (!harvester_lives(info.output))

@@ -210,8 +210,56 @@ static void test_keeps_newest(void **state)
   assert_int_equal(system(cmd), 0);
 }
 
+/* A session directory left holding only a child's marker (its parent's session went while
+ * the child set up) of a pid that is gone: the next session's sweep removes it; the same with
+ * anything else in it, or with its pid running, is left alone. */
+static void orphan_marker_directory_goes(void **state)
+{
+  (void)state;
+  snprintf(base, sizeof(base), "/dev/shm/fxtrace-test-orphans-%d", (int)getpid());
+  assert_int_equal(mkdir(base, 0700), 0);
+  pid_t gone = fork(); /* a pid that is not running (until reused: then the dir stays) */
+  assert_true(gone >= 0);
+  if (gone == 0)
+    _exit(0);
+  assert_int_equal(waitpid(gone, NULL, 0), gone);
+  char orphan[400], other[400], mine[400], path[500];
+  snprintf(orphan, sizeof(orphan), "%s/%d.1", base, (int)gone);
+  snprintf(other, sizeof(other), "%s/%d.2", base, (int)gone);
+  snprintf(mine, sizeof(mine), "%s/%d.7", base, (int)getpid());
+  const char *dirs[] = {orphan, other, mine};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(mkdir(dirs[i], 0700), 0);
+    snprintf(path, sizeof(path), "%s/child.12345.1", dirs[i]);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+  }
+  snprintf(path, sizeof(path), "%s/notes", other); /* not only markers */
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+  pid_t s = fork();
+  assert_true(s >= 0);
+  if (s == 0) {
+    child_start(200, "", FXT_MODE_DISCARD);
+    _exit(fxt_session_stop() == 0 ? 0 : 12);
+  }
+  int status;
+  assert_int_equal(waitpid(s, &status, 0), s);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  struct stat st;
+  assert_int_not_equal(stat(orphan, &st), 0); /* gone */
+  assert_int_equal(stat(other, &st), 0);      /* something else in it: left */
+  assert_int_equal(stat(mine, &st), 0);       /* its pid runs (this one) */
+  char cmd[600];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s %s.err.*", base, base);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_keeps_newest)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_keeps_newest),
+                                     cmocka_unit_test(orphan_marker_directory_goes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
