@@ -340,8 +340,9 @@ int live_set_buffer_kb(uint64_t kb)
   size_t cap = capacity_of(kb, &back);
   /* The CPUs' new rings are allocated and written once here, by the writer of the file and
    * outside the lock: filled for the first time by the consumer, 32 MiB of fresh memory
-   * (16 MiB a CPU) cost it 75-234 k events of a program firing 5 M a second on a VM where
-   * a first touch of a page costs ~10 us. Nothing changes when one cannot be had. */
+   * (16 MiB a CPU) cost a program firing 5 M events a second 2-41 k dropped events on a VM
+   * where a first touch of a page costs ~10 us (0 after). Nothing changes when one cannot
+   * be had. */
   unsigned char **fresh = calloc(L.ncpus, sizeof(*fresh));
   bool got = fresh != NULL;
   for (uint32_t i = 0; got && i < L.ncpus; i++) {
@@ -895,8 +896,9 @@ static struct cpu_ring *ring_k(uint32_t k)
 /* A reader of `trace` between two reads: a place per ring (its rings as they were at open),
  * kept by sequence numbers, not pointers, so that the lock is held only while a read formats
  * its lines: the consumer feeds the view in between (a snapshot formatted whole at open held
- * the lock for all of it: ~20 ms for the default 1410 KiB per CPU, seconds for 64 MiB,
- * while the consumer waited to feed the view and the threads' buffers filled). Entries that
+ * the lock for all of it while the consumer waited to feed the view and the threads' buffers
+ * filled: a 16 MiB-per-CPU view read while a program fired 5 M events a second cost it
+ * 0.73-2.06 M dropped events, 150-190 k after, docs/performance.md). Entries that
  * arrived after the open are not shown (the kernel pauses recording while `trace` is open
  * instead); entries that left before the reader reached them (evicted by newer ones) are
  * skipped, their records shown as a LOST line, those trace_pipe consumed are not. */
