@@ -293,11 +293,17 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   if (FXT_UNLIKELY(t == NULL))
     return false;
   uint32_t depth = atomic_load_explicit(&t->depth, memory_order_relaxed);
-  atomic_store_explicit(&t->depth, depth + 1, memory_order_relaxed);
+  /* 1, not depth + 1: the fast path goes on only from depth 0, and gives the old value back
+   * when it does not (a handler that interrupts the moment in between sees a nonzero depth,
+   * which is all it and fxt_slots_sync read from it; an instruction less). */
+  atomic_store_explicit(&t->depth, 1, memory_order_relaxed);
   /* Depth is raised before the session-active load, in program order (as fxt_emit_enter). */
   atomic_signal_fence(memory_order_seq_cst);
-  uint32_t cpu =
-      *(volatile const uint32_t *)((const char *)__builtin_thread_pointer() + fxt_fast_cpu_at);
+  /* The thread's word at fxt_fast_cpu_at, one %fs-relative load (not the thread pointer's
+   * load and an add; __seg_fs is not in strict ISO C modes). It may be done before the
+   * depth store: the CPU is only compared, and the thread can move at any point anyway. */
+  uint32_t cpu;
+  __asm__ __volatile__("movl %%fs:(%1), %0" : "=r"(cpu) : "r"(fxt_fast_cpu_at));
   struct fxt_ring *r = &t->w.ring;
   uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
   uint32_t bytes = words * 8;
@@ -397,12 +403,29 @@ static inline FXT_ALWAYS_INLINE uint32_t fxt_field_len(uint32_t type, uint32_t b
   return 0;
 }
 
-/* Words of a field's FXT argument. */
-static inline FXT_ALWAYS_INLINE uint32_t fxt_field_words(uint32_t type, uint32_t len)
+/* Nonzero when a u64 or s64 field's value needs more than 32 bits. A tracepoint whose 64-bit
+ * integer fields all fit is written with them as uint32 / int32 arguments (one word each, not
+ * two: a two_u64 event is 32 bytes, not 48; docs/fxt-conventions.md), as Perfetto's varints
+ * and LTTng's compact headers keep records small: fewer bytes to write into memory the
+ * machine may be touching for the first time, and more events per buffer. One OR and one
+ * branch per event decide it (fxt_field_words_n and fxt_put_field take the outcome). */
+static inline FXT_ALWAYS_INLINE uint64_t fxt_field_wide(uint32_t type, union fxt_value v)
+{
+  if (type == FXT_TYPE_U64)
+    return v.u >> 32;
+  if (type == FXT_TYPE_S64)
+    return ((uint64_t)v.i + 0x80000000u) >> 32;
+  return 0;
+}
+
+/* Words of a field's FXT argument; narrow: the tracepoint's 64-bit integers fit in 32 bits. */
+static inline FXT_ALWAYS_INLINE uint32_t fxt_field_words_n(uint32_t type, uint32_t len,
+                                                          bool narrow)
 {
   switch (type) {
   case FXT_TYPE_U64:
   case FXT_TYPE_S64:
+    return narrow ? 1 : 2;
   case FXT_TYPE_DOUBLE:
   case FXT_TYPE_PTR:
     return 2;
@@ -414,15 +437,56 @@ static inline FXT_ALWAYS_INLINE uint32_t fxt_field_words(uint32_t type, uint32_t
   }
 }
 
+/* Words of a field's FXT argument (64-bit integers in two words). */
+static inline FXT_ALWAYS_INLINE uint32_t fxt_field_words(uint32_t type, uint32_t len)
+{
+  return fxt_field_words_n(type, len, false);
+}
+
 FXT_EXTERN_C_BEGIN
 FXT_API void fxt_put_hex(struct fxt_cursor *c, const void *bytes, uint32_t n);
 FXT_EXTERN_C_END
 
-/* Writes a field as an FXT argument; ah = the argument header's type and name bits, and its
- * size bits for a fixed-size type (the registry's arg_header). */
-static inline FXT_ALWAYS_INLINE void fxt_put_field_sized(struct fxt_cursor *c, uint64_t ah,
-                                                         uint32_t type, union fxt_value v,
-                                                         uint32_t len)
+/* A field's FXT argument header as the emit path takes it (the registry's arg_header): the
+ * argument type (fxt.h enum fxt_arg_type), the size bits of a fixed-size type and the name
+ * ref; a u64 or s64 field's in its 32-bit form (uint32 or int32, one word), which
+ * fxt_put_field widens when the value needs it. */
+static inline FXT_ALWAYS_INLINE uint64_t fxt_arg_header(uint32_t type, uint32_t name_ref)
+{
+  uint64_t t, words = 1;
+  switch (type) {
+  case FXT_TYPE_U8:
+  case FXT_TYPE_U16:
+  case FXT_TYPE_U32:
+  case FXT_TYPE_U64:
+    t = 2; /* uint32 */
+    break;
+  case FXT_TYPE_S8:
+  case FXT_TYPE_S16:
+  case FXT_TYPE_S32:
+  case FXT_TYPE_S64:
+    t = 1; /* int32 */
+    break;
+  case FXT_TYPE_BOOL:
+    t = 9; /* bool */
+    break;
+  case FXT_TYPE_DOUBLE:
+    t = 5, words = 2; /* double */
+    break;
+  case FXT_TYPE_PTR:
+    t = 7, words = 2; /* pointer */
+    break;
+  default:
+    t = 6, words = 0; /* string (strings, byte arrays in hex): size bits per value */
+    break;
+  }
+  return t | words << 4 | (uint64_t)name_ref << 16;
+}
+
+/* Writes a field as an FXT argument; ah = fxt_arg_header's; narrow: as fxt_field_words_n. */
+static inline FXT_ALWAYS_INLINE void fxt_put_field(struct fxt_cursor *c, uint64_t ah,
+                                                   uint32_t type, union fxt_value v,
+                                                   uint32_t len, bool narrow)
 {
   uint64_t words = fxt_field_words(type, len);
   switch (type) {
@@ -460,18 +524,15 @@ static inline FXT_ALWAYS_INLINE void fxt_put_field_sized(struct fxt_cursor *c, u
     fxt_put_hex(c, v.p, len / 2);
     break;
   default: /* U64, S64 */
-    fxt_put(c, ah);
-    fxt_put(c, v.u);
+    if (narrow) {
+      fxt_put(c, ah | (uint64_t)(uint32_t)v.u << 32);
+    } else {
+      /* uint32 (2) -> uint64 (4): xor 6; int32 (1) -> int64 (3): xor 2; size 1 word -> 2 */
+      fxt_put(c, ah ^ (0x30u | (type == FXT_TYPE_U64 ? 0x6u : 0x2u)));
+      fxt_put(c, v.u);
+    }
     break;
   }
-}
-
-/* The same with ah = type and name bits only (size bits added here). */
-static inline FXT_ALWAYS_INLINE void fxt_put_field(struct fxt_cursor *c, uint64_t ah, uint32_t type,
-                                                  union fxt_value v, uint32_t len)
-{
-  uint64_t fixed = type == FXT_TYPE_STR || type == FXT_TYPE_BYTES ? 0 : fxt_field_words(type, 0);
-  fxt_put_field_sized(c, ah | fixed << 4, type, v, len);
 }
 
 #endif /* !__cplusplus */

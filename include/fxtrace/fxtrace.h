@@ -100,15 +100,30 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 #define FXT_VAL_X(i, code, ctype, n, bound, m) {.m = n},
 #define FXT_LENV_(i, f) fxt_len##i,
 #define FXT_WORDS_(i, f) FXT_FIELD_(FXT_WORDS_X, i, f)
-#define FXT_WORDS_X(i, code, ctype, n, bound, m) +fxt_field_words(code, fxt_len##i)
+#define FXT_WORDS_X(i, code, ctype, n, bound, m) +fxt_field_words_n(code, fxt_len##i, fxt_narrow)
+#define FXT_WIDE_(i, f) FXT_FIELD_(FXT_WIDE_X, i, f)
+#define FXT_WIDE_X(i, code, ctype, n, bound, m) | fxt_field_wide(code, (union fxt_value){.m = n})
 #define FXT_NAME_(i, f) FXT_FIELD_(FXT_NAME_X, i, f)
 #define FXT_NAME_X(i, code, ctype, n, bound, m) , n
 #define FXT_PUTF_(i, f) FXT_FIELD_(FXT_PUTF_X, i, f)
 #define FXT_PUTF_X(i, code, ctype, n, bound, m)                                              \
-  fxt_put_field_sized(&fxt_f.c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i);
+  fxt_put_field(&fxt_f.c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i, \
+                fxt_narrow);
 #define FXT_PUT_(i, f) FXT_FIELD_(FXT_PUT_X, i, f)
 #define FXT_PUT_X(i, code, ctype, n, bound, m)                                               \
-  fxt_put_field_sized(&fxt_c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i);
+  fxt_put_field(&fxt_c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i,   \
+                fxt_narrow);
+
+/* The fast path's attempt, with fxt_narrow a constant (fxt_fire_ below). */
+#define FXT_FAST_TRY_(...)                                                                   \
+  const uint32_t fxt_words = 2 FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);                          \
+  if (FXT_LIKELY(fxt_fast_begin(fxt_tp, fxt_words,                                           \
+                                (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 | 4u, &fxt_f))) {   \
+    fxt_put(&fxt_f.c, fxt_fast_ticks());                                                     \
+    FXT_PP_MAP(FXT_PUTF_, __VA_ARGS__)                                                       \
+    fxt_fast_end(&fxt_f);                                                                    \
+    return;                                                                                  \
+  }
 
 #define FXT_TRACEPOINT(sys, ev, fmt, ...)                                                    \
   static const struct fxt_field fxt_fields_##sys##_##ev[] = {                                \
@@ -145,6 +160,7 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
         return;                                                                              \
       }                                                                                      \
     }                                                                                        \
+    const bool fxt_narrow = (0 FXT_PP_MAP(FXT_WIDE_, __VA_ARGS__)) == 0;                     \
     const uint32_t fxt_words =                                                               \
         2 + fxt_emit_thread_words(fxt_t) FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);               \
     const uint64_t fxt_hdr = fxt_tp->header | fxt_t->thread_bits |                           \
@@ -166,14 +182,14 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
   {                                                                                          \
     struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
     FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \
-    const uint32_t fxt_words = 2 FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);                        \
     struct fxt_fast fxt_f;                                                                   \
-    if (FXT_LIKELY(fxt_fast_begin(fxt_tp, fxt_words,                                         \
-                                  (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 | 4u, &fxt_f))) { \
-      fxt_put(&fxt_f.c, fxt_fast_ticks());                                                   \
-      FXT_PP_MAP(FXT_PUTF_, __VA_ARGS__)                                                     \
-      fxt_fast_end(&fxt_f);                                                                  \
-      return;                                                                                \
+    /* Two copies, each of constant size: one branch picks (fxt_field_wide). */              \
+    if (FXT_LIKELY((0 FXT_PP_MAP(FXT_WIDE_, __VA_ARGS__)) == 0)) {                           \
+      const bool fxt_narrow = true;                                                          \
+      FXT_FAST_TRY_(__VA_ARGS__)                                                             \
+    } else {                                                                                 \
+      const bool fxt_narrow = false;                                                         \
+      FXT_FAST_TRY_(__VA_ARGS__)                                                             \
     }                                                                                        \
     fxt_fire_slow_##sys##_##ev(fxt_unused_ FXT_PP_MAP(FXT_NAME_, __VA_ARGS__));              \
   }                                                                                          \

@@ -45,6 +45,11 @@ const char *fxt_ff_type(uint8_t type, uint32_t *size, int *is_signed) {
 
 uint32_t fxt_ff_arg_type(uint8_t type) { return k_types[known(type)].arg; }
 
+bool fxt_ff_arg_fits(uint8_t type, uint32_t arg) {
+  return arg == fxt_ff_arg_type(type) || (type == FXT_TYPE_U64 && arg == FXT_ARG_UINT32) ||
+         (type == FXT_TYPE_S64 && arg == FXT_ARG_INT32);
+}
+
 /* The offset of field f placed at *off or after (aligned to its size), moving *off past it. */
 static uint32_t place(const struct fxt_ff_field *f, uint32_t *off, uint32_t *align) {
   int sg;

@@ -21,6 +21,7 @@
 #ifndef FXTRACE_EXPORT_FTRACE_FORMAT_H
 #define FXTRACE_EXPORT_FTRACE_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,10 @@ const char *fxt_ff_type(uint8_t type, uint32_t *size, int *is_signed);
 /* The FXT argument type a typed tracepoint records a field of this type as (enum
  * fxt_arg_type; docs/fxt-conventions.md). */
 uint32_t fxt_ff_arg_type(uint8_t type);
+
+/* Whether an FXT argument of type arg holds a field of this type: its fxt_ff_arg_type, or a
+ * u64 / s64 value that fitted in 32 bits, written as uint32 / int32 (emit.h fxt_field_wide). */
+bool fxt_ff_arg_fits(uint8_t type, uint32_t arg);
 
 /* Places n fields after the common ones; offsets (may be NULL) receives each field's offset.
  * Returns sizeof the record struct: the end of the last field rounded up to the struct's

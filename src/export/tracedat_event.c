@@ -71,7 +71,7 @@ static bool is_hex_of(const struct fxt_str_ref *s, uint32_t bytes) {
 /* The type a typed field's value is stored as: the declared one when the argument is what the
  * declaration records and its value fits, else the argument's own. */
 static uint8_t resolve(const struct fxtf_field *f, const struct fxt_arg *a) {
-  if (a->type != fxt_ff_arg_type(f->type))
+  if (!fxt_ff_arg_fits(f->type, a->type))
     return type_of_arg(a->type);
   switch (f->type) {
   case FXT_TYPE_U8: return a->value.u32 <= 0xff ? f->type : FXT_TYPE_U32;

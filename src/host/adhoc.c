@@ -8,32 +8,6 @@
 
 #include "intern.h"
 
-static uint32_t arg_type_of(uint32_t type)
-{
-  switch (type) {
-  case FXT_TYPE_U8:
-  case FXT_TYPE_U16:
-  case FXT_TYPE_U32:
-    return FXT_ARG_UINT32;
-  case FXT_TYPE_S8:
-  case FXT_TYPE_S16:
-  case FXT_TYPE_S32:
-    return FXT_ARG_INT32;
-  case FXT_TYPE_U64:
-    return FXT_ARG_UINT64;
-  case FXT_TYPE_S64:
-    return FXT_ARG_INT64;
-  case FXT_TYPE_BOOL:
-    return FXT_ARG_BOOL;
-  case FXT_TYPE_DOUBLE:
-    return FXT_ARG_DOUBLE;
-  case FXT_TYPE_PTR:
-    return FXT_ARG_POINTER;
-  default:
-    return FXT_ARG_STRING;
-  }
-}
-
 /* Name ref of argument i of a call site (0 if the string table is full). */
 static uint64_t arg_name(struct fxt_tracepoint *tp, uint32_t i, const char *name)
 {
@@ -72,14 +46,16 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
   }
   if (n > FXT_MAX_FIELDS)
     n = FXT_MAX_FIELDS;
-  uint64_t ah[FXT_MAX_FIELDS];
+  uint64_t ah[FXT_MAX_FIELDS], wide = 0;
   uint32_t len[FXT_MAX_FIELDS];
   uint32_t words = 2 + fxt_emit_thread_words(t) + has_trailer(etype);
   for (uint32_t i = 0; i < n; i++) {
-    ah[i] = arg_type_of(av[i].type) | arg_name(tp, i, av[i].name) << 16;
+    ah[i] = fxt_arg_header(av[i].type, (uint32_t)arg_name(tp, i, av[i].name));
     len[i] = fxt_field_len(av[i].type, FXT_STR_MAX_BOUND, av[i].v);
-    words += fxt_field_words(av[i].type, len[i]);
+    wide |= fxt_field_wide(av[i].type, av[i].v);
   }
+  for (uint32_t i = 0; i < n; i++) /* 64-bit integers in one word when all fit: as typed ones */
+    words += fxt_field_words_n(av[i].type, len[i], wide == 0);
   struct fxt_cursor c;
   uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)etype << 16 |
                  (uint64_t)n << 20 | t->thread_bits | tp->header;
@@ -87,7 +63,7 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
     fxt_put(&c, hdr);
     fxt_put_event_head(&c, t, ts);
     for (uint32_t i = 0; i < n; i++)
-      fxt_put_field(&c, ah[i], av[i].type, av[i].v, len[i]);
+      fxt_put_field(&c, ah[i], av[i].type, av[i].v, len[i], wide == 0);
     if (has_trailer(etype))
       fxt_put(&c, trailer);
     fxt_emit_commit(t, &c);

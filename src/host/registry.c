@@ -46,15 +46,6 @@ static char *patterns; /* the session's enabled patterns, normalized; NULL = non
 static _Atomic uint32_t generation; /* bumped on every change of the tracepoint set */
 static void (*mirror_fn)(struct fxt_tracepoint *tp); /* under lock */
 
-static const uint8_t arg_type_of[] = {
-    [FXT_TYPE_U8] = FXT_ARG_UINT32,  [FXT_TYPE_U16] = FXT_ARG_UINT32,
-    [FXT_TYPE_U32] = FXT_ARG_UINT32, [FXT_TYPE_U64] = FXT_ARG_UINT64,
-    [FXT_TYPE_S8] = FXT_ARG_INT32,   [FXT_TYPE_S16] = FXT_ARG_INT32,
-    [FXT_TYPE_S32] = FXT_ARG_INT32,  [FXT_TYPE_S64] = FXT_ARG_INT64,
-    [FXT_TYPE_BOOL] = FXT_ARG_BOOL,  [FXT_TYPE_DOUBLE] = FXT_ARG_DOUBLE,
-    [FXT_TYPE_PTR] = FXT_ARG_POINTER, [FXT_TYPE_STR] = FXT_ARG_STRING,
-    [FXT_TYPE_BYTES] = FXT_ARG_STRING,
-};
 
 /* fork: the registry lock must not be held by another thread (the consumer walks the
  * registry) when the process forks, or the child's consumer would wait on it forever. */
@@ -151,10 +142,7 @@ static void prepare(struct fxt_tracepoint *tp)
     int ref = fxt_intern_cstr(f->name);
     if (ref <= 0 || f->type == 0 || f->type > FXT_TYPE_BYTES)
       return;
-    uint64_t fixed = f->type == FXT_TYPE_STR || f->type == FXT_TYPE_BYTES
-                         ? 0
-                         : fxt_field_words(f->type, 0); /* emit.h: fxt_put_field_sized */
-    tp->arg_header[i] = arg_type_of[f->type] | fixed << 4 | (uint64_t)ref << 16;
+    tp->arg_header[i] = fxt_arg_header(f->type, (uint32_t)ref);
   }
   for (uint32_t i = 0; i < FXT_MAX_FIELDS; i++)
     atomic_store_explicit(&tp->arg_ref[i], 0, memory_order_relaxed);

@@ -11,6 +11,7 @@
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ FXT_TRACEPOINT(tt, all, "all the types", (u8, a_u8), (u16, a_u16), (u32, a_u32),
                (f64, a_f64), (ptr, a_ptr), (str, a_str, 5), (bytes, a_bytes, 3));
 FXT_TRACEPOINT(tt, defaults, NULL, (u32, x), (str, s, 8));
 FXT_TRACEPOINT(other, quiet, NULL, (u32, x));
+FXT_TRACEPOINT(tt, narrow, NULL, (u64, a), (s64, b), (u32, c));
 
 static char path[256];
 static unsigned char *file;
@@ -133,6 +135,71 @@ static void typed_tracepoint_every_field_type(void **state)
   assert_null(event("quiet", 0));
 }
 
+/* u64 and s64 fields whose values all fit in 32 bits are written as uint32 / int32
+ * arguments, one word each (emit.h fxt_field_wide); one value that does not makes every 64-bit
+ * field of the event two words. Expected sizes are counted from the spec (fxt.md: header,
+ * timestamp, a thread inline or by ref, arguments of 1 or 2 words). */
+static const struct {
+  uint64_t a;
+  int64_t b;
+  bool narrow;
+} k_narrow[] = {
+    {0xffffffffull, INT32_MIN, true},        {0x100000000ull, 0, false},
+    {5, (int64_t)INT32_MIN - 1, false},     {5, INT32_MAX, true},
+    {5, (int64_t)INT32_MAX + 1, false},     {0, -1, true},
+    {UINT64_MAX, INT64_MIN, false},
+};
+enum { N_NARROW = sizeof k_narrow / sizeof k_narrow[0] };
+
+static void fire_narrow(void)
+{
+  for (uint32_t i = 0; i < N_NARROW; i++)
+    FXT_TRACE(tt, narrow, k_narrow[i].a, k_narrow[i].b, i);
+}
+
+static void fire_narrow_filtered(void)
+{
+  /* A filter takes the general path (fxt_fire_slow_): the same encoding there. */
+  assert_int_equal(fxt_fs_echo("events/tt/narrow/filter", "c < 100"), 7);
+  fire_narrow();
+}
+
+static void check_narrow(void)
+{
+  for (uint32_t i = 0; i < N_NARROW; i++) {
+    const struct fxt_event *e = event("narrow", (int)i);
+    assert_non_null(e);
+    assert_int_equal(e->num_args, 3);
+    uint64_t h;
+    memcpy(&h, file + rec.offset, 8);
+    uint32_t thread_words = (h >> 24 & 0xff) == 0 ? 2 : 0; /* its ref, bits 24-31 */
+    if (k_narrow[i].narrow) {
+      arg_is(&e->args[0], "a", FXT_ARG_UINT32);
+      assert_int_equal(e->args[0].value.u32, k_narrow[i].a);
+      arg_is(&e->args[1], "b", FXT_ARG_INT32);
+      assert_int_equal(e->args[1].value.i32, k_narrow[i].b);
+    } else {
+      arg_is(&e->args[0], "a", FXT_ARG_UINT64);
+      assert_int_equal(e->args[0].value.u64, k_narrow[i].a);
+      arg_is(&e->args[1], "b", FXT_ARG_INT64);
+      assert_int_equal(e->args[1].value.i64, k_narrow[i].b);
+    }
+    arg_is(&e->args[2], "c", FXT_ARG_UINT32);
+    assert_int_equal(e->args[2].value.u32, i);
+    assert_int_equal(h >> 4 & 0xfff, 2 + thread_words + (k_narrow[i].narrow ? 3 : 5));
+  }
+  assert_null(event("narrow", N_NARROW));
+}
+
+static void u64_fields_that_fit_are_one_word(void **state)
+{
+  (void)state;
+  record_session(fire_narrow, "tt:narrow");
+  check_narrow();
+  record_session(fire_narrow_filtered, "tt:narrow");
+  check_narrow();
+}
+
 /* The description blob of tt:all: id, refs, kind, fields, print format. */
 static void tracepoint_description_blob(void **state)
 {
@@ -226,6 +293,8 @@ static void adhoc_events_every_type(void **state)
   e = event("ctr", 0);
   assert_int_equal(e->type, FXT_EVENT_COUNTER);
   assert_int_equal(e->trailer, 42);
+  arg_is(&e->args[0], "v", FXT_ARG_UINT32); /* FXT_U64 of 9: fits in 32 bits */
+  assert_int_equal(e->args[0].value.u32, 9);
   assert_int_equal(event("dur", 0)->type, FXT_EVENT_DURATION_BEGIN);
   assert_int_equal(event("dur", 1)->type, FXT_EVENT_DURATION_END);
   e = event("cmp", 0);
@@ -278,6 +347,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(typed_tracepoint_every_field_type),
+      cmocka_unit_test(u64_fields_that_fit_are_one_word),
       cmocka_unit_test(tracepoint_description_blob),
       cmocka_unit_test(adhoc_events_every_type),
       cmocka_unit_test(registry_lookup_and_patterns),

@@ -27,6 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "export/ftrace_format.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -95,20 +96,6 @@ static void violation(struct checker *c, uint64_t offset, const char *fmt, ...) 
 
 /* ---- descriptions against events ----------------------------------------------------------- */
 
-/* The FXT argument type a typed field is recorded as (conventions, Events). */
-static uint32_t field_arg_type(uint8_t type) {
-  switch (type) {
-  case FXT_TYPE_U8: case FXT_TYPE_U16: case FXT_TYPE_U32: return FXT_ARG_UINT32;
-  case FXT_TYPE_S8: case FXT_TYPE_S16: case FXT_TYPE_S32: return FXT_ARG_INT32;
-  case FXT_TYPE_U64: return FXT_ARG_UINT64;
-  case FXT_TYPE_S64: return FXT_ARG_INT64;
-  case FXT_TYPE_BOOL: return FXT_ARG_BOOL;
-  case FXT_TYPE_DOUBLE: return FXT_ARG_DOUBLE;
-  case FXT_TYPE_PTR: return FXT_ARG_POINTER;
-  default: return FXT_ARG_STRING; /* strings, byte arrays as hex */
-  }
-}
-
 /* Whether an event type fits a description kind. Typed tracepoints and printk are instants.
  * Ad-hoc call sites of different kinds may share one name (one event to the ftrace surface,
  * described once with the first site's kind): e.g. an async "block" and a flow "block", as
@@ -136,9 +123,9 @@ static const char *typed_mismatch(const struct fxt_event *ev, const struct fxtf_
                (int)fl->name.len, fl->name.data);
       return buf;
     }
-    if (a->type != field_arg_type(fl->type)) {
+    if (!fxt_ff_arg_fits(fl->type, a->type)) {
       snprintf(buf, n, "argument '%.*s' has FXT type %u, its field type %u is recorded as %u",
-               (int)len, name, a->type, fl->type, field_arg_type(fl->type));
+               (int)len, name, a->type, fl->type, fxt_ff_arg_type(fl->type));
       return buf;
     }
   }
