@@ -62,6 +62,8 @@ static void cmp_force_rseq_path(void)
     fxt_rseq_offset = __rseq_offset;
   if (fxt_clock_is_tsc)
     fxt_fast_cpu_at = fxt_rseq_offset + 4;
+  else
+    fxt_clk_cpu_at = fxt_rseq_offset + 4;
 }
 
 /* Stops the session (the consumer's last pass, the file closed). */

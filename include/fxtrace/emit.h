@@ -85,6 +85,10 @@ FXT_API extern ptrdiff_t fxt_rseq_offset;
  * holds FXT_CPU_NEVER: no event takes the fast path; the general path reads the CPU from rseq
  * all the same, whatever the clock). Set before a session starts. */
 FXT_API extern ptrdiff_t fxt_fast_cpu_at;
+/* The same for the fast path's CLOCK_MONOTONIC form (fxt_fast_begin with clk): glibc's rseq
+ * cpu_id when the trace clock is CLOCK_MONOTONIC and rseq is registered, else
+ * fxt_tls_no_cpu. */
+FXT_API extern ptrdiff_t fxt_clk_cpu_at;
 FXT_API extern _Thread_local const uint32_t fxt_tls_no_cpu __attribute__((tls_model("initial-exec")));
 
 FXT_EXTERN_C_BEGIN
@@ -276,17 +280,26 @@ static inline void fxt_emit_commit(struct fxt_tslot *t, const struct fxt_cursor 
  * and the event fits in the ring without wrapping. Anything else returns false having changed
  * nothing, and the caller takes the general path (fxt_emit_enter ...), which re-checks all of
  * it. fxt_fast_begin raises the nesting depth and writes the header; the caller writes the
- * rest (fxt_fast_ticks for the timestamp) through f->c and ends with fxt_fast_end (commit,
- * leave). */
+ * rest (fxt_fast_ticks for the timestamp, or f->ts) through f->c and ends with fxt_fast_end
+ * (commit, leave).
+ *
+ * Two forms, by the constant clk. With the TSC clock (clk false) the counter is read inline
+ * and the function makes no call. With CLOCK_MONOTONIC (clk true: fxt_fire_clk_ of
+ * fxtrace.h, which the first form falls back to) the clock is read by a call, after the depth
+ * is raised as the general path does (a handler that interrupts after the read writes into the
+ * companion slot, so the thread's ring stays in time order), into f->ts; the CPU is then
+ * checked at fxt_clk_cpu_at. Each form's CPU word is fxt_tls_no_cpu when the clock is the
+ * other's, so only one of them ever goes on. */
 struct fxt_fast {
   struct fxt_cursor c; /* mask all ones: offsets from the event's first byte fold away */
   struct fxt_tslot *t;
   uint32_t end; /* ring position after the event */
+  uint64_t ts;  /* clk: the timestamp */
 };
 
 static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint *tp,
                                                     uint32_t words, uint64_t header_bits,
-                                                    struct fxt_fast *f)
+                                                    bool clk, struct fxt_fast *f)
 {
 #if defined(__GNUC__) && defined(__x86_64__)
   struct fxt_tslot *t = fxt_tls_slot;
@@ -299,11 +312,15 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   atomic_store_explicit(&t->depth, 1, memory_order_relaxed);
   /* Depth is raised before the session-active load, in program order (as fxt_emit_enter). */
   atomic_signal_fence(memory_order_seq_cst);
+  if (clk)
+    f->ts = fxt_ticks_slow();
   /* The thread's word at fxt_fast_cpu_at, one %fs-relative load (not the thread pointer's
    * load and an add; __seg_fs is not in strict ISO C modes). It may be done before the
    * depth store: the CPU is only compared, and the thread can move at any point anyway. */
   uint32_t cpu;
-  __asm__ __volatile__("movl %%fs:(%1), %0" : "=r"(cpu) : "r"(fxt_fast_cpu_at));
+  __asm__ __volatile__("movl %%fs:(%1), %0"
+                       : "=r"(cpu)
+                       : "r"(clk ? fxt_clk_cpu_at : fxt_fast_cpu_at));
   struct fxt_ring *r = &t->w.ring;
   uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
   uint32_t bytes = words * 8;
@@ -325,7 +342,7 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   fxt_put(&f->c, tp->header | t->thread_bits | header_bits | (uint64_t)words << 4);
   return true;
 #else
-  (void)tp, (void)words, (void)header_bits, (void)f;
+  (void)tp, (void)words, (void)header_bits, (void)clk, (void)f;
   return false;
 #endif
 }

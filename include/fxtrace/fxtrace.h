@@ -114,12 +114,13 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
   fxt_put_field(&fxt_c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i,   \
                 fxt_narrow);
 
-/* The fast path's attempt, with fxt_narrow a constant (fxt_fire_ below). */
-#define FXT_FAST_TRY_(...)                                                                   \
+/* The fast path's attempt (fxt_fire_ and fxt_fire_clk_ below; clk: as fxt_fast_begin's). */
+#define FXT_FAST_TRY_(clk, ...)                                                              \
   const uint32_t fxt_words = 2 FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);                          \
   if (FXT_LIKELY(fxt_fast_begin(fxt_tp, fxt_words,                                           \
-                                (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 | 4u, &fxt_f))) {   \
-    fxt_put(&fxt_f.c, fxt_fast_ticks());                                                     \
+                                (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 | 4u, clk,         \
+                                &fxt_f))) {                                                  \
+    fxt_put(&fxt_f.c, (clk) ? fxt_f.ts : fxt_fast_ticks());                                  \
     FXT_PP_MAP(FXT_PUTF_, __VA_ARGS__)                                                       \
     fxt_fast_end(&fxt_f);                                                                    \
     return;                                                                                  \
@@ -176,6 +177,20 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     }                                                                                        \
     fxt_emit_leave(fxt_t);                                                                   \
   }                                                                                          \
+  /* The fast path on CLOCK_MONOTONIC, with the clock's call (fxt_fast_begin); the fast    \
+   * path below falls back to it, and it to the general path. */                            \
+  __attribute__((unused, noinline)) static void fxt_fire_clk_##sys##_##ev(                   \
+      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
+  {                                                                                          \
+    if (!fxt_clock_is_tsc) {                                                                 \
+      struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                           \
+      FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                      \
+      struct fxt_fast fxt_f;                                                                 \
+      const bool fxt_narrow = (0 FXT_PP_MAP(FXT_WIDE_, __VA_ARGS__)) == 0;                   \
+      FXT_FAST_TRY_(true, __VA_ARGS__)                                                       \
+    }                                                                                        \
+    fxt_fire_slow_##sys##_##ev(fxt_unused_ FXT_PP_MAP(FXT_NAME_, __VA_ARGS__));              \
+  }                                                                                          \
   /* The common case, with no call and so no stack frame (fxt_fast_begin). */               \
   __attribute__((unused, noinline)) static void fxt_fire_##sys##_##ev(                       \
       int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
@@ -186,12 +201,12 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     /* Two copies, each of constant size: one branch picks (fxt_field_wide). */              \
     if (FXT_LIKELY((0 FXT_PP_MAP(FXT_WIDE_, __VA_ARGS__)) == 0)) {                           \
       const bool fxt_narrow = true;                                                          \
-      FXT_FAST_TRY_(__VA_ARGS__)                                                             \
+      FXT_FAST_TRY_(false, __VA_ARGS__)                                                      \
     } else {                                                                                 \
       const bool fxt_narrow = false;                                                         \
-      FXT_FAST_TRY_(__VA_ARGS__)                                                             \
+      FXT_FAST_TRY_(false, __VA_ARGS__)                                                      \
     }                                                                                        \
-    fxt_fire_slow_##sys##_##ev(fxt_unused_ FXT_PP_MAP(FXT_NAME_, __VA_ARGS__));              \
+    fxt_fire_clk_##sys##_##ev(fxt_unused_ FXT_PP_MAP(FXT_NAME_, __VA_ARGS__));               \
   }                                                                                          \
   struct fxt_swallow_semicolon_
 

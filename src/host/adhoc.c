@@ -85,7 +85,7 @@ void fxt_scope_end(struct fxt_scope *s)
   struct fxt_fast f;
   if (FXT_LIKELY(fxt_fast_begin(s->tp, 3,
                                 (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | FXT_RECORD_EVENT,
-                                &f))) {
+                                false, &f))) {
     fxt_put(&f.c, s->start);
     fxt_put(&f.c, fxt_fast_ticks());
     fxt_fast_end(&f);
@@ -96,6 +96,15 @@ void fxt_scope_end(struct fxt_scope *s)
 
 __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
 {
+  struct fxt_fast f; /* the fast path's CLOCK_MONOTONIC form first */
+  if (!fxt_clock_is_tsc &&
+      fxt_fast_begin(s->tp, 3, (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | FXT_RECORD_EVENT,
+                     true, &f)) {
+    fxt_put(&f.c, s->start);
+    fxt_put(&f.c, f.ts);
+    fxt_fast_end(&f);
+    return;
+  }
   struct fxt_tslot *t = fxt_emit_enter();
   if (!t)
     return;

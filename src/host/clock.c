@@ -36,6 +36,7 @@ FXT_ATOMIC(uint32_t) fxt_session_active;
 uint32_t fxt_clock_is_tsc;
 ptrdiff_t fxt_rseq_offset;
 ptrdiff_t fxt_fast_cpu_at;
+ptrdiff_t fxt_clk_cpu_at;
 _Thread_local const uint32_t fxt_tls_no_cpu __attribute__((tls_model("initial-exec"))) =
     FXT_CPU_NEVER;
 
@@ -362,13 +363,15 @@ int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second)
   clock_reason = "no CPU counter on this architecture";
 #endif
   /* The same offset in every thread: initial-exec TLS and glibc's rseq area are both at fixed
-   * offsets from the thread pointer. The fast path (fxtrace/emit.h) is for the TSC clock only;
-   * with the others every event takes the general path, which reads the CPU from rseq too. */
+   * offsets from the thread pointer. The fast path (fxtrace/emit.h) has a form per clock, each
+   * with its CPU word: the other's is the no-CPU word, so it never goes on. Without rseq every
+   * event takes the general path. */
 #if defined(__x86_64__)
-  fxt_fast_cpu_at = fxt_clock_is_tsc && fxt_rseq_offset ? fxt_rseq_offset + 4
-                                                        : tls_offset(&fxt_tls_no_cpu);
+  ptrdiff_t rseq_cpu = fxt_rseq_offset ? fxt_rseq_offset + 4 : tls_offset(&fxt_tls_no_cpu);
+  fxt_fast_cpu_at = fxt_clock_is_tsc ? rseq_cpu : tls_offset(&fxt_tls_no_cpu);
+  fxt_clk_cpu_at = fxt_clock_is_tsc ? tls_offset(&fxt_tls_no_cpu) : rseq_cpu;
 #else
-  fxt_fast_cpu_at = tls_offset(&fxt_tls_no_cpu);
+  fxt_fast_cpu_at = fxt_clk_cpu_at = tls_offset(&fxt_tls_no_cpu);
 #endif
   return 0;
 }
