@@ -70,6 +70,8 @@ struct out {
                         it (write_all), but one last small try at the end (write_failed_tail) */
   uint64_t failed_at; /* file_len when it failed: the file ends there (on a record boundary) */
   size_t kept_b;      /* of the failed write_all: bytes of its second part the file kept */
+  bool torn;          /* the failed write left part of a record at the file's end (a shared
+                         stdout, which is never cut back): nothing more is written after it */
   bool direct;       /* a snapshot's file: written as it is, outside the commit protocol */
   bool prealloc;          /* a regular file of ours: pages allocated ahead (out_prealloc) */
   uint64_t prealloc_end;  /* allocated up to here, past the end the file shows */
@@ -165,7 +167,11 @@ static uint64_t records_in(const unsigned char *p, size_t len)
  * file took in file_len. After a failure (a full disk, an I/O error) nothing more is written:
  * of this write, the file keeps the whole records it took but FAILED_TAIL_BYTES (a regular
  * file: cut back to the last of them; kept_b says how much of b), so it ends on a record
- * boundary, which every reader opens, with room for write_failed_tail. */
+ * boundary, which every reader opens, with room for write_failed_tail. A stdout on a regular
+ * file is never cut (its parent, its children and the shell may have written to it; o's
+ * counts are this session's bytes, not the file's): it keeps every whole record it took, and a
+ * part of the next one if the write stopped inside it (torn: readers warn there and read what
+ * precedes it, as they do a pipe's torn end). */
 static void write_all(struct out *o, const void *a, size_t alen, const void *b, size_t blen)
 {
   struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
@@ -182,10 +188,13 @@ static void write_all(struct out *o, const void *a, size_t alen, const void *b, 
     if (k <= 0) {
       o->error = k < 0 ? errno : EIO;
       size_t took = (size_t)(o->file_len - start);
-      size_t room = took - (took < FAILED_TAIL_BYTES ? took : FAILED_TAIL_BYTES); /* the tail's */
+      size_t room = o->shared_stdout
+                        ? took
+                        : took - (took < FAILED_TAIL_BYTES ? took : FAILED_TAIL_BYTES); /* tail */
       size_t keep = room >= alen ? alen + (o->kept_b = whole_records(b, blen, room - alen))
                                  : whole_records(a, alen, room);
-      if (keep < took && ftruncate(o->fd, (off_t)(start + keep)) == 0 &&
+      o->torn = o->shared_stdout && keep < took;
+      if (keep < took && !o->shared_stdout && ftruncate(o->fd, (off_t)(start + keep)) == 0 &&
           lseek(o->fd, (off_t)(start + keep), SEEK_SET) == (off_t)(start + keep))
         o->file_len = start + keep; /* (a pipe keeps its torn tail: readers stop there) */
       o->failed_at = o->file_len;
@@ -1628,20 +1637,26 @@ int fxt_consumer_flush(struct session *s)
 static void write_failed_tail(struct session *s)
 {
   int error = C.out.error;
-  C.out.error = 0;
   C.out.len = 0; /* what is buffered could not be written either */
-  if (C.unwritten_records)
-    write_process_loss(s, C.unwritten_records);
-  write_clock_sync(s, false);
-  out_flush();
-  bool counted = C.out.error == 0;
-  C.out.error = error;
+  bool counted = false;
+  if (!C.out.torn) { /* records after a torn one would be read from inside it */
+    C.out.error = 0;
+    if (C.unwritten_records)
+      write_process_loss(s, C.unwritten_records);
+    write_clock_sync(s, false);
+    out_flush();
+    counted = C.out.error == 0;
+    C.out.error = error;
+  }
   fprintf(stderr,
           "fxtrace: %s: write failed at byte %llu: %s; stopped writing there: %llu records not "
           "written (%s)\n",
           s->output, (unsigned long long)C.out.failed_at, strerror(error),
           (unsigned long long)C.unwritten_records,
-          counted ? "counted in the file as lost, thread 0" : "not counted in the file: no room");
+          counted      ? "counted in the file as lost, thread 0"
+          : C.out.torn ? "not counted in the file: it ends inside a record, which a shared "
+                         "stdout is not cut back to"
+                       : "not counted in the file: no room");
 }
 
 /* Bytes the consumer writes for the first time between two looks at the wake word: 64 pages,
@@ -1767,6 +1782,7 @@ int fxt_consumer_start(struct session *s)
   C.out.file_len = 0;
   C.out.error = 0;
   C.out.failed_at = 0;
+  C.out.torn = false;
   C.out.limit = s->cfg.max_file_kb * 1024;
   if (s->output[0] == 0)
     C.out.fd = -1;

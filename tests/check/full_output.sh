@@ -58,10 +58,29 @@ if mount -t tmpfs -o size=1m none "$work/tmpfs" 2>/dev/null; then
   rc=0
   "$gen" $n "$work/tmpfs/full.fxt" 2>"$work/tmpfs.err" || rc=$?
   cp "$work/tmpfs/full.fxt" "$work/full.fxt"
+  rm "$work/tmpfs/full.fxt"
+  # stdout on the full tmpfs, appended to a file that holds a line before the trace (the
+  # shell's, a parent's): the file is never cut back, so the line and every whole record
+  # stay, and the count of what was not written is exact.
+  printf 'a line before\n' >"$work/tmpfs/shared.out"
+  rc2=0
+  "$gen" $n - >>"$work/tmpfs/shared.out" 2>"$work/shared.err" || rc2=$?
+  head -c 14 "$work/tmpfs/shared.out" >"$work/shared.head"
+  tail -c +15 "$work/tmpfs/shared.out" >"$work/shared.fxt"
   umount "$work/tmpfs"
   [ "$rc" -eq 0 ] || { cat "$work/tmpfs.err"; fail "tmpfs: gen_events exited $rc"; }
   grep -q "No space left on device" "$work/tmpfs.err" || { cat "$work/tmpfs.err"; fail "tmpfs: reason"; }
   expect_stopped tmpfs "$work/full.fxt"
+  [ "$rc2" -eq 0 ] || { cat "$work/shared.err"; fail "shared stdout: gen_events exited $rc2"; }
+  [ "$(cat "$work/shared.head")" = "a line before" ] || fail "shared stdout: the line is gone"
+  grep -q "write failed at byte [0-9]*: No space left on device; stopped writing there: [0-9]* records not written" \
+    "$work/shared.err" || { cat "$work/shared.err"; fail "shared stdout: no write-failure message"; }
+  unwritten=$(sed -n 's/.*stopped writing there: \([0-9]*\) records not written.*/\1/p' "$work/shared.err")
+  set -- $(totals "$work/shared.fxt")
+  [ $# -eq 2 ] || fail "shared stdout: stats cannot read the trace after the line"
+  [ $(($1 + unwritten)) -eq $n ] ||
+    fail "shared stdout: $1 events in the file + $unwritten not written != $n"
+  echo "shared stdout: ok: $1 events + $unwritten not written = $n, the line before kept"
 else
   echo "tmpfs: skipped (mounting a tmpfs needs root)"
 fi
