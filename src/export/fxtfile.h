@@ -194,6 +194,14 @@ uint64_t fxtf_torn(const struct fxtf_file *f);
  * converters, `fxtrace check`) stops at a torn tail the same way. */
 bool fxtf_torn_at(const void *buf, size_t len, uint64_t pos);
 
+/* fxt_decoder_init, and tables for the decoder to keep the string and thread tables of
+ * FXT_DECODER_MAX_PROVIDERS providers at once (fxt_decoder_add_tables), as every reader of a
+ * file whose processes' writes interleave needs: *more, malloc'ed, to free after the decoder
+ * (NULL when there was no memory for them: the decoder then keeps one provider's). 32 MiB of
+ * address space; only the tables of providers met are touched. */
+int fxtf_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
+                      struct fxt_str_slot *table, struct fxt_provider_tables **more);
+
 /* Lookups, for `fxtrace check`'s own pass over the file (fxtf_data). */
 const void *fxtf_data(const struct fxtf_file *f, size_t *len);
 /* The provider whose records include offset; UINT32_MAX for none (before the first). */
