@@ -810,8 +810,9 @@ struct fxt_thread_slot {
 #define FXT_DECODER_MSG_SIZE 120u
 
 /* Room for the tables of one more provider (fxt_decoder_add_tables): a string table and a
- * thread table, about 518 KiB on 64-bit targets. Members are private; the storage need not be
- * initialized (the decoder clears each one when it first uses it). */
+ * thread table, about 518 KiB on 64-bit targets. Members are private; the storage must be all
+ * zero bytes when given (static storage, or calloc: pages of a large calloc are touched only
+ * where a provider binds something). */
 struct fxt_provider_tables {
   struct fxt_str_slot strings[FXT_STRING_TABLE_SIZE];
   struct fxt_thread_slot threads[FXT_MAX_THREAD_INDEX + 1];
@@ -880,10 +881,10 @@ FXT_API int fxt_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
  * for unknown bits. */
 FXT_API int fxt_decoder_set_options(struct fxt_decoder *d, uint32_t options);
 
-/* Gives the decoder tables[0..n) for more providers (before the first fxt_decoder_next; at
- * most FXT_DECODER_MAX_PROVIDERS - 1 are used), so that it keeps each provider's string and
- * thread tables while others' records come between (a provider section record switches back
- * to them, §4.3). Without them, or when more providers than that interleave, the tables of
+/* Gives the decoder tables[0..n), all zero bytes, for more providers (before the first
+ * fxt_decoder_next; at most FXT_DECODER_MAX_PROVIDERS - 1 are used), so that it keeps each
+ * provider's string and thread tables while others' records come between (a provider section
+ * record switches back to them, §4.3). Without them, or when more providers than that interleave, the tables of
  * the provider made current the longest ago are reused, as they were without this call: a
  * provider section record for a provider whose tables were reused starts it with empty ones.
  * The storage must outlive the decoder. Returns 0, or FXT_EINVAL (NULL with n > 0, or after

@@ -477,9 +477,8 @@ static uint32_t fresh_provider(struct fxt_decoder *d, uint32_t id) {
   if (!d->named && d->strings_bound == 0 && d->threads_bound == 0) {
     i = d->cur;
   } else if (d->nprovs < cap) {
-    i = d->nprovs++;
+    i = d->nprovs++; /* all zero (fxt_decoder_add_tables): nothing bound, generation 0 */
     struct fxt_provider_tables *t = &d->more[i - 1];
-    memset(t, 0, sizeof *t);
     d->provs[i].strings = t->strings;
     d->provs[i].threads = t->threads;
   } else {

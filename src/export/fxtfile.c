@@ -739,7 +739,7 @@ uint32_t fxtf_provider_at(const struct fxtf_file *f, uint64_t offset) {
 
 int fxtf_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
                       struct fxt_str_slot *table, struct fxt_provider_tables **more) {
-  *more = malloc((FXT_DECODER_MAX_PROVIDERS - 1) * sizeof **more);
+  *more = calloc(FXT_DECODER_MAX_PROVIDERS - 1, sizeof **more);
   int rc = fxt_decoder_init(d, buf, len, table);
   if (rc == 0 && *more != NULL)
     rc = fxt_decoder_add_tables(d, *more, FXT_DECODER_MAX_PROVIDERS - 1);

@@ -196,9 +196,10 @@ bool fxtf_torn_at(const void *buf, size_t len, uint64_t pos);
 
 /* fxt_decoder_init, and tables for the decoder to keep the string and thread tables of
  * FXT_DECODER_MAX_PROVIDERS providers at once (fxt_decoder_add_tables), as every reader of a
- * file whose processes' writes interleave needs: *more, malloc'ed, to free after the decoder
+ * file whose processes' writes interleave needs: *more, calloc'ed, to free after the decoder
  * (NULL when there was no memory for them: the decoder then keeps one provider's). 32 MiB of
- * address space; only the tables of providers met are touched. */
+ * address space, mapped zero pages: only those where a provider binds a string or thread are
+ * touched. */
 int fxtf_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
                       struct fxt_str_slot *table, struct fxt_provider_tables **more);
 
