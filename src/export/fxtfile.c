@@ -295,8 +295,10 @@ static int begin_provider(struct fxtf_file *f, uint32_t id, const char *name, ui
 static int enter_provider(struct fxtf_file *f, uint32_t id, uint64_t offset) {
   for (uint32_t i = f->nprovs; i-- > 0;)
     if (f->provs[i].pub.id == id) {
-      if (i != f->cur && f->nruns > 0 && i + 1 != f->nprovs)
+      if (i != f->cur && f->nruns > 0 && i + 1 != f->nprovs && !f->interleaved) {
         f->interleaved = true; /* an earlier provider's records continue after another's */
+        f->cpu_open = 0;       /* so its CPU losses are open again (for its events only) */
+      }
       return switch_provider(f, i, offset);
     }
   return begin_provider(f, id, "", 0, offset);

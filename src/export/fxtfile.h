@@ -73,7 +73,9 @@ struct fxtf_provider {
   uint32_t id; /* the process id */
   struct fxtf_text name;         /* "fxtrace/1" */
   struct fxtf_text process_name; /* kernel object type 1 of koid id; len 0 when none */
-  uint64_t offset, end;          /* [offset, end) of the file */
+  uint64_t offset, end;          /* [offset, end) of the file: its first record, the end of its
+                                    last run (other providers' runs may lie between:
+                                    fxtf_provider_at) */
   uint64_t ticks_per_second;     /* 0: no initialization record */
   uint32_t nsyncs;
   struct fxtf_sync first_sync, last_sync;

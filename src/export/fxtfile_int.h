@@ -114,9 +114,11 @@ struct fxtf_file {
   bool entries_mapped; /* entries is a mapping of cap_entries entries (fxtfile.c), not malloc'ed */
   struct fxtf_loss *losses;
   size_t nlosses, cap_losses;
-  /* CPU losses not yet before an event: [cpu_open, ncpu_losses) of the current provider, for
-   * its next event on their CPU; those before cpu_open (providers that ended), and all at
-   * the end of the file, trailing. */
+  /* CPU losses not yet before an event: those of [cpu_open, ncpu_losses) of the current
+   * provider, for its next event on their CPU; those before cpu_open (providers that ended:
+   * while no provider section has returned to an earlier provider, a provider info record
+   * ends those before it; after, none ends before the file does), and all at the end of the
+   * file, trailing. */
   struct fxtf_cpu_loss *cpu_losses;
   size_t ncpu_losses, cap_cpu_losses, cpu_open;
 
