@@ -811,8 +811,8 @@ struct fxt_thread_slot {
 
 /* Room for the tables of one more provider (fxt_decoder_add_tables): a string table and a
  * thread table, about 518 KiB on 64-bit targets. Members are private; the storage must be all
- * zero bytes when given (static storage, or calloc: pages of a large calloc are touched only
- * where a provider binds something). */
+ * zero bytes when given (static storage, calloc, an anonymous mapping: its pages are touched
+ * only where the provider binds something). */
 struct fxt_provider_tables {
   struct fxt_str_slot strings[FXT_STRING_TABLE_SIZE];
   struct fxt_thread_slot threads[FXT_MAX_THREAD_INDEX + 1];
@@ -821,6 +821,10 @@ struct fxt_provider_tables {
 /* Providers a decoder keeps tables for at once: the first (fxt_decoder_init's string table)
  * and up to this many minus one more (fxt_decoder_add_tables). */
 #define FXT_DECODER_MAX_PROVIDERS 64u
+
+/* Storage for the tables of one more provider, all zero bytes, that stays valid while the
+ * decoder is used; NULL when there is none (fxt_decoder_add_tables). */
+typedef struct fxt_provider_tables *(*fxt_decoder_tables_fn)(void *ctx);
 
 /* One provider whose tables the decoder keeps (inside the decoder); members are private. */
 struct fxt_decoder_provider {
@@ -848,8 +852,8 @@ struct fxt_decoder {
   uint64_t warnings;
   uint64_t strings_bound;
   uint64_t threads_bound;
-  struct fxt_provider_tables *more; /* fxt_decoder_add_tables' */
-  uint32_t nmore;                   /* tables there */
+  fxt_decoder_tables_fn get_tables; /* fxt_decoder_add_tables' */
+  void *tables_ctx;
   uint32_t nprovs;                  /* entries of provs in use */
   uint32_t cur;                     /* the current provider's entry */
   uint32_t named;                   /* 0 until a provider info or section record */
@@ -881,16 +885,15 @@ FXT_API int fxt_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
  * for unknown bits. */
 FXT_API int fxt_decoder_set_options(struct fxt_decoder *d, uint32_t options);
 
-/* Gives the decoder tables[0..n), all zero bytes, for more providers (before the first
- * fxt_decoder_next; at most FXT_DECODER_MAX_PROVIDERS - 1 are used), so that it keeps each
- * provider's string and thread tables while others' records come between (a provider section
- * record switches back to them, §4.3). Without them, or when more providers than that interleave, the tables of
- * the provider made current the longest ago are reused, as they were without this call: a
- * provider section record for a provider whose tables were reused starts it with empty ones.
- * The storage must outlive the decoder. Returns 0, or FXT_EINVAL (NULL with n > 0, or after
- * the first record). */
-FXT_API int fxt_decoder_add_tables(struct fxt_decoder *d, struct fxt_provider_tables *tables,
-                                   size_t n);
+/* Lets the decoder keep each provider's string and thread tables while others' records come
+ * between (a provider section record switches back to them, §4.3): when it meets a provider it
+ * has no tables for, it calls get(ctx) for storage (at most FXT_DECODER_MAX_PROVIDERS - 1
+ * times). Without this call, when get returns NULL, or when more providers than that
+ * interleave, the tables of the provider made current the longest ago are reused, as they
+ * were without this call: a provider section record for a provider whose tables were reused
+ * starts it with empty ones. Before the first fxt_decoder_next. Returns 0, or FXT_EINVAL
+ * (d or get NULL, or after the first record). */
+FXT_API int fxt_decoder_add_tables(struct fxt_decoder *d, fxt_decoder_tables_fn get, void *ctx);
 
 /* Decodes the next record into *rec.
  * Returns 1 with a record; 0 at the clean end of the input (every byte consumed);

@@ -469,16 +469,16 @@ static int32_t find_provider(const struct fxt_decoder *d, uint32_t id) {
 }
 
 /* An entry for provider id with empty tables: the implicit provider's while nothing was
- * bound in it, else a table set not used yet, else the one made current the longest ago. */
+ * bound in it, else new storage (fxt_decoder_add_tables), else the one made current the
+ * longest ago. */
 static uint32_t fresh_provider(struct fxt_decoder *d, uint32_t id) {
   uint32_t i = 0;
-  uint32_t cap = 1 + (d->nmore < FXT_DECODER_MAX_PROVIDERS - 1 ? d->nmore
-                                                                : FXT_DECODER_MAX_PROVIDERS - 1);
+  struct fxt_provider_tables *t = NULL;
   if (!d->named && d->strings_bound == 0 && d->threads_bound == 0) {
     i = d->cur;
-  } else if (d->nprovs < cap) {
-    i = d->nprovs++; /* all zero (fxt_decoder_add_tables): nothing bound, generation 0 */
-    struct fxt_provider_tables *t = &d->more[i - 1];
+  } else if (d->nprovs < FXT_DECODER_MAX_PROVIDERS && d->get_tables != NULL &&
+             (t = d->get_tables(d->tables_ctx)) != NULL) {
+    i = d->nprovs++; /* all zero: nothing bound, generation 0 */
     d->provs[i].strings = t->strings;
     d->provs[i].threads = t->threads;
   } else {
@@ -589,11 +589,11 @@ int fxt_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
   return 0;
 }
 
-int fxt_decoder_add_tables(struct fxt_decoder *d, struct fxt_provider_tables *tables, size_t n) {
-  if (d == NULL || (tables == NULL && n > 0) || d->pos != 0 || d->error != 0)
+int fxt_decoder_add_tables(struct fxt_decoder *d, fxt_decoder_tables_fn get, void *ctx) {
+  if (d == NULL || get == NULL || d->pos != 0 || d->error != 0)
     return FXT_EINVAL;
-  d->more = tables;
-  d->nmore = n < FXT_DECODER_MAX_PROVIDERS ? (uint32_t)n : FXT_DECODER_MAX_PROVIDERS;
+  d->get_tables = get;
+  d->tables_ctx = ctx;
   return 0;
 }
 

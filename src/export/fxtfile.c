@@ -601,7 +601,7 @@ static void free_strings(struct fxtf_file *f) {
 static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
   struct loader *l = malloc(sizeof *l);
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
-  struct fxt_provider_tables *more = NULL;
+  struct fxtf_tables more = {.n = 0};
   int rc = l && table ? 0 : FXT_ENOMEM;
   if (rc == 0) {
     l->f = f;
@@ -628,7 +628,7 @@ static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
   }
   if (rc == 0)
     end_providers(f, f->len);
-  free(more);
+  fxtf_tables_free(&more);
   free(table);
   free(l);
   return rc;
@@ -739,13 +739,27 @@ uint32_t fxtf_provider_at(const struct fxtf_file *f, uint64_t offset) {
   return lo == 0 ? UINT32_MAX : f->runs[lo - 1].prov;
 }
 
+static struct fxt_provider_tables *map_tables(void *ctx) {
+  struct fxtf_tables *m = ctx;
+  if (m->n == FXT_DECODER_MAX_PROVIDERS - 1)
+    return NULL;
+  void *p = mmap(NULL, sizeof *m->v[0], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return NULL; /* the decoder reuses the least recent provider's */
+  return m->v[m->n++] = p;
+}
+
 int fxtf_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
-                      struct fxt_str_slot *table, struct fxt_provider_tables **more) {
-  *more = calloc(FXT_DECODER_MAX_PROVIDERS - 1, sizeof **more);
+                      struct fxt_str_slot *table, struct fxtf_tables *more) {
+  more->n = 0;
   int rc = fxt_decoder_init(d, buf, len, table);
-  if (rc == 0 && *more != NULL)
-    rc = fxt_decoder_add_tables(d, *more, FXT_DECODER_MAX_PROVIDERS - 1);
-  return rc;
+  return rc ? rc : fxt_decoder_add_tables(d, map_tables, more);
+}
+
+void fxtf_tables_free(struct fxtf_tables *more) {
+  for (uint32_t i = 0; i < more->n; i++)
+    munmap(more->v[i], sizeof *more->v[i]);
+  more->n = 0;
 }
 const struct fxtf_thread *fxtf_threads(const struct fxtf_file *f, uint32_t *n) {
   *n = f->nthreads;

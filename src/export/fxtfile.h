@@ -196,14 +196,19 @@ uint64_t fxtf_torn(const struct fxtf_file *f);
  * converters, `fxtrace check`) stops at a torn tail the same way. */
 bool fxtf_torn_at(const void *buf, size_t len, uint64_t pos);
 
-/* fxt_decoder_init, and tables for the decoder to keep the string and thread tables of
+/* The tables of the providers a decoder meets after its first (fxtf_decoder_init). */
+struct fxtf_tables {
+  struct fxt_provider_tables *v[FXT_DECODER_MAX_PROVIDERS - 1];
+  uint32_t n;
+};
+/* fxt_decoder_init, and the decoder keeps the string and thread tables of up to
  * FXT_DECODER_MAX_PROVIDERS providers at once (fxt_decoder_add_tables), as every reader of a
- * file whose processes' writes interleave needs: *more, calloc'ed, to free after the decoder
- * (NULL when there was no memory for them: the decoder then keeps one provider's). 32 MiB of
- * address space, mapped zero pages: only those where a provider binds a string or thread are
- * touched. */
+ * file whose processes' writes interleave needs: each in an anonymous mapping made when the
+ * decoder meets a provider (only pages where it binds something are touched), in *more, which
+ * fxtf_tables_free frees after the decoder (also when this fails). */
 int fxtf_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
-                      struct fxt_str_slot *table, struct fxt_provider_tables **more);
+                      struct fxt_str_slot *table, struct fxtf_tables *more);
+void fxtf_tables_free(struct fxtf_tables *more);
 
 /* Lookups, for `fxtrace check`'s own pass over the file (fxtf_data). */
 const void *fxtf_data(const struct fxtf_file *f, size_t *len);

@@ -376,7 +376,7 @@ static int sort_record(struct tdw *c) {
 
 /* One pass of the decoder over the whole input, handing each record to fn. */
 static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
-  struct fxt_provider_tables *more = NULL; /* the providers' tables: freed below */
+  struct fxtf_tables more; /* the providers' tables: freed below */
   int rc = fxtf_decoder_init(&c->dec, c->buf, c->len, c->table, &more);
   fxtf_segs_rewind(&c->segs);
   c->released = 0;
@@ -407,7 +407,7 @@ static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
   }
   if (rc == 0 && c->opt->release && c->released < c->len)
     c->opt->release(c->opt->release_ctx, c->released, c->len);
-  free(more);
+  fxtf_tables_free(&more);
   return rc;
 }
 

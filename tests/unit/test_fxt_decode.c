@@ -621,6 +621,20 @@ static void test_provider_tables(void **state) {
 #define THR1 UINT64_C(0x0000000000010033) /* thread index 1, 3 words */
 #define EV1 UINT64_C(0x0001000101000024)  /* instant: thread 1, category 1, name 1, 2 words */
 static struct fxt_provider_tables g_more[2];
+static size_t g_nmore, g_more_given; /* tables to give, given */
+
+static struct fxt_provider_tables *more_tables(void *ctx) {
+  assert_ptr_equal(ctx, &g_nmore);
+  return g_more_given < g_nmore ? &g_more[g_more_given++] : NULL;
+}
+
+/* fxt_decoder_add_tables with n of g_more's tables, zeroed. */
+static int add_tables(size_t n) {
+  memset(g_more, 0, sizeof g_more);
+  g_nmore = n;
+  g_more_given = 0;
+  return fxt_decoder_add_tables(&g_dec, more_tables, &g_nmore);
+}
 
 static void provider_word(uint32_t id, int section) {
   tb_word(&g_in, section ? PS(id) : PI(id));
@@ -685,7 +699,7 @@ static void test_providers_interleaved(void **state) {
   provider_word(10, 0); /* registered afresh: empty tables */
   event(7);
   assert_int_equal(fxt_decoder_init(&g_dec, g_in.b, g_in.len, g_table), 0);
-  assert_int_equal(fxt_decoder_add_tables(&g_dec, g_more, 2), 0);
+  assert_int_equal(add_tables(2), 0);
   expect_event(1, "aa", 10);
   expect_event(2, "bb", 20);
   expect_event(3, "aa", 10);
@@ -702,7 +716,8 @@ static void test_providers_interleaved(void **state) {
   expect_event(1, "aa", 10);
   expect_event(2, "bb", 20);
   expect_error("offset 160: thread ref 1 not defined");
-  assert_int_equal(fxt_decoder_add_tables(&g_dec, g_more, 2), FXT_EINVAL); /* after a record */
+  assert_int_equal(add_tables(2), FXT_EINVAL); /* after a record */
+  assert_int_equal(fxt_decoder_add_tables(NULL, more_tables, NULL), FXT_EINVAL);
 
   /* More providers than tables: the one made current the longest ago gives its tables up. */
   tb_reset(&g_in);
@@ -720,10 +735,10 @@ static void test_providers_interleaved(void **state) {
   provider_word(10, 1);
   event(3);
   assert_int_equal(fxt_decoder_init(&g_dec, g_in.b, g_in.len, g_table), 0);
-  memset(g_more, 0, sizeof g_more); /* given all zero, as fxt_decoder_add_tables says */
-  assert_int_equal(fxt_decoder_add_tables(&g_dec, g_more, 1), 0);
+  assert_int_equal(add_tables(1), 0);
   expect_event(1, "bb", 20);
   expect_event(2, "cc", 30);
+  assert_int_equal(g_more_given, 1); /* asked again for 30: none */
   snprintf(m, sizeof m, "offset %zu: thread ref 1 not defined", g_in.len - 16);
   expect_error(m);
 }

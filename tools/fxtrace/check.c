@@ -341,7 +341,7 @@ static int walk(struct checker *c) {
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
   struct fxt_decoder *d = malloc(sizeof *d);
   struct fxt_record *rec = malloc(sizeof *rec);
-  struct fxt_provider_tables *more = NULL;
+  struct fxtf_tables more = {.n = 0};
   int rc = table && d && rec ? fxtf_decoder_init(d, buf, len, table, &more) : FXT_ENOMEM;
   char err[FXT_DECODER_MSG_SIZE];
   while (rc == 0 && (rc = fxt_decoder_next(d, rec, err, sizeof err)) == 1) {
@@ -352,7 +352,7 @@ static int walk(struct checker *c) {
     violation(c, 0, "%s", err);
   free(rec);
   free(d);
-  free(more);
+  fxtf_tables_free(&more);
   free(table);
   return rc == FXT_ENOMEM ? rc : 0;
 }

@@ -83,7 +83,7 @@ int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len
   struct fxt_decoder *d = malloc(sizeof *d);
   struct fxt_record *rec = malloc(sizeof *rec);
   char err[FXT_DECODER_MSG_SIZE] = "out of memory";
-  struct fxt_provider_tables *more = NULL;
+  struct fxtf_tables more = {.n = 0};
   int rc = table && d && rec ? fxtf_decoder_init(d, buf, len, table, &more) : FXT_ENOMEM;
   int fn_rc = 0;
   while (rc == 0 && (rc = fxt_decoder_next(d, rec, err, sizeof err)) == 1)
@@ -102,7 +102,7 @@ int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len
   *valid = st.bytes;
   free(rec);
   free(d);
-  free(more);
+  fxtf_tables_free(&more);
   free(table);
   return fn_rc != 0 ? fn_rc : rc == FXT_ENOMEM ? rc : refused ? FXT_EBADMSG : 0;
 }
