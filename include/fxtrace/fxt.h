@@ -809,15 +809,42 @@ struct fxt_thread_slot {
 
 #define FXT_DECODER_MSG_SIZE 120u
 
+/* Room for the tables of one more provider (fxt_decoder_add_tables): a string table and a
+ * thread table, about 518 KiB on 64-bit targets. Members are private; the storage must be all
+ * zero bytes when given (static storage, calloc, an anonymous mapping: its pages are touched
+ * only where the provider binds something). */
+struct fxt_provider_tables {
+  struct fxt_str_slot strings[FXT_STRING_TABLE_SIZE];
+  struct fxt_thread_slot threads[FXT_MAX_THREAD_INDEX + 1];
+};
+
+/* Providers a decoder keeps tables for at once: the first (fxt_decoder_init's string table)
+ * and up to this many minus one more (fxt_decoder_add_tables). */
+#define FXT_DECODER_MAX_PROVIDERS 64u
+
+/* Storage for the tables of one more provider, all zero bytes, that stays valid while the
+ * decoder is used; NULL when there is none (fxt_decoder_add_tables). */
+typedef struct fxt_provider_tables *(*fxt_decoder_tables_fn)(void *ctx);
+
+/* One provider whose tables the decoder keeps (inside the decoder); members are private. */
+struct fxt_decoder_provider {
+  struct fxt_str_slot *strings;
+  struct fxt_thread_slot *threads;
+  uint64_t last_used; /* when it was last made current: the least recent is reused first */
+  uint32_t id;
+  uint32_t gen; /* its slots are bound while their generation equals this */
+};
+
 /* Decoder state. Treat every member as private; the definition is public so a decoder can be
- * placed on the stack or in static storage (about 6 KiB, the 255-entry thread table). */
+ * placed on the stack or in static storage (about 8 KiB, the 255-entry thread table and the
+ * providers' list). It points into itself: do not copy it after fxt_decoder_init. */
 struct fxt_decoder {
   const unsigned char *buf;
   uint64_t len;
   uint64_t pos; /* offset of the next record */
-  struct fxt_str_slot *strings;
-  struct fxt_thread_slot threads[FXT_MAX_THREAD_INDEX + 1];
-  uint32_t gen;         /* current table generation; bumped when the provider changes */
+  struct fxt_str_slot *strings;    /* the current provider's tables: provs[cur]'s */
+  struct fxt_thread_slot *threads;
+  uint32_t gen;         /* provs[cur].gen */
   uint32_t options;     /* FXT_DECODE_* */
   uint32_t provider_id; /* provider whose tables are current */
   int error;            /* sticky: 0, or the error every later call returns */
@@ -825,6 +852,14 @@ struct fxt_decoder {
   uint64_t warnings;
   uint64_t strings_bound;
   uint64_t threads_bound;
+  fxt_decoder_tables_fn get_tables; /* fxt_decoder_add_tables' */
+  void *tables_ctx;
+  uint32_t nprovs;                  /* entries of provs in use */
+  uint32_t cur;                     /* the current provider's entry */
+  uint32_t named;                   /* 0 until a provider info or section record */
+  uint64_t switches;                /* clock of provs[].last_used */
+  struct fxt_decoder_provider provs[FXT_DECODER_MAX_PROVIDERS];
+  struct fxt_thread_slot first_threads[FXT_MAX_THREAD_INDEX + 1]; /* provs[0]'s */
   char msg[FXT_DECODER_MSG_SIZE]; /* message of the sticky error */
 };
 
@@ -850,6 +885,16 @@ FXT_API int fxt_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
  * for unknown bits. */
 FXT_API int fxt_decoder_set_options(struct fxt_decoder *d, uint32_t options);
 
+/* Lets the decoder keep each provider's string and thread tables while others' records come
+ * between (a provider section record switches back to them, §4.3): when it meets a provider it
+ * has no tables for, it calls get(ctx) for storage (at most FXT_DECODER_MAX_PROVIDERS - 1
+ * times). Without this call, when get returns NULL, or when more providers than that
+ * interleave, the tables of the provider made current the longest ago are reused, as they
+ * were without this call: a provider section record for a provider whose tables were reused
+ * starts it with empty ones. Before the first fxt_decoder_next. Returns 0, or FXT_EINVAL
+ * (d or get NULL, or after the first record). */
+FXT_API int fxt_decoder_add_tables(struct fxt_decoder *d, fxt_decoder_tables_fn get, void *ctx);
+
 /* Decodes the next record into *rec.
  * Returns 1 with a record; 0 at the clean end of the input (every byte consumed);
  *   FXT_EBADMSG  malformed input: truncated record, size 0, fields past the declared size,
@@ -862,9 +907,10 @@ FXT_API int fxt_decoder_set_options(struct fxt_decoder *d, uint32_t options);
  * the byte offset of the offending record or word; the decoder then stays failed and returns
  * the same error and message on every later call. String records bind the string table
  * (except index 0: returned with FXT_RECORD_WARN_STRING_INDEX0, not bound); thread records
- * bind the thread table; refs in other records are resolved as they are decoded. A provider
- * info record, or a provider section for another provider, starts empty string and thread
- * tables (per-provider tables, §4.3; this decoder keeps only the current provider's). */
+ * bind the thread table; refs in other records are resolved as they are decoded. Tables are
+ * per provider (§4.3): a provider info record registers its provider afresh, with empty
+ * tables; a provider section record makes its provider's tables current again, as they were
+ * (empty for a provider not seen yet; see fxt_decoder_add_tables for how many are kept). */
 FXT_API int fxt_decoder_next(struct fxt_decoder *d, struct fxt_record *rec, char *err,
                              size_t err_size);
 

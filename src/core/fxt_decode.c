@@ -437,14 +437,58 @@ static int dec_body(struct fxt_cur *c, unsigned type, uint64_t h) {
   }
 }
 
-/* Fresh string and thread tables, in O(1): slots are bound only while their generation
- * equals the decoder's. On the (theoretical) wrap every slot is cleared for real. */
-static void new_tables(struct fxt_decoder *d) {
-  if (++d->gen == 0) {
-    memset(d->strings, 0, FXT_STRING_TABLE_SIZE * sizeof d->strings[0]);
-    memset(d->threads, 0, sizeof d->threads);
-    d->gen = 1;
+/* ---- providers' tables (§4.3) ------------------------------------------------------------- */
+
+/* Makes provs[i] current. */
+static void use_provider(struct fxt_decoder *d, uint32_t i) {
+  struct fxt_decoder_provider *p = &d->provs[i];
+  p->last_used = ++d->switches;
+  d->cur = i;
+  d->strings = p->strings;
+  d->threads = p->threads;
+  d->gen = p->gen;
+  d->provider_id = p->id;
+}
+
+/* Empties provs[i]'s tables, in O(1): slots are bound only while their generation equals the
+ * provider's. On the (theoretical) wrap every slot is cleared for real. */
+static void new_tables(struct fxt_decoder *d, uint32_t i) {
+  struct fxt_decoder_provider *p = &d->provs[i];
+  if (++p->gen == 0) {
+    memset(p->strings, 0, FXT_STRING_TABLE_SIZE * sizeof p->strings[0]);
+    memset(p->threads, 0, (FXT_MAX_THREAD_INDEX + 1) * sizeof p->threads[0]);
+    p->gen = 1;
   }
+}
+
+static int32_t find_provider(const struct fxt_decoder *d, uint32_t id) {
+  for (uint32_t i = 0; i < d->nprovs; i++)
+    if (d->provs[i].id == id)
+      return (int32_t)i;
+  return -1;
+}
+
+/* An entry for provider id with empty tables: the implicit provider's while nothing was
+ * bound in it, else new storage (fxt_decoder_add_tables), else the one made current the
+ * longest ago. */
+static uint32_t fresh_provider(struct fxt_decoder *d, uint32_t id) {
+  uint32_t i = 0;
+  struct fxt_provider_tables *t = NULL;
+  if (!d->named && d->strings_bound == 0 && d->threads_bound == 0) {
+    i = d->cur;
+  } else if (d->nprovs < FXT_DECODER_MAX_PROVIDERS && d->get_tables != NULL &&
+             (t = d->get_tables(d->tables_ctx)) != NULL) {
+    i = d->nprovs++; /* all zero: nothing bound, generation 0 */
+    d->provs[i].strings = t->strings;
+    d->provs[i].threads = t->threads;
+  } else {
+    for (uint32_t k = 1; k < d->nprovs; k++)
+      if (d->provs[k].last_used < d->provs[i].last_used)
+        i = k;
+  }
+  new_tables(d, i);
+  d->provs[i].id = id;
+  return i;
 }
 
 /* Effects of a fully validated record on the decoder's tables. */
@@ -463,12 +507,16 @@ static void commit(struct fxt_decoder *d, const struct fxt_record *rec) {
     d->threads_bound++;
   } else if (rec->kind == FXT_KIND_PROVIDER_INFO) {
     /* A provider info record registers the provider afresh (as Perfetto does). */
-    new_tables(d);
-    d->provider_id = rec->u.provider_info.id;
-  } else if (rec->kind == FXT_KIND_PROVIDER_SECTION &&
-             rec->u.provider_section.id != d->provider_id) {
-    new_tables(d);
-    d->provider_id = rec->u.provider_section.id;
+    int32_t i = find_provider(d, rec->u.provider_info.id);
+    if (i >= 0)
+      new_tables(d, (uint32_t)i);
+    use_provider(d, i >= 0 ? (uint32_t)i : fresh_provider(d, rec->u.provider_info.id));
+    d->named = 1;
+  } else if (rec->kind == FXT_KIND_PROVIDER_SECTION) {
+    /* Switches to the provider's tables as they were (Perfetto keeps them per provider). */
+    int32_t i = find_provider(d, rec->u.provider_section.id);
+    use_provider(d, i >= 0 ? (uint32_t)i : fresh_provider(d, rec->u.provider_section.id));
+    d->named = 1;
   }
 }
 
@@ -533,8 +581,19 @@ int fxt_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
   memset(string_table, 0, FXT_STRING_TABLE_SIZE * sizeof string_table[0]);
   d->buf = (const unsigned char *)buf;
   d->len = len;
-  d->strings = string_table;
-  d->gen = 1; /* slots start at generation 0: unbound */
+  d->nprovs = 1; /* the implicit provider 0, until a provider record (as Perfetto has) */
+  d->provs[0].strings = string_table;
+  d->provs[0].threads = d->first_threads;
+  d->provs[0].gen = 1; /* slots start at generation 0: unbound */
+  use_provider(d, 0);
+  return 0;
+}
+
+int fxt_decoder_add_tables(struct fxt_decoder *d, fxt_decoder_tables_fn get, void *ctx) {
+  if (d == NULL || get == NULL || d->pos != 0 || d->error != 0)
+    return FXT_EINVAL;
+  d->get_tables = get;
+  d->tables_ctx = ctx;
   return 0;
 }
 

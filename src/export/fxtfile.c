@@ -1,6 +1,8 @@
 /* src/export/fxtfile.c - loading an fxtrace FXT file: one pass of the strict decoder over the
- * whole file (it starts fresh string and thread tables at every provider info record, as each
- * process of a multi-process file has its own), building the index of fxtfile_int.h.
+ * whole file (it keeps string and thread tables per provider, as each process of a
+ * multi-process file has its own: a provider info record starts a provider afresh, a provider
+ * section record returns to one, so processes whose writes interleave in one file are told
+ * apart), building the index of fxtfile_int.h.
  */
 #define _GNU_SOURCE
 #include "fxtfile_int.h"
@@ -240,22 +242,40 @@ int fxtf_parse_desc(const struct fxt_decoder *d, const struct fxt_record *rec,
 
 /* ---- providers --------------------------------------------------------------------------- */
 
-/* Ends the current provider at offset end: its clock mapping is known now, so its entries'
- * ticks become ns. */
-static void end_provider(struct fxtf_file *f, uint64_t end) {
+/* Every provider ends with the file: their clock mappings are known now, so the entries'
+ * ticks become ns, each by its own provider's mapping (one pass: providers may interleave). */
+static void end_providers(struct fxtf_file *f, uint64_t end) {
   if (f->nprovs == 0)
     return;
-  struct fxtf_prov *p = &f->provs[f->nprovs - 1];
-  p->pub.end = end;
-  p->map = fxtf_clockmap_of(&p->pub);
-  struct fxtf_clockseg g = {0};
-  for (size_t i = p->first_entry; i < f->nentries; i++)
-    f->entries[i].ns = fxtf_clockmap_apply_seg(&p->map, &g, f->entries[i].ns);
+  f->provs[f->cur].pub.end = end;
+  for (uint32_t i = 0; i < f->nprovs; i++) {
+    f->provs[i].map = fxtf_clockmap_of(&f->provs[i].pub);
+    f->provs[i].seg = (struct fxtf_clockseg){0};
+  }
+  for (size_t i = 0; i < f->nentries; i++) {
+    struct fxtf_prov *p = &f->provs[f->threads[f->entries[i].thread].provider];
+    f->entries[i].ns = fxtf_clockmap_apply_seg(&p->map, &p->seg, f->entries[i].ns);
+  }
 }
 
+/* Makes provider i current from offset on (records there and after are its). */
+static int switch_provider(struct fxtf_file *f, uint32_t i, uint64_t offset) {
+  if (f->nruns > 0) {
+    if (f->cur == i)
+      return 0;
+    f->provs[f->cur].pub.end = offset; /* its records so far end here */
+  }
+  if (fxtf_grow_size((void **)&f->runs, &f->cap_runs, f->nruns + 1, sizeof *f->runs))
+    return FXT_ENOMEM;
+  f->runs[f->nruns++] = (struct fxtf_run){offset, i};
+  f->cur = i;
+  memset(f->ref_cache, 0, sizeof f->ref_cache); /* thread refs are the provider's */
+  return 0;
+}
+
+/* A provider info record: a new provider (one of the same id before it is not returned to). */
 static int begin_provider(struct fxtf_file *f, uint32_t id, const char *name, uint32_t name_len,
                           uint64_t offset) {
-  end_provider(f, offset);
   if (fxtf_grow((void **)&f->provs, &f->cap_provs, (uint64_t)f->nprovs + 1, sizeof *f->provs))
     return FXT_ENOMEM;
   struct fxtf_prov *p = &f->provs[f->nprovs++];
@@ -265,10 +285,23 @@ static int begin_provider(struct fxtf_file *f, uint32_t id, const char *name, ui
   p->pub.name.len = name_len;
   p->pub.process_name.data = "";
   p->pub.offset = offset;
-  p->first_entry = f->nentries;
-  f->cpu_open = f->ncpu_losses; /* the CPU losses of the providers before are trailing */
-  memset(f->ref_cache, 0, sizeof f->ref_cache);
-  return 0;
+  p->pub.end = offset;
+  if (!f->interleaved) /* the CPU losses of the providers before are trailing */
+    f->cpu_open = f->ncpu_losses;
+  return switch_provider(f, f->nprovs - 1, offset);
+}
+
+/* A provider section record: back to the latest provider of that id (a new one if none). */
+static int enter_provider(struct fxtf_file *f, uint32_t id, uint64_t offset) {
+  for (uint32_t i = f->nprovs; i-- > 0;)
+    if (f->provs[i].pub.id == id) {
+      if (i != f->cur && f->nruns > 0 && i + 1 != f->nprovs && !f->interleaved) {
+        f->interleaved = true; /* an earlier provider's records continue after another's */
+        f->cpu_open = 0;       /* so its CPU losses are open again (for its events only) */
+      }
+      return switch_provider(f, i, offset);
+    }
+  return begin_provider(f, id, "", 0, offset);
 }
 
 /* The provider records belong to; records before any provider info record (not fxtrace's
@@ -277,7 +310,7 @@ static struct fxtf_prov *current(struct loader *l) {
   struct fxtf_file *f = l->f;
   if (f->nprovs == 0 && begin_provider(f, 0, "", 0, 0) != 0)
     return NULL;
-  return &f->provs[f->nprovs - 1];
+  return &f->provs[f->cur];
 }
 
 static int bind_string(struct loader *l, const struct fxt_string *s, uint64_t off) {
@@ -313,7 +346,7 @@ static int64_t event_thread(struct loader *l, const struct fxt_event *ev) {
   uint8_t ref = ev->thread.index;
   if (ref != 0 && f->ref_cache[ref] != 0)
     return f->ref_cache[ref] - 1;
-  int64_t id = fxtf_thread_get(f, f->nprovs - 1, ev->thread.process_koid, ev->thread.thread_koid);
+  int64_t id = fxtf_thread_get(f, f->cur, ev->thread.process_koid, ev->thread.thread_koid);
   if (id >= 0 && ref != 0)
     f->ref_cache[ref] = (uint32_t)id + 1;
   return id;
@@ -334,7 +367,7 @@ static int on_kernel_object(struct loader *l, const struct fxt_kernel_object *k)
   for (uint32_t i = 0; i < k->num_args; i++)
     if (k->args[i].type == FXT_ARG_KOID && fxtf_str_is(&k->args[i].name, "process"))
       pid = k->args[i].value.koid;
-  int64_t id = fxtf_thread_get(l->f, l->f->nprovs - 1, pid, k->koid);
+  int64_t id = fxtf_thread_get(l->f, l->f->cur, pid, k->koid);
   if (id < 0)
     return (int)id;
   struct fxtf_thread *t = &l->f->threads[id];
@@ -348,7 +381,7 @@ static int on_kernel_object(struct loader *l, const struct fxt_kernel_object *k)
 /* The current provider's losses of cpu not yet before an event, or NULL. */
 static struct fxtf_cpu_loss *open_cpu_loss(struct fxtf_file *f, uint32_t cpu) {
   for (size_t i = f->cpu_open; i < f->ncpu_losses; i++)
-    if (f->cpu_losses[i].cpu == cpu)
+    if (f->cpu_losses[i].cpu == cpu && f->cpu_losses[i].provider == f->cur)
       return &f->cpu_losses[i];
   return NULL;
 }
@@ -363,7 +396,7 @@ static int add_cpu_loss(struct fxtf_file *f, const struct fxtf_meta *m) {
                        sizeof *f->cpu_losses))
       return FXT_ENOMEM;
     c = &f->cpu_losses[f->ncpu_losses++];
-    *c = (struct fxtf_cpu_loss){f->nprovs - 1, m->cpu, 0, false};
+    *c = (struct fxtf_cpu_loss){f->cur, m->cpu, 0, false};
   }
   c->records += m->records;
   c->unknown |= m->count_unknown;
@@ -446,8 +479,8 @@ static int add_entry(struct loader *l, struct fxtf_thread *t, uint32_t tid,
     e->flags |= FXTF_ENTRY_LOSS;
   }
   t->events++;
-  f->provs[f->nprovs - 1].pub.events++;
-  int64_t name = fxtf_event_name_get(f, f->nprovs - 1, &rec->u.event.category,
+  f->provs[f->cur].pub.events++;
+  int64_t name = fxtf_event_name_get(f, f->cur, &rec->u.event.category,
                                      &rec->u.event.name);
   if (name < 0)
     return (int)name;
@@ -522,7 +555,7 @@ static int on_blob(struct loader *l, const struct fxt_record *rec) {
     rc = FXT_ENOMEM;
   if (rc)
     return rc;
-  d.provider = l->f->nprovs - 1;
+  d.provider = l->f->cur;
   return fxtf_desc_add(l->f, &d);
 }
 
@@ -533,11 +566,8 @@ static int on_record(struct loader *l) {
   case FXT_KIND_PROVIDER_INFO:
     return begin_provider(l->f, rec->u.provider_info.id, rec->u.provider_info.name,
                           rec->u.provider_info.name_len, rec->offset);
-  case FXT_KIND_PROVIDER_SECTION: /* the decoder starts fresh tables for another provider */
-    p = current(l);
-    if (p != NULL && rec->u.provider_section.id == p->pub.id)
-      return 0;
-    return begin_provider(l->f, rec->u.provider_section.id, "", 0, rec->offset);
+  case FXT_KIND_PROVIDER_SECTION: /* the decoder switches to that provider's tables too */
+    return enter_provider(l->f, rec->u.provider_section.id, rec->offset);
   case FXT_KIND_INIT:
     p = current(l);
     if (p == NULL)
@@ -571,12 +601,13 @@ static void free_strings(struct fxtf_file *f) {
 static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
   struct loader *l = malloc(sizeof *l);
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
+  struct fxtf_tables more = {.n = 0};
   int rc = l && table ? 0 : FXT_ENOMEM;
   if (rc == 0) {
     l->f = f;
     l->err = err;
     l->err_size = err_size;
-    rc = fxt_decoder_init(&l->dec, f->buf, f->len, table);
+    rc = fxtf_decoder_init(&l->dec, f->buf, f->len, table, &more);
   }
   bool decoding = false; /* the decoder failed (not what a record says) */
   while (rc == 0) {
@@ -596,7 +627,8 @@ static int load_records(struct fxtf_file *f, char *err, size_t err_size) {
     rc = 0;
   }
   if (rc == 0)
-    end_provider(f, f->len);
+    end_providers(f, f->len);
+  fxtf_tables_free(&more);
   free(table);
   free(l);
   return rc;
@@ -658,6 +690,7 @@ void fxtf_close(struct fxtf_file *f) {
   for (uint32_t i = 0; i < f->nprovs; i++)
     free(f->provs[i].sync_arr);
   free(f->provs);
+  free(f->runs);
   fxt_fio_unmap(&f->file);
   free(f);
 }
@@ -695,17 +728,39 @@ const void *fxtf_data(const struct fxtf_file *f, size_t *len) {
 }
 
 uint32_t fxtf_provider_at(const struct fxtf_file *f, uint64_t offset) {
-  uint32_t lo = 0, hi = f->nprovs; /* the last provider starting at or before offset */
+  size_t lo = 0, hi = f->nruns; /* the last run starting at or before offset */
   while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (f->provs[mid].pub.offset <= offset)
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->runs[mid].offset <= offset)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo == 0 ? UINT32_MAX : lo - 1;
+  return lo == 0 ? UINT32_MAX : f->runs[lo - 1].prov;
 }
 
+static struct fxt_provider_tables *map_tables(void *ctx) {
+  struct fxtf_tables *m = ctx;
+  if (m->n == FXT_DECODER_MAX_PROVIDERS - 1)
+    return NULL;
+  void *p = mmap(NULL, sizeof *m->v[0], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return NULL; /* the decoder reuses the least recent provider's */
+  return m->v[m->n++] = p;
+}
+
+int fxtf_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
+                      struct fxt_str_slot *table, struct fxtf_tables *more) {
+  more->n = 0;
+  int rc = fxt_decoder_init(d, buf, len, table);
+  return rc ? rc : fxt_decoder_add_tables(d, map_tables, more);
+}
+
+void fxtf_tables_free(struct fxtf_tables *more) {
+  for (uint32_t i = 0; i < more->n; i++)
+    munmap(more->v[i], sizeof *more->v[i]);
+  more->n = 0;
+}
 const struct fxtf_thread *fxtf_threads(const struct fxtf_file *f, uint32_t *n) {
   *n = f->nthreads;
   return f->threads;
@@ -738,9 +793,9 @@ const struct fxtf_cpu_loss *fxtf_trailing_cpu_losses(const struct fxtf_file *f, 
 
 static int segs_enter(struct fxtf_segs *s, uint32_t id, bool add) {
   if (!add) {
-    if (s->cur >= s->n) /* the first pass saw fewer: the input changed under us */
+    if (s->seen >= s->n) /* the first pass saw fewer: the input changed under us */
       return FXT_EBADMSG;
-    s->cur++;
+    s->cur = ++s->seen;
     return 1;
   }
   if (fxtf_grow((void **)&s->v, &s->cap, (uint64_t)s->n + 1, sizeof *s->v))
@@ -748,8 +803,21 @@ static int segs_enter(struct fxtf_segs *s, uint32_t id, bool add) {
   struct fxtf_seg *g = &s->v[s->n++];
   memset(g, 0, sizeof *g);
   g->p.id = id;
-  s->cur = s->n;
+  s->cur = s->seen = s->n;
   return 1;
+}
+
+/* A provider section: back to the latest provider of that id entered so far in this pass
+ * (2), or a new one (1), or 0 when it is the current one. */
+static int segs_return(struct fxtf_segs *s, uint32_t id, bool add) {
+  for (uint32_t i = s->seen; i-- > 0;)
+    if (s->v[i].p.id == id) {
+      if (s->cur == i + 1)
+        return 0;
+      s->cur = i + 1;
+      return 2;
+    }
+  return segs_enter(s, id, add);
 }
 
 int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add) {
@@ -760,9 +828,8 @@ int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add) 
     int entered = 0;
     if (s->cur == 0 && (entered = segs_enter(s, 0, add)) < 0)
       return entered;
-    if (s->v[s->cur - 1].p.id == rec->u.provider_section.id)
-      return entered;
-    return segs_enter(s, rec->u.provider_section.id, add);
+    int rc = segs_return(s, rec->u.provider_section.id, add);
+    return rc == 0 ? entered : rc;
   }
   case FXT_KIND_BLOB:
     if (!fxtf_is_desc(rec))

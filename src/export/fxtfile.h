@@ -73,7 +73,9 @@ struct fxtf_provider {
   uint32_t id; /* the process id */
   struct fxtf_text name;         /* "fxtrace/1" */
   struct fxtf_text process_name; /* kernel object type 1 of koid id; len 0 when none */
-  uint64_t offset, end;          /* [offset, end) of the file */
+  uint64_t offset, end;          /* [offset, end) of the file: its first record, the end of its
+                                    last run (other providers' runs may lie between:
+                                    fxtf_provider_at) */
   uint64_t ticks_per_second;     /* 0: no initialization record */
   uint32_t nsyncs;
   struct fxtf_sync first_sync, last_sync;
@@ -193,6 +195,20 @@ uint64_t fxtf_torn(const struct fxtf_file *f);
  * without its magic record is not an FXT file. Every reader of fxtrace files (this one, the
  * converters, `fxtrace check`) stops at a torn tail the same way. */
 bool fxtf_torn_at(const void *buf, size_t len, uint64_t pos);
+
+/* The tables of the providers a decoder meets after its first (fxtf_decoder_init). */
+struct fxtf_tables {
+  struct fxt_provider_tables *v[FXT_DECODER_MAX_PROVIDERS - 1];
+  uint32_t n;
+};
+/* fxt_decoder_init, and the decoder keeps the string and thread tables of up to
+ * FXT_DECODER_MAX_PROVIDERS providers at once (fxt_decoder_add_tables), as every reader of a
+ * file whose processes' writes interleave needs: each in an anonymous mapping made when the
+ * decoder meets a provider (only pages where it binds something are touched), in *more, which
+ * fxtf_tables_free frees after the decoder (also when this fails). */
+int fxtf_decoder_init(struct fxt_decoder *d, const void *buf, size_t len,
+                      struct fxt_str_slot *table, struct fxtf_tables *more);
+void fxtf_tables_free(struct fxtf_tables *more);
 
 /* Lookups, for `fxtrace check`'s own pass over the file (fxtf_data). */
 const void *fxtf_data(const struct fxtf_file *f, size_t *len);

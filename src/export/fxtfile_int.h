@@ -25,14 +25,28 @@ struct fxtf_clockmap {
   uint32_t nsyncs;
 };
 
+/* One line of a clock map (a segment between two syncs, or the whole map) and the ticks it
+ * holds for, [lo, hi]; valid false before the first use. */
+struct fxtf_clockseg {
+  uint64_t lo, hi, base_ticks, base_ns;
+  long double slope;
+  bool valid;
+};
 struct fxtf_prov {
   struct fxtf_provider pub;
   struct fxtf_strslot *strings;
   uint32_t nstrings; /* entries allocated: highest bound index + 1 at most 0x8000 */
   size_t first_entry;
-  struct fxtf_clockmap map; /* set when the provider ends */
+  struct fxtf_clockmap map; /* set when the file ends */
+  struct fxtf_clockseg seg; /* map's line of the latest entry converted */
   struct fxtf_sync *sync_arr; /* pub.syncs: every clock sync, sync_cap allocated */
   uint32_t sync_cap;
+};
+
+/* From offset on, the records are provider prov's (until the next run). */
+struct fxtf_run {
+  uint64_t offset;
+  uint32_t prov;
 };
 
 /* The per-event index: 24 bytes, the only memory that grows with the number of events. */
@@ -83,6 +97,10 @@ struct fxtf_file {
 
   struct fxtf_prov *provs;
   uint32_t nprovs, cap_provs;
+  uint32_t cur;     /* the current provider while loading */
+  bool interleaved; /* a provider section returned to a provider after another's records */
+  struct fxtf_run *runs; /* where each provider's records start again, in file order */
+  size_t nruns, cap_runs;
   struct fxtf_thread *threads;
   uint32_t nthreads, cap_threads;
   struct fxtf_desc *descs;
@@ -96,9 +114,11 @@ struct fxtf_file {
   bool entries_mapped; /* entries is a mapping of cap_entries entries (fxtfile.c), not malloc'ed */
   struct fxtf_loss *losses;
   size_t nlosses, cap_losses;
-  /* CPU losses not yet before an event: [cpu_open, ncpu_losses) of the current provider, for
-   * its next event on their CPU; those before cpu_open (providers that ended), and all at
-   * the end of the file, trailing. */
+  /* CPU losses not yet before an event: those of [cpu_open, ncpu_losses) of the current
+   * provider, for its next event on their CPU; those before cpu_open (providers that ended:
+   * while no provider section has returned to an earlier provider, a provider info record
+   * ends those before it; after, none ends before the file does), and all at the end of the
+   * file, trailing. */
   struct fxtf_cpu_loss *cpu_losses;
   size_t ncpu_losses, cap_cpu_losses, cpu_open;
 
@@ -130,13 +150,6 @@ int fxtf_sort_entries(struct fxtf_file *f);
 
 struct fxtf_clockmap fxtf_clockmap_of(const struct fxtf_provider *p);
 uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks);
-/* One line of a clock map (a segment between two syncs, or the whole map) and the ticks it
- * holds for, [lo, hi]; valid false before the first use. */
-struct fxtf_clockseg {
-  uint64_t lo, hi, base_ticks, base_ns;
-  long double slope;
-  bool valid;
-};
 /* fxtf_clockmap_apply, the same ns, for a run of ticks: g keeps the line of the previous call
  * and is looked up again (a binary search and a division) only when ticks leave it. */
 uint64_t fxtf_clockmap_apply_seg(const struct fxtf_clockmap *m, struct fxtf_clockseg *g,
@@ -144,11 +157,13 @@ uint64_t fxtf_clockmap_apply_seg(const struct fxtf_clockmap *m, struct fxtf_cloc
 
 void fxtf_free_tables(struct fxtf_file *f);
 
+
 /* The providers of a file as the exporters (json.c, tracedat.c) follow them over two passes,
- * split exactly as fxtf_open splits them: a provider info record, or a provider section of
- * another id, starts one; a record that needs a provider before any (initialization, string,
- * event, tracepoint description, kernel object) starts an anonymous one, id 0. The first
- * pass adds them (and collects each one's clock syncs into p), the second enters them again. */
+ * split exactly as fxtf_open splits them: a provider info record starts one; a provider
+ * section returns to the latest one of its id (starts one when there is none); a record that
+ * needs a provider before any (initialization, string, event, tracepoint description, kernel
+ * object) starts an anonymous one, id 0. The first pass adds them (and collects each one's
+ * clock syncs into p), the second enters them again. */
 struct fxtf_seg {
   struct fxtf_provider p;
   struct fxtf_clockmap map; /* the caller sets it from p between the passes */
@@ -158,7 +173,8 @@ struct fxtf_seg {
 struct fxtf_segs {
   struct fxtf_seg *v;
   uint32_t n, cap;
-  uint32_t cur; /* the current provider + 1; 0 before the first */
+  uint32_t cur;  /* the current provider + 1; 0 before the first */
+  uint32_t seen; /* providers started so far in this pass */
 };
 /* A clock sync of provider p, kept with the others (p->first_sync, last_sync, nsyncs, syncs) in
  * *arr (*cap allocated), so that every reader maps ticks the same way (fxtf_ticks_to_ns).
@@ -169,10 +185,11 @@ int fxtf_sync_add(struct fxtf_provider *p, struct fxtf_sync **arr, uint32_t *cap
 int fxtf_seg_add_sync(struct fxtf_seg *g, const struct fxtf_sync *s);
 /* Frees the segments and their syncs. */
 void fxtf_segs_free(struct fxtf_segs *segs);
-/* Follows rec: 1 when it entered a provider (per-provider state starts afresh), 0 when not,
+/* Follows rec: 1 when it started a provider (per-provider state starts afresh), 2 when it
+ * returned to one started before (whose records continue after another's), 0 when neither,
  * FXT_ENOMEM, or FXT_EBADMSG when the second pass meets a provider the first did not add. */
 int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add);
 /* Starts the second pass. */
-static inline void fxtf_segs_rewind(struct fxtf_segs *s) { s->cur = 0; }
+static inline void fxtf_segs_rewind(struct fxtf_segs *s) { s->cur = s->seen = 0; }
 
 #endif /* FXTRACE_EXPORT_FXTFILE_INT_H */

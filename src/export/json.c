@@ -659,7 +659,8 @@ static int emit_record(struct conv *c) {
 static int pass(struct conv *c, int (*on_record)(struct conv *)) {
   fxtf_segs_rewind(&c->segs);
   c->released = 0;
-  int rc = fxt_decoder_init(&c->dec, c->buf, c->len, c->table);
+  struct fxtf_tables more; /* the providers' tables: freed below */
+  int rc = fxtf_decoder_init(&c->dec, c->buf, c->len, c->table, &more);
   bool decoding = false; /* the decoder failed (not what a record says) */
   while (rc == 0) {
     rc = fxt_decoder_next(&c->dec, &c->rec, c->err, c->err_size);
@@ -685,6 +686,7 @@ static int pass(struct conv *c, int (*on_record)(struct conv *)) {
   }
   if (rc == 0 && c->opt->release != NULL && c->released < c->len)
     c->opt->release(c->opt->release_ctx, c->released, c->len);
+  fxtf_tables_free(&more);
   return rc;
 }
 

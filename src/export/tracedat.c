@@ -85,9 +85,9 @@ static int step_provider(struct tdw *c, bool add) {
     return oom(c);
   if (rc < 0)
     return tdw_fail(c, FXT_EBADMSG, c->rec.offset, "input changed between passes");
-  if (rc == 1)
+  if (rc >= 1) /* thread refs are the provider's */
     memset(c->refs, 0, sizeof c->refs);
-  if (rc == 1 && !add)
+  if (rc == 1 && !add) /* not on a return to a provider (2): its losses are still open */
     close_cpu_losses(c);
   return 0;
 }
@@ -376,7 +376,8 @@ static int sort_record(struct tdw *c) {
 
 /* One pass of the decoder over the whole input, handing each record to fn. */
 static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
-  int rc = fxt_decoder_init(&c->dec, c->buf, c->len, c->table);
+  struct fxtf_tables more; /* the providers' tables: freed below */
+  int rc = fxtf_decoder_init(&c->dec, c->buf, c->len, c->table, &more);
   fxtf_segs_rewind(&c->segs);
   c->released = 0;
   memset(c->refs, 0, sizeof c->refs);
@@ -406,6 +407,7 @@ static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
   }
   if (rc == 0 && c->opt->release && c->released < c->len)
     c->opt->release(c->opt->release_ctx, c->released, c->len);
+  fxtf_tables_free(&more);
   return rc;
 }
 

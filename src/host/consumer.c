@@ -78,6 +78,8 @@ struct out {
   bool shared_stdout;     /* stdout (`-`) on a regular file, which others may write too: each
                              write's place in it goes in the intent (stdout_place) */
   bool append;            /* ... opened O_APPEND: a write lands at the file's end */
+  bool sections;          /* stdout (`-`): each write begins with a provider section record
+                             (section_word), buf has the 8 bytes before it for one */
 };
 
 /* What a write changes once it is in the file (commit; the intent of shfile.h). */
@@ -823,6 +825,28 @@ static void stdout_place(struct fxt_sh *h, const struct out *o, const unsigned c
   atomic_store_explicit(&h->intent_last, last, memory_order_relaxed);
 }
 
+/* A provider section record naming this process (§4.3), 8 bytes, goes in front of each write
+ * to stdout: a parent and its children of fork share it, their consumers' writes interleave
+ * in it, and each write's records are resolved with its process's string and thread tables
+ * only when the write says whose it is (docs/fxt-conventions.md). Every write ends on a record
+ * boundary, so a reader meets the record where the write begins. Not in front of a write that
+ * begins with the magic or the provider info record (the head: a file must begin with the
+ * magic record, and the provider info names the process itself). In the 8 bytes before the
+ * output buffer: no copy, and writev takes it with the rest (no syscall more). */
+#define SECTION_BYTES 8u
+
+static bool section_word(const unsigned char *first, uint32_t pid, unsigned char *out)
+{
+  uint64_t h;
+  memcpy(&h, first, 8);
+  if (FXT_GET(h, FXT_HDR_TYPE) == FXT_RECORD_METADATA &&
+      (FXT_GET(h, FXT_METADATA_TYPE) == FXT_METADATA_TRACE_INFO ||
+       FXT_GET(h, FXT_METADATA_TYPE) == FXT_METADATA_PROVIDER_INFO))
+    return false;
+  struct fxt_provider_section ps = {pid};
+  return fxt_encode_provider_section(out, SECTION_BYTES, &ps) == SECTION_BYTES;
+}
+
 /* Writes the buffered records, then chunk[0..len), and makes the write count (the protocol of
  * the file comment and docs/recovery.md; every store to the session file is the consumer
  * thread's, ordered for a reader that looks after the process died: compiler barriers keep
@@ -834,6 +858,8 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
   struct fxt_sh *h = s->sh;
   struct out *o = &C.out;
   bool has_slot = fx && fx->slot != FXT_SH_NO_SLOT;
+  const unsigned char *a = o->buf; /* the buffered records, and a provider section before */
+  size_t alen = o->len;
   if (o->direct) { /* a snapshot (below): nothing in it is the session's output */
     write_all(o, o->buf, o->len, chunk, len);
     o->len = 0;
@@ -845,13 +871,18 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
   }
   if (o->len + len == 0 && !has_slot && !C.held_taken)
     return;
+  if (o->sections && o->fd >= 0 && o->len + len > 0 &&
+      section_word(o->len ? o->buf : chunk, (uint32_t)s->pid, o->buf - SECTION_BYTES)) {
+    a = o->buf - SECTION_BYTES;
+    alen += SECTION_BYTES;
+  }
   struct fxt_sh_slot *e = has_slot ? sh_slot(s, fx->slot) : NULL;
   uint32_t seq = C.seq;
   /* 1. The intent: what this write holds, where it starts. */
   atomic_store_explicit(&h->intent_slot, has_slot ? fx->slot : FXT_SH_NO_SLOT,
                         memory_order_relaxed);
   atomic_store_explicit(&h->intent_file_off, o->file_len, memory_order_relaxed);
-  atomic_store_explicit(&h->intent_len, o->len + len, memory_order_relaxed);
+  atomic_store_explicit(&h->intent_len, alen + len, memory_order_relaxed);
   if (has_slot) {
     atomic_store_explicit(&h->intent_from, fx->st.from, memory_order_relaxed);
     atomic_store_explicit(&h->intent_to, fx->st.to, memory_order_relaxed);
@@ -869,7 +900,7 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
     atomic_store_explicit(&h->intent_credit_bytes,
                           atomic_load_explicit(&e->credit_bytes, memory_order_relaxed),
                           memory_order_relaxed);
-    atomic_store_explicit(&h->intent_chunk_off, o->file_len + o->len, memory_order_relaxed);
+    atomic_store_explicit(&h->intent_chunk_off, o->file_len + alen, memory_order_relaxed);
     uint32_t held_n = chunk && chunk == C.merged ? C.held_n : 0;
     atomic_store_explicit(&h->intent_held_n, held_n, memory_order_relaxed);
     for (uint32_t k = 0; k < held_n; k++)
@@ -880,7 +911,7 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
                             C.no_slot_written,
                         memory_order_relaxed);
   if (o->shared_stdout)
-    stdout_place(h, o, o->buf, o->len, chunk, len);
+    stdout_place(h, o, a, alen, chunk, len);
   atomic_store_explicit(&h->intent_seq, seq, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&h->intent_state, FXT_SH_WRITING, memory_order_relaxed);
@@ -888,7 +919,7 @@ static void commit(const unsigned char *chunk, size_t len, const struct effect *
   /* 2. The write. */
   if (die_in_write == 1 && has_slot && fx->st.len)
     raise(SIGKILL);
-  write_all(o, o->buf, o->len, chunk, len);
+  write_all(o, a, alen, chunk, len);
   if (die_in_write == 2 && has_slot && fx->st.len)
     raise(SIGKILL);
   o->len = 0;
@@ -1773,8 +1804,10 @@ int fxt_consumer_start(struct session *s)
   /* No `trace` reader holds the view (session.c: its lifecycle lock is ours now); one that
    * gave up on the last consumer, or a parent's across fork, left nothing to wait for. */
   atomic_store_explicit(&view.state, REQ_IDLE, memory_order_relaxed);
-  if (!C.out.buf)
-    C.out.buf = malloc(OUT_BYTES);
+  if (!C.out.buf) {
+    unsigned char *b = malloc(SECTION_BYTES + OUT_BYTES);
+    C.out.buf = b ? b + SECTION_BYTES : NULL; /* room for a provider section before it */
+  }
   if (!C.stage || !C.merged || !C.out.buf)
     return FXT_ENOMEM;
   C.out.len = 0;
@@ -1806,6 +1839,7 @@ int fxt_consumer_start(struct session *s)
   int fl = to_stdout && regular ? fcntl(C.out.fd, F_GETFL) : -1;
   C.out.shared_stdout = fl >= 0;
   C.out.append = fl >= 0 && (fl & O_APPEND);
+  C.out.sections = to_stdout;
   const char *die = getenv("FXTRACE_TEST_DIE_IN_WRITE");
   die_in_write = !die ? 0 : strcmp(die, "before") == 0 ? 1 : strcmp(die, "after") == 0 ? 2 : 0;
   /* The file's identity, before it holds anything of this session: a harvest by another

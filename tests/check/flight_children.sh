@@ -7,9 +7,9 @@
 # had written to stdout (8 rounds each; and a child killed inside its consumer's write to the
 # shared stdout, before and after the write returned); an overwrite session with an output
 # file harvests into the child's file; record counts every event of the tree.
-# Known limit: a parent and a child writing to one stdout interleave their writes, and a reader
-# takes records that follow the other process's for its own (string and thread tables are per
-# provider, and a write carries no provider record): hence the parent's flush before it forks.
+# A parent and a child writing to one stdout interleave their writes; each write says whose it
+# is (a provider section record: stdout_fork.sh tests that). The parent flushes before it forks
+# here, as it had to when a write did not say it.
 #   flight_children.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
 set -eu
 fxtrace=$1
@@ -69,8 +69,8 @@ for end in kill _exit; do
   [ -z "$(ls "$shm")" ] || { ls "$shm"; fail "$case: left behind"; }
 
   # stdout: what the child's consumer had not written goes in its directory's place. The
-  # parent's events are written before it forks (FLUSH `fork`): written after the child's
-  # first records, a reader of the shared stdout would take them for the child's (below). The
+  # parent's events are written before it forks (FLUSH `fork`; written after the child's first
+  # records, they are the parent's too: stdout_fork.sh). The
   # child does not flush: its consumer may be anywhere when it ends (with N=500 it has seldom
   # written anything yet: 0 deaths inside a write in 80 instrumented rounds), inside its write
   # to the shared stdout too, which the parent, whose stdout is the same file, reads back where

@@ -611,6 +611,138 @@ static void test_provider_tables(void **state) {
                       at_word(m, 1, "string ref 1 not defined"));
 }
 
+/* Two providers whose records interleave (as two processes' writes to one stdout), built from
+ * the spec's layouts (§4.2, §4.3, §4.6, §4.7, §8): a provider section record switches back to
+ * a provider's string and thread tables as they were; a provider info record registers it
+ * afresh. */
+#define PI(id) (UINT64_C(0x0010000000010020) | (uint64_t)(id) << 20) /* name len 1, 2 words */
+#define PS(id) (UINT64_C(0x0000000000020010) | (uint64_t)(id) << 20)
+#define STR1 UINT64_C(0x0000000200010022) /* string index 1, 2 bytes, 2 words */
+#define THR1 UINT64_C(0x0000000000010033) /* thread index 1, 3 words */
+#define EV1 UINT64_C(0x0001000101000024)  /* instant: thread 1, category 1, name 1, 2 words */
+static struct fxt_provider_tables g_more[2];
+static size_t g_nmore, g_more_given; /* tables to give, given */
+
+static struct fxt_provider_tables *more_tables(void *ctx) {
+  assert_ptr_equal(ctx, &g_nmore);
+  return g_more_given < g_nmore ? &g_more[g_more_given++] : NULL;
+}
+
+/* fxt_decoder_add_tables with n of g_more's tables, zeroed. */
+static int add_tables(size_t n) {
+  memset(g_more, 0, sizeof g_more);
+  g_nmore = n;
+  g_more_given = 0;
+  return fxt_decoder_add_tables(&g_dec, more_tables, &g_nmore);
+}
+
+static void provider_word(uint32_t id, int section) {
+  tb_word(&g_in, section ? PS(id) : PI(id));
+  if (!section)
+    tb_word(&g_in, 0x61); /* name "a" */
+}
+
+static void bind(uint32_t id, uint64_t text) {
+  const uint64_t w[] = {STR1, text, THR1, id, id + 1};
+  tb_words(&g_in, w, 5);
+}
+
+static void event(uint64_t ts) {
+  tb_word(&g_in, EV1);
+  tb_word(&g_in, ts);
+}
+
+/* Decodes to the next event and checks whose it is (text of string 1, koids of thread 1). */
+static void expect_event(uint64_t ts, const char *text, uint64_t pid) {
+  struct fxt_record r;
+  char err[128];
+  int rc;
+  while ((rc = fxt_decoder_next(&g_dec, &r, err, sizeof err)) == 1 && r.kind != FXT_KIND_EVENT)
+    ;
+  assert_int_equal(rc, 1);
+  assert_int_equal(r.u.event.timestamp, ts);
+  assert_text(r.u.event.category, text);
+  assert_text(r.u.event.name, text);
+  assert_int_equal(r.u.event.thread.process_koid, pid);
+  assert_int_equal(r.u.event.thread.thread_koid, pid + 1);
+}
+
+static void expect_error(const char *msg) {
+  struct fxt_record r;
+  char err[128];
+  int rc;
+  while ((rc = fxt_decoder_next(&g_dec, &r, err, sizeof err)) == 1)
+    ;
+  assert_int_equal(rc, FXT_EBADMSG);
+  assert_string_equal(err, msg);
+}
+
+static void test_providers_interleaved(void **state) {
+  (void)state;
+  tb_reset(&g_in);
+  tb_bytes(&g_in, k_magic, 8);
+  provider_word(10, 0);
+  bind(10, 0x6161); /* "aa" */
+  event(1);
+  provider_word(20, 0);
+  bind(20, 0x6262); /* "bb" */
+  event(2);
+  provider_word(10, 1);
+  event(3);
+  provider_word(20, 1);
+  event(4);
+  provider_word(20, 1); /* the current one: nothing changes */
+  event(5);
+  provider_word(10, 1);
+  event(6);
+  size_t again = g_in.len;
+  provider_word(10, 0); /* registered afresh: empty tables */
+  event(7);
+  assert_int_equal(fxt_decoder_init(&g_dec, g_in.b, g_in.len, g_table), 0);
+  assert_int_equal(add_tables(2), 0);
+  expect_event(1, "aa", 10);
+  expect_event(2, "bb", 20);
+  expect_event(3, "aa", 10);
+  expect_event(4, "bb", 20);
+  expect_event(5, "bb", 20);
+  expect_event(6, "aa", 10);
+  char m[80];
+  snprintf(m, sizeof m, "offset %zu: thread ref 1 not defined", again + 16);
+  expect_error(m);
+
+  /* Without more tables, a section for another provider starts empty ones (the one table
+   * is reused). */
+  assert_int_equal(fxt_decoder_init(&g_dec, g_in.b, g_in.len, g_table), 0);
+  expect_event(1, "aa", 10);
+  expect_event(2, "bb", 20);
+  expect_error("offset 160: thread ref 1 not defined");
+  assert_int_equal(add_tables(2), FXT_EINVAL); /* after a record */
+  assert_int_equal(fxt_decoder_add_tables(NULL, more_tables, NULL), FXT_EINVAL);
+
+  /* More providers than tables: the one made current the longest ago gives its tables up. */
+  tb_reset(&g_in);
+  tb_bytes(&g_in, k_magic, 8);
+  provider_word(10, 0);
+  bind(10, 0x6161);
+  provider_word(20, 0);
+  bind(20, 0x6262);
+  provider_word(30, 0); /* takes 10's: 20 was current later */
+  bind(30, 0x6363);
+  provider_word(20, 1);
+  event(1);
+  provider_word(30, 1);
+  event(2);
+  provider_word(10, 1);
+  event(3);
+  assert_int_equal(fxt_decoder_init(&g_dec, g_in.b, g_in.len, g_table), 0);
+  assert_int_equal(add_tables(1), 0);
+  expect_event(1, "bb", 20);
+  expect_event(2, "cc", 30);
+  assert_int_equal(g_more_given, 1); /* asked again for 30: none */
+  snprintf(m, sizeof m, "offset %zu: thread ref 1 not defined", g_in.len - 16);
+  expect_error(m);
+}
+
 static void test_api(void **state) {
   (void)state;
   struct fxt_record r;
@@ -680,6 +812,7 @@ int main(void) {
       cmocka_unit_test(test_garbage),
       cmocka_unit_test(test_noncanonical_and_oversize),
       cmocka_unit_test(test_provider_tables),
+      cmocka_unit_test(test_providers_interleaved),
       cmocka_unit_test(test_api),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -259,6 +259,59 @@ static void test_threads_providers_totals(void **state) {
   fxtf_close(f);
 }
 
+/* The same two processes with their writes interleaved (as a parent's and its child's to one
+ * stdout): after B's records, a provider section record returns to A (100), whose event uses
+ * thread ref 1 and string S_DEMO/S_WORK, which B re-bound; then one returns to B (200). Each
+ * event is its own provider's: A's at T(70) is 5e9 + 70 ns by A's clock syncs, thread 101,
+ * "work"; B's at ticks 540 is 5e9 + 15 + 40 ns, thread 201, "evt". No third provider. */
+static void test_interleaved_providers(void **state) {
+  (void)state;
+  build_two_providers();
+  struct fxt_provider_section to_a = {100}, to_b = {200};
+  uint64_t sec_a = emit(fxt_encode_provider_section(ROOM, &to_a));
+  struct fxt_event e = ev(FXT_EVENT_INSTANT, fxt_thread_index(1), S_DEMO, S_WORK, T(70));
+  add_arg(&e, FXT_ARG_UINT64, S_SEQ, 4);
+  uint64_t a70 = put(&e);
+  uint64_t sec_b = emit(fxt_encode_provider_section(ROOM, &to_b));
+  struct fxt_event c = ev(FXT_EVENT_COUNTER, fxt_thread_index(1), S_DEMO, S_WORK, 540);
+  c.trailer = 4;
+  uint64_t b55 = put(&c);
+  struct fxtf_file *f = load();
+  assert_int_equal(fxtf_provider_count(f), 2);
+  const struct fxtf_provider *a = fxtf_provider(f, 0), *b = fxtf_provider(f, 1);
+  assert_int_equal(a->events, 7);
+  assert_int_equal(b->events, 3);
+  assert_int_equal(a->end, sec_b);
+  assert_int_equal(b->end, g_len);
+  assert_int_equal(fxtf_provider_at(f, g_off.b40), 1);
+  assert_int_equal(fxtf_provider_at(f, sec_a), 0);
+  assert_int_equal(fxtf_provider_at(f, a70), 0);
+  assert_int_equal(fxtf_provider_at(f, b55), 1);
+  assert_int_equal(fxtf_event_count(f), 10);
+  struct fxtf_event got;
+  char err[FXTF_ERR_SIZE];
+  size_t seen = 0;
+  for (size_t i = 0; i < fxtf_event_count(f); i++) {
+    assert_int_equal(fxtf_event_at(f, i, &got, err, sizeof err), 0);
+    if (got.offset != a70 && got.offset != b55)
+      continue;
+    bool is_a = got.offset == a70;
+    assert_int_equal(got.ns, is_a ? NS(70) : NS(55));
+    assert_int_equal(got.thread->pid, is_a ? 100 : 200);
+    assert_int_equal(got.thread->tid, is_a ? 101 : 201);
+    assert_int_equal(got.ev.thread.thread_koid, is_a ? 101 : 201);
+    assert_true(fxtf_str_is(&got.ev.name, is_a ? "work" : "evt"));
+    seen++;
+  }
+  assert_int_equal(seen, 2);
+  uint32_t n;
+  const struct fxtf_thread *t = fxtf_threads(f, &n);
+  assert_int_equal(n, 3);
+  assert_int_equal(t[0].events, 4);
+  assert_int_equal(t[2].events, 3);
+  fxtf_close(f);
+}
+
 static void test_name_counts(void **state) {
   (void)state;
   build_two_providers();
@@ -710,6 +763,7 @@ int main(void) {
       cmocka_unit_test(test_merged_order_cpu_ns_losses),
       cmocka_unit_test(test_threads_providers_totals),
       cmocka_unit_test(test_cpu_losses),
+      cmocka_unit_test(test_interleaved_providers),
       cmocka_unit_test(test_name_counts),
       cmocka_unit_test(test_clock_mapping),
       cmocka_unit_test(test_clock_mapping_piecewise),

@@ -9,14 +9,15 @@
  * in another pid namespace) is never removed by the other's clean-up.
  *
  * The same program is the exec'd image: `test_harvest image N
- * exit|_exit|abort|kill|hold|fork:kill|fork:_exit [F]` emits N events (seq 100...; a flush
- * every F of them, or with F `fork` one before it forks and none in the child; `fork:before`,
- * `fork:after`: and the child dies inside its consumer's write) and returns (a clean stop at
- * exit), calls _exit, aborts, kills itself with SIGKILL, returns once its stdin ends (a live
- * session meanwhile), or forks a child that emits N events and is killed or _exits, waits for
- * it, prints "child PID" on stderr and returns
- * (tests/check/record_harvest.sh runs it under `fxtrace record`, tests/check/top_level_kill.sh
- * and flight_children.sh under FXTRACE alone).
+ * exit|_exit|abort|kill|hold|fork:kill|fork:_exit|interleave [F]` emits N events (seq 100...;
+ * a flush every F of them, or with F `fork` one before it forks and none in the child;
+ * `fork:before`, `fork:after`: and the child dies inside its consumer's write) and returns (a
+ * clean stop at exit), calls _exit, aborts, kills itself with SIGKILL, returns once its stdin
+ * ends (a live session meanwhile), or forks a child that emits N events and is killed or
+ * _exits, waits for it, prints "child PID" on stderr and returns, or writes to one stdout in
+ * turns with its child (interleave, below) (tests/check/record_harvest.sh runs it under
+ * `fxtrace record`, tests/check/top_level_kill.sh, flight_children.sh and stdout_fork.sh under
+ * FXTRACE alone).
  *
  * Under ThreadSanitizer the cases that fork a process with a running session are skipped:
  * TSan cannot start threads (the child's consumer) in the child of a multi-threaded fork. */
@@ -441,6 +442,60 @@ static void two_programs_one_directory(void **state)
 
 /* ---- the image -------------------------------------------------------------------------- */
 
+/* `image N interleave`: a parent and its child of fork write to one stdout in turns, so that
+ * their writes interleave: the parent (after the N events every image emits first, seq 100...)
+ * emits N events (seq 1000...) and forks without a flush;
+ * the child's head is written (its session starts in it); the parent writes (its events from
+ * before the fork land after the child's head); the child emits and writes N events (seq
+ * 2000...), the parent N (seq 3000...), the child N more (seq 4000...) and exits (its stop
+ * writes them), the parent N more (seq 5000...) and returns. Each turn ends with a flush; a
+ * pipe each way passes the turn. */
+static void emit_flush(uint64_t first, uint64_t n)
+{
+  for (uint64_t i = 0; i < n; i++)
+    FXT_TRACE(t, seq, first + i);
+  fxt_session_flush();
+}
+
+static int interleave(uint64_t n)
+{
+  int to_child[2], to_parent[2];
+  char c = 0;
+  if (pipe(to_child) != 0 || pipe(to_parent) != 0)
+    return 30;
+  for (uint64_t i = 0; i < n; i++)
+    FXT_TRACE(t, seq, 1000 + i);
+  pid_t child = fork();
+  if (child < 0)
+    return 31;
+  if (child == 0) {
+    fxt_session_flush(); /* its head */
+    if (write(to_parent[1], &c, 1) != 1 || read(to_child[0], &c, 1) != 1)
+      _exit(32);
+    emit_flush(2000, n);
+    if (write(to_parent[1], &c, 1) != 1 || read(to_child[0], &c, 1) != 1)
+      _exit(33);
+    for (uint64_t i = 0; i < n; i++)
+      FXT_TRACE(t, seq, 4000 + i);
+    exit(0); /* a clean stop writes them */
+  }
+  if (read(to_parent[0], &c, 1) != 1)
+    return 34;
+  fxt_session_flush(); /* the events from before the fork */
+  if (write(to_child[1], &c, 1) != 1 || read(to_parent[0], &c, 1) != 1)
+    return 35;
+  emit_flush(3000, n);
+  if (write(to_child[1], &c, 1) != 1)
+    return 36;
+  int status;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return 37;
+  for (uint64_t i = 0; i < n; i++)
+    FXT_TRACE(t, seq, 5000 + i);
+  fprintf(stderr, "child %d\n", (int)child);
+  return 0;
+}
+
 static int image(int argc, char **argv)
 {
   uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
@@ -456,6 +511,8 @@ static int image(int argc, char **argv)
     if (flush_every && (i + 1) % flush_every == 0)
       fxt_session_flush(); /* the consumer has written this much */
   }
+  if (argc > 3 && strcmp(argv[3], "interleave") == 0)
+    return interleave(n);
   if (argc > 3 && strcmp(argv[3], "_exit") == 0)
     _exit(0);
   if (argc > 3 && strcmp(argv[3], "kill") == 0)

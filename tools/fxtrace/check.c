@@ -328,7 +328,8 @@ static int walk(struct checker *c) {
   struct fxt_str_slot *table = malloc(FXT_STRING_TABLE_SIZE * sizeof *table);
   struct fxt_decoder *d = malloc(sizeof *d);
   struct fxt_record *rec = malloc(sizeof *rec);
-  int rc = table && d && rec ? fxt_decoder_init(d, buf, len, table) : FXT_ENOMEM;
+  struct fxtf_tables more = {.n = 0};
+  int rc = table && d && rec ? fxtf_decoder_init(d, buf, len, table, &more) : FXT_ENOMEM;
   char err[FXT_DECODER_MSG_SIZE];
   while (rc == 0 && (rc = fxt_decoder_next(d, rec, err, sizeof err)) == 1) {
     check_record(c, rec);
@@ -338,6 +339,7 @@ static int walk(struct checker *c) {
     violation(c, 0, "%s", err);
   free(rec);
   free(d);
+  fxtf_tables_free(&more);
   free(table);
   return rc == FXT_ENOMEM ? rc : 0;
 }

@@ -83,7 +83,8 @@ int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len
   struct fxt_decoder *d = malloc(sizeof *d);
   struct fxt_record *rec = malloc(sizeof *rec);
   char err[FXT_DECODER_MSG_SIZE] = "out of memory";
-  int rc = table && d && rec ? fxt_decoder_init(d, buf, len, table) : FXT_ENOMEM;
+  struct fxtf_tables more = {.n = 0};
+  int rc = table && d && rec ? fxtf_decoder_init(d, buf, len, table, &more) : FXT_ENOMEM;
   int fn_rc = 0;
   while (rc == 0 && (rc = fxt_decoder_next(d, rec, err, sizeof err)) == 1)
     rc = fn != NULL ? (fn_rc = fn(ctx, d, rec)) : 0;
@@ -101,6 +102,7 @@ int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len
   *valid = st.bytes;
   free(rec);
   free(d);
+  fxtf_tables_free(&more);
   free(table);
   return fn_rc != 0 ? fn_rc : rc == FXT_ENOMEM ? rc : refused ? FXT_EBADMSG : 0;
 }
