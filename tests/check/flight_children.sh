@@ -11,15 +11,8 @@
 # is (a provider section record: stdout_fork.sh tests that). The parent flushes before it forks
 # here, as it had to when a write did not say it.
 #   flight_children.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
-set -eu
-fxtrace=$1
-image=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
-shm=$(mktemp -d /dev/shm/fxtrace-test-flight.XXXXXX)
-trap 'rm -rf "$shm"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+scratch_buffers flight
 N=500
 
 # events + dropped + overrun + lost of process PID in the FXT files given, summed.

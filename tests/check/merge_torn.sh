@@ -4,13 +4,7 @@
 # whole record, with a warning naming the offset, exit 0; `merge --strict` refuses it (exit 1,
 # no output). The merged file holds exactly the events before the cut.
 #   merge_torn.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
-set -eu
-fxtrace=$1
-image=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
 events() { "$fxtrace" stats "$1" 2>/dev/null | sed -n 's/^total: \([0-9]*\) events.*/\1/p'; }
 
 FXTRACE="events=t:seq;buffers=;output=$work/a.fxt" "$image" image 1000 exit ||

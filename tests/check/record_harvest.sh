@@ -4,12 +4,7 @@
 # the summary counts every event emitted, and no session directory of theirs is left in the
 # buffers directory.
 #   record_harvest.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
-set -eu
-fxtrace=$1
-image=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/common.sh"
 shm=/dev/shm/fxtrace-$(id -u)
 
 # One process, _exit: its 5 events.

@@ -8,15 +8,8 @@
 # (JSON) give every event its own process's pid and tid (seq 100..., 1000..., 3000..., 5000...:
 # the parent's; 2000..., 4000...: the child's). Appended to a file opened O_APPEND too.
 #   stdout_fork.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
-set -eu
-fxtrace=$1
-image=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
-shm=$(mktemp -d /dev/shm/fxtrace-test-stdout-fork.XXXXXX)
-trap 'rm -rf "$shm"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+scratch_buffers stdout-fork
 N=50
 
 for how in truncate append; do

@@ -11,15 +11,8 @@
 # said to be maybe twice); two processes racing
 # to harvest write it once; a live session is never touched.
 #   top_level_kill.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
-set -eu
-fxtrace=$1
-image=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
-shm=$(mktemp -d /dev/shm/fxtrace-test-toplevel.XXXXXX)
-trap 'rm -rf "$shm"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+scratch_buffers toplevel
 
 # events + dropped + overrun + lost of the FXT files given, summed.
 counted() {

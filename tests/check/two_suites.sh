@@ -6,12 +6,7 @@
 # the other: each session's lock protects it while it lives, and `record` harvests only the
 # sessions whose output is in its own directory).
 #   two_suites.sh FXTRACE_BIN TEST_HARVEST_BIN WORKDIR
-set -eu
-fxtrace=$1
-image=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/common.sh"
 
 suite() { # NAME: 4 rounds of three endings; prints FAIL lines
   for round in 1 2 3 4; do
