@@ -34,7 +34,11 @@ killed() {
   st=0
   wait $pid || st=$?
   [ $st -eq 137 ] || { cat "$work/killed.err"; fail "the image exited $st, not by SIGKILL"; }
-  ls -d "${5-$shm}/$pid".* >/dev/null 2>&1 || fail "no session directory of pid $pid"
+  ls -d "${5-$shm}/$pid".* >/dev/null 2>&1 || {
+    cat "$work/killed.err"
+    ls -la "${5-$shm}"
+    fail "no session directory of pid $pid"
+  }
 }
 
 # later ERRFILE: a traced process that starts in the same buffers directory.
