@@ -28,7 +28,7 @@ if(NOT FXT_SANITIZE)
     endif()
     add_test(NAME ${name}
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mcu/run.sh ${cpu} ${board} ${dir}
-                     test_ring test_writer)
+                     test_ring test_writer test_small_table)
     set_tests_properties(${name} PROPERTIES LABELS mcu TIMEOUT 300 SKIP_RETURN_CODE 77)
   endforeach()
 endif()
