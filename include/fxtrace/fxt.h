@@ -46,8 +46,13 @@
 #define FXT_MAX_ARGS 15u
 /* Highest string table index (§5.1); index 0 is the empty string. */
 #define FXT_MAX_STRING_INDEX 0x7fffu
-/* Entries of the decoder's string table (indices 0..0x7fff). */
+/* Entries of the decoder's string table (indices 0..0x7fff): 384 KiB on 32-bit targets,
+ * 512 KiB on 64-bit ones. A build for a small target may define it smaller (2 entries at
+ * least), for the core and its callers alike: its decoder then fails with FXT_ENOSPC on a
+ * string record whose index does not fit. */
+#ifndef FXT_STRING_TABLE_SIZE
 #define FXT_STRING_TABLE_SIZE 0x8000u
+#endif
 /* Highest thread table index (§5.2); index 0 means inline koids. */
 #define FXT_MAX_THREAD_INDEX 0xffu
 /* Longest inline string the encoder accepts: Fuchsia's TRACE_ENCODED_STRING_REF_MAX_LENGTH. */

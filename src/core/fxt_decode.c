@@ -10,6 +10,9 @@
 #include "fmt.h"
 #include "mem.h"
 
+_Static_assert(FXT_STRING_TABLE_SIZE >= 2 && FXT_STRING_TABLE_SIZE <= FXT_MAX_STRING_INDEX + 1,
+               "FXT_STRING_TABLE_SIZE: 2 to 0x8000 entries");
+
 #define HDR_USED (FXT_FMASK(FXT_HDR_TYPE) | FXT_FMASK(FXT_HDR_SIZE))
 #define META_USED (HDR_USED | FXT_FMASK(FXT_METADATA_TYPE))
 #define SCHED_USED (HDR_USED | FXT_FMASK(FXT_SCHED_TYPE))
@@ -122,6 +125,10 @@ static int dec_string(struct fxt_cur *c, uint64_t h) {
    * commit() does not bind it. */
   if (s->index == 0)
     c->rec->flags |= FXT_RECORD_WARN_STRING_INDEX0;
+  if (FXT_STRING_TABLE_SIZE <= FXT_MAX_STRING_INDEX && s->index >= FXT_STRING_TABLE_SIZE)
+    return fxt_dec_fail(c->d, FXT_ENOSPC, c->off,
+                        "string index %u past this build's table of %u (FXT_STRING_TABLE_SIZE)",
+                        NULL, NULL, s->index, FXT_STRING_TABLE_SIZE, 0);
   return fxt_dec_stream(c, s->len, "string text", &s->data);
 }
 
@@ -632,6 +639,8 @@ int fxt_decoder_string(const struct fxt_decoder *d, uint32_t index, const char *
     *len = 0;
     return 0;
   }
+  if (FXT_STRING_TABLE_SIZE <= FXT_MAX_STRING_INDEX && index >= FXT_STRING_TABLE_SIZE)
+    return FXT_ENOENT; /* never bound in a build with a smaller table */
   const struct fxt_str_slot *s = &d->strings[index];
   if (s->gen != d->gen)
     return FXT_ENOENT;

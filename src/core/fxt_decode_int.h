@@ -85,6 +85,9 @@ static inline int fxt_dec_ref(struct fxt_cur *c, uint64_t field, uint64_t at,
   }
   if (field == 0)
     return 0;
+  /* A build with a smaller table binds no index past it (dec_string). */
+  if (FXT_STRING_TABLE_SIZE <= FXT_MAX_STRING_INDEX && field >= FXT_STRING_TABLE_SIZE)
+    return fxt_dec_ref_undefined(c, field, at);
   const struct fxt_str_slot *s = &c->d->strings[field];
   if (s->gen != c->d->gen)
     return fxt_dec_ref_undefined(c, field, at);

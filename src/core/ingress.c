@@ -71,8 +71,10 @@
 #include <stdbool.h>
 
 #include "mem.h"
+#include "rmw.h"
 
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 || FXT_RMW_HOOKED,
+               "32-bit atomics must be lock-free, or their read-modify-writes hooked (rmw.h)");
 _Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t), "C++ view of the struct matches");
 _Static_assert(FXT_INGRESS_MAX_SLOTS <= 1u << 16, "tag keeps at least 15 lap bits");
 
@@ -189,8 +191,7 @@ static uint32_t claim(struct fxt_ingress *q)
     FXT_INGRESS_RACE_HOOK(q, INGRESS_STEP_CLAIM_LOADED);
     /* Success: acq_rel (2). Failure: another push (maybe one nested in ours) took position
      * h; h becomes the current free_head, loaded with acquire (2). */
-    if (atomic_compare_exchange_weak_explicit(&q->free_head, &h, h + 1, memory_order_acq_rel,
-                                              memory_order_acquire))
+    if (fxt_cas_weak(&q->free_head, &h, h + 1, memory_order_acq_rel, memory_order_acquire))
       return s;
   }
 }
@@ -209,13 +210,11 @@ static void publish(struct fxt_ingress *q, uint32_t s)
       FXT_INGRESS_RACE_HOOK(q, INGRESS_STEP_CELL_LOADED);
       /* Release pairs with the consumer's acquire load of the cell (3). On failure another
        * push filled position t first: look at the cell again. */
-      if (atomic_compare_exchange_strong_explicit(cell, &c, cell_empty(q, t) | q->slots | s,
-                                                  memory_order_release,
-                                                  memory_order_relaxed)) {
+      if (fxt_cas_strong(cell, &c, cell_empty(q, t) | q->slots | s, memory_order_release,
+                         memory_order_relaxed)) {
         FXT_INGRESS_RACE_HOOK(q, INGRESS_STEP_PUBLISHED);
         /* Best effort: if a later push already moved ready_tail for us, leave it. */
-        atomic_compare_exchange_strong_explicit(&q->ready_tail, &t, t + 1,
-                                                memory_order_relaxed, memory_order_relaxed);
+        fxt_cas_strong(&q->ready_tail, &t, t + 1, memory_order_relaxed, memory_order_relaxed);
         return;
       }
     } else if (cell_passed(q, c, t)) {
@@ -224,8 +223,7 @@ static void publish(struct fxt_ingress *q, uint32_t s)
        * perhaps suspended under us or gone for good. Move ready_tail on for it (at most one
        * position: nobody publishes beyond ready_tail). On failure t becomes the current
        * ready_tail (ours was stale). */
-      if (atomic_compare_exchange_strong_explicit(&q->ready_tail, &t, t + 1,
-                                                  memory_order_relaxed, memory_order_relaxed))
+      if (fxt_cas_strong(&q->ready_tail, &t, t + 1, memory_order_relaxed, memory_order_relaxed))
         t++;
     } else {
       /* A stale value of an earlier lap: the consumer has reset this cell already (a
@@ -240,14 +238,14 @@ int fxt_ingress_push(struct fxt_ingress *q, const void *rec, uint32_t len, uint3
                      uint32_t producer_tag)
 {
   if (FXT_UNLIKELY(len > q->payload)) {
-    atomic_fetch_add_explicit(&q->oversize, 1, memory_order_relaxed);
+    fxt_fetch_add(&q->oversize, 1, memory_order_relaxed);
     return FXT_EMSGSIZE;
   }
   if (FXT_UNLIKELY(rec == NULL && len != 0))
     return FXT_EINVAL;
   uint32_t s = claim(q);
   if (FXT_UNLIKELY(s == q->slots)) {
-    atomic_fetch_add_explicit(&q->full, 1, memory_order_relaxed);
+    fxt_fetch_add(&q->full, 1, memory_order_relaxed);
     return FXT_ENOSPC;
   }
   FXT_INGRESS_RACE_HOOK(q, INGRESS_STEP_CLAIMED);

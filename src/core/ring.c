@@ -32,15 +32,18 @@
 #include <stdbool.h>
 
 #include "mem.h"
+#include "rmw.h"
 
 typedef fxt_ring_unit unit_t;
 #if UINTPTR_MAX > 0xffffffffu
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #endif
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 || FXT_RMW_HOOKED,
+               "32-bit atomics must be lock-free, or their read-modify-writes hooked (rmw.h)");
 _Static_assert(sizeof(_Atomic unit_t) == sizeof(unit_t), "atomic unit has the plain size");
 _Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t), "C++ view of the struct matches");
 _Static_assert(FXT_RING_STAGE_SIZE % 8 == 0, "stage is whole words");
+_Static_assert(FXT_CACHE_LINE >= 8, "FXT_CACHE_LINE: 8 or more (a power of two)");
 
 #define UNITS_PER_WORD (8 / sizeof(unit_t))
 
@@ -133,8 +136,7 @@ static int make_room(struct fxt_ring *r, uint32_t head, uint32_t nbytes, uint32_
     }
     /* Acquire on both outcomes: on success for (2) against an earlier consumer claim, on
      * failure because the consumer's newer tail is what we continue from. */
-    if (atomic_compare_exchange_weak_explicit(&r->tail, &tail, t, memory_order_acquire,
-                                              memory_order_acquire)) {
+    if (fxt_cas_weak(&r->tail, &tail, t, memory_order_acquire, memory_order_acquire)) {
       /* Single writer: load + store, no read-modify-write needed. */
       atomic_store_explicit(&r->overrun_records,
                             atomic_load_explicit(&r->overrun_records, memory_order_relaxed) +
@@ -336,9 +338,7 @@ static int64_t read_overwrite(struct fxt_ring *r, unsigned char *stage, uint32_t
         return total ? (int64_t)total : FXT_EBADMSG;
       if (n > stage_size && n <= max_bytes - total) {
         /* Too large to stage: claim it unread and count it. */
-        if (atomic_compare_exchange_strong_explicit(&r->tail, &tail, tail + n,
-                                                    memory_order_release,
-                                                    memory_order_relaxed)) {
+        if (fxt_cas_strong(&r->tail, &tail, tail + n, memory_order_release, memory_order_relaxed)) {
           count_lost(r, 1, n);
           total += n;
         }
@@ -350,8 +350,7 @@ static int64_t read_overwrite(struct fxt_ring *r, unsigned char *stage, uint32_t
     /* Claim the staged records. Release pairs with the producer's acquire load of tail (2):
      * our copy happens before it reuses the space. Failure: the producer moved tail first and
      * counted what it overwrote; restage from the new tail. */
-    if (!atomic_compare_exchange_strong_explicit(&r->tail, &tail, pos, memory_order_release,
-                                                 memory_order_relaxed)) {
+    if (!fxt_cas_strong(&r->tail, &tail, pos, memory_order_release, memory_order_relaxed)) {
       batch = batch / 2 > 8 ? (batch / 2) & ~7u : 8;
       continue;
     }
@@ -395,8 +394,7 @@ uint32_t fxt_ring_drain(struct fxt_ring *r)
   }
   /* Overwrite mode: the producer may move tail too. Head never falls behind tail, so moving
    * tail to a head we loaded after it is always a step forward. */
-  while (!atomic_compare_exchange_weak_explicit(&r->tail, &tail, head, memory_order_release,
-                                                memory_order_relaxed))
+  while (!fxt_cas_weak(&r->tail, &tail, head, memory_order_release, memory_order_relaxed))
     head = atomic_load_explicit(&r->head, memory_order_acquire);
   return head - tail;
 }
