@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../export/tracedat.h"
+#include "outfile.h"
 #include "recover_int.h"
 #include "shfile.h"
 
@@ -381,7 +381,7 @@ int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt
   bool damaged = rc == 1;
   if (in_place && dat && !keep_fxt) {
     char err[512] = "";
-    int crc = fxt_tracedat_file(part, info.output, NULL, err, sizeof(err));
+    int crc = fxt_outfile_to_dat(part, info.output, err, sizeof(err));
     if (crc == 0) {
       unlink(part);
     } else {

@@ -2,15 +2,67 @@
 #define _GNU_SOURCE
 #include "outfile.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fxtrace/errors.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../export/tracedat.h"
+/* The trace.dat writer module (CMakeLists.txt) and the one function it exports, with
+ * fxt_tracedat_file's contract (src/export/tracedat.h). */
+#define DAT_MODULE "fxtrace-tracedat.so"
+#define DAT_ENTRY "fxt_tracedat_module_file"
+
+static fxt_outfile_dat_fn dat_writer; /* set once by a program that links the writer */
+
+void fxt_outfile_set_dat_writer(fxt_outfile_dat_fn fn) { dat_writer = fn; }
+
+/* dlopen of DAT_MODULE in dir; NULL with why set when it fails. */
+static void *open_module(const char *dir, size_t dir_len, char *why, size_t why_size) {
+  char path[PATH_MAX];
+  int n = snprintf(path, sizeof path, "%.*s/%s", (int)dir_len, dir, DAT_MODULE);
+  void *h = n > 0 && (size_t)n < sizeof path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (h == NULL) {
+    const char *e = dlerror();
+    snprintf(why, why_size, "%s", e ? e : "path too long");
+  }
+  return h;
+}
+
+int fxt_outfile_to_dat(const char *fxt, const char *dat, char *err, size_t err_size) {
+  if (dat_writer != NULL)
+    return dat_writer(fxt, dat, NULL, err, err_size);
+  /* The module beside the object this code is in (libfxtrace.so; a program linked with
+   * libfxtrace.a: the program), else where it was installed. */
+  char why[512] = "";
+  void *h = NULL;
+  Dl_info info;
+  if (dladdr(&dat_writer, &info) != 0 && info.dli_fname != NULL) {
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (slash != NULL)
+      h = open_module(info.dli_fname, (size_t)(slash - info.dli_fname), why, sizeof why);
+  }
+  if (h == NULL)
+    h = open_module(FXT_MODULE_DIR, strlen(FXT_MODULE_DIR), why, sizeof why);
+  void *sym = h ? dlsym(h, DAT_ENTRY) : NULL;
+  if (sym == NULL) {
+    if (h != NULL)
+      snprintf(why, sizeof why, "%s", dlerror());
+    snprintf(err, err_size, "the trace.dat writer %s could not be loaded: %s", DAT_MODULE, why);
+    if (h != NULL)
+      dlclose(h);
+    return FXT_ENOSYS;
+  }
+  fxt_outfile_dat_fn fn;
+  memcpy(&fn, &sym, sizeof fn); /* a function pointer from dlsym (POSIX) */
+  int rc = fn(fxt, dat, NULL, err, err_size);
+  dlclose(h);
+  return rc;
+}
 
 bool fxt_outfile_is_dat(const char *path) {
   size_t n = strlen(path);
@@ -60,7 +112,7 @@ bool fxt_outfile_close(int fd, const char *path, bool complete) {
   if (!ok || !complete || !fxt_outfile_is_dat(path) || !fxt_part(path, part, sizeof part))
     return ok;
   char err[512] = "";
-  int rc = fxt_tracedat_file(part, path, NULL, err, sizeof err);
+  int rc = fxt_outfile_to_dat(part, path, err, sizeof err);
   if (rc != 0) {
     fprintf(stderr, "fxtrace: %s: not written (%s: %s); the trace is in %s\n", path,
             fxt_strerror(rc), err, part);

@@ -1,12 +1,30 @@
 /* src/host/outfile.h - the session's output file. A path ending in ".dat" asks for trace-cmd's
  * trace.dat: the consumer writes its FXT to "<path>.fxt" as for any output (what a crash
  * leaves behind; `fxtrace convert` turns it into the .dat later), and the end of the session
- * converts that file to <path> and removes it. */
+ * converts that file to <path> and removes it.
+ *
+ * The writer (src/export/tracedat.h) is not in the tracer: a program that links it (the
+ * `fxtrace` command) hands it over (fxt_outfile_set_dat_writer); any other loads it for each
+ * conversion from the module fxtrace-tracedat.so, beside libfxtrace.so (or the program linked
+ * with libfxtrace.a), else in the directory it was installed in (FXT_MODULE_DIR). */
 #ifndef FXTRACE_HOST_OUTFILE_H
 #define FXTRACE_HOST_OUTFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+struct fxt_tracedat_stats;
+/* fxt_tracedat_file (src/export/tracedat.h). */
+typedef int (*fxt_outfile_dat_fn)(const char *in_path, const char *out_path,
+                                  struct fxt_tracedat_stats *st, char *err, size_t err_size);
+
+/* The writer conversions call instead of the module; set once, before any session. */
+void fxt_outfile_set_dat_writer(fxt_outfile_dat_fn fn);
+
+/* The FXT file fxt written as the trace.dat dat, as fxt_tracedat_file does; FXT_ENOSYS (err
+ * saying why) when the writer cannot be loaded. */
+int fxt_outfile_to_dat(const char *fxt, const char *dat, char *err, size_t err_size);
 
 /* Whether path asks for a trace.dat (ends in ".dat"). */
 bool fxt_outfile_is_dat(const char *path);

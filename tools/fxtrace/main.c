@@ -10,6 +10,9 @@
 #include <fxtrace/errors.h>
 #include <fxtrace/fxt.h>
 
+#include "export/tracedat.h"
+#include "host/outfile.h"
+
 struct command {
   const char *name;
   int (*run)(int argc, char **argv);
@@ -55,6 +58,9 @@ static int out_checked(const char *cmd, int rc) {
 }
 
 int main(int argc, char **argv) {
+  /* Harvests of sessions whose output is X.dat convert with the writer linked here, not the
+   * module a traced process loads (src/host/outfile.h). */
+  fxt_outfile_set_dat_writer(fxt_tracedat_file);
   if (argc < 2) {
     usage(stderr);
     return CLI_EXIT_USAGE;
