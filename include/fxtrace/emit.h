@@ -307,8 +307,11 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
     return false;
   uint32_t depth = atomic_load_explicit(&t->depth, memory_order_relaxed);
   /* 1, not depth + 1: the fast path goes on only from depth 0, and gives the old value back
-   * when it does not (a handler that interrupts the moment in between sees a nonzero depth,
-   * which is all it and fxt_slots_sync read from it; an instruction less). */
+   * when it does not (an instruction less). A handler that interrupts the moment in between
+   * sees a nonzero depth, which is all fxt_slots_sync reads; fxt_emit_refused takes it for
+   * the first nesting level, and then uses the companion slot only if the companion's own
+   * depth is 0, so a deeper emission still in the companion keeps it (the handler's event is
+   * counted lost, as it was at depth 3). */
   atomic_store_explicit(&t->depth, 1, memory_order_relaxed);
   /* Depth is raised before the session-active load, in program order (as fxt_emit_enter). */
   atomic_signal_fence(memory_order_seq_cst);
