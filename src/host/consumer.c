@@ -325,6 +325,7 @@ void fxt_cons_pass(struct session *s, bool timer)
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pass_cond = PTHREAD_COND_INITIALIZER;
 static uint64_t passes;
+_Atomic unsigned fxt_cons_flushers; /* consumer_int.h; relaxed: a test hook's hint only */
 
 static void pass_done(void)
 {
@@ -341,6 +342,7 @@ int fxt_consumer_flush(struct session *s)
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 10;
+  atomic_fetch_add_explicit(&fxt_cons_flushers, 1, memory_order_relaxed);
   pthread_mutex_lock(&pass_lock);
   uint64_t target = passes + 2; /* the pass under way may have begun before this call */
   int rc = 0;
@@ -352,6 +354,7 @@ int fxt_consumer_flush(struct session *s)
       rc = pthread_cond_timedwait(&pass_cond, &pass_lock, &until);
   }
   pthread_mutex_unlock(&pass_lock);
+  atomic_fetch_sub_explicit(&fxt_cons_flushers, 1, memory_order_relaxed);
   return rc == 0 ? 0 : FXT_EAGAIN;
 }
 

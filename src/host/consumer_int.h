@@ -107,6 +107,9 @@ extern struct fxt_consumer_state fxt_cons;
 
 /* FXTRACE_TEST_DIE_IN_WRITE (consumer_out.c): 1 before, 2 after the write; 0 off. */
 extern int fxt_cons_die_in_write;
+/* Callers of fxt_consumer_flush waiting now (consumer.c): the test hook above dies only in a
+ * write made while one waits, the write a test asks for. */
+extern _Atomic unsigned fxt_cons_flushers;
 
 /* consumer_out.c */
 uint64_t fxt_cons_records_in(const unsigned char *p, size_t len);

@@ -464,10 +464,18 @@ void fxt_cons_write_header(struct session *s, bool first)
 /* ---- commit ---------------------------------------------------------------------------- */
 
 /* FXTRACE_TEST_DIE_IN_WRITE=before|after (read as the consumer starts; tests only): the
- * process kills itself with SIGKILL inside its consumer's first write of a ring's records, the
- * intent WRITING: before the write (nothing of it in the output) or after it returned, so that
- * a test can make either death at will (tests/check/top_level_kill.sh, stdout). 0: off. */
+ * process kills itself with SIGKILL inside its consumer's first write of a ring's records made
+ * while an fxt_session_flush waits (so in the write the test asks for, not in a pass a full
+ * ring woke while the events were still being emitted), the intent WRITING: before the write
+ * (nothing of it in the output) or after it returned, so that a test can make either death at
+ * will (tests/check/top_level_kill.sh, stdout). 0: off. */
 int fxt_cons_die_in_write;
+
+static bool die_here(int when, bool has_slot, const struct effect *fx)
+{
+  return fxt_cons_die_in_write == when && has_slot && fx->st.len &&
+         atomic_load_explicit(&fxt_cons_flushers, memory_order_relaxed) != 0;
+}
 
 /* A write to a stdout that is a regular file (out.shared_stdout): where it lands and its first
  * and last 8 bytes (a then b: whole FXT words), in the intent, so that a harvester whose own
@@ -586,10 +594,10 @@ void fxt_cons_commit(const unsigned char *chunk, size_t len, const struct effect
   atomic_store_explicit(&h->intent_state, FXT_SH_WRITING, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   /* 2. The write. */
-  if (fxt_cons_die_in_write == 1 && has_slot && fx->st.len)
+  if (die_here(1, has_slot, fx))
     raise(SIGKILL);
   write_all(o, a, alen, chunk, len);
-  if (fxt_cons_die_in_write == 2 && has_slot && fx->st.len)
+  if (die_here(2, has_slot, fx))
     raise(SIGKILL);
   o->len = 0;
   /* 3. It returned: from here a recovery applies the intent itself if we die. */

@@ -500,17 +500,13 @@ static int image(int argc, char **argv)
 {
   uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
   /* FLUSH: after every FLUSH events; `fork`: the parent once before it forks, the child never;
-   * `fork:before`, `fork:after`: the same, then the child's consumer kills it inside its first
-   * write of the child's events, before or after the write (FXTRACE_TEST_DIE_IN_WRITE, set for
-   * the child only: its consumer reads it as it starts, after the fork). */
+   * `fork:before`, `fork:after`: the same, then the child's consumer kills it inside its write
+   * of the child's events for the flush that follows them, before or after the write
+   * (FXTRACE_TEST_DIE_IN_WRITE, set for the child only: its consumer reads it as it starts,
+   * after the fork; it dies only in a write made while a flush waits). */
   bool flush_at_fork = argc > 4 && strncmp(argv[4], "fork", 4) == 0;
   const char *child_dies = flush_at_fork && argv[4][4] == ':' ? argv[4] + 5 : NULL;
   uint64_t flush_every = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
-  /* The consumer dies in its first write of a ring's records: that must be the write this
-   * process asks for, not the consumer's first pass racing with the events below on a busy
-   * machine (a flush returns once a whole pass ran; the rings are empty before the loop). */
-  if (getenv("FXTRACE_TEST_DIE_IN_WRITE"))
-    fxt_session_flush();
   for (uint64_t i = 0; i < n; i++) {
     FXT_TRACE(t, seq, 100 + i);
     if (flush_every && (i + 1) % flush_every == 0)
@@ -535,8 +531,6 @@ static int image(int argc, char **argv)
     if (child_dies)
       unsetenv("FXTRACE_TEST_DIE_IN_WRITE");
     if (child == 0) {
-      if (child_dies)
-        fxt_session_flush(); /* the consumer's first pass done before the events (above) */
       for (uint64_t i = 0; i < n; i++) {
         FXT_TRACE(t, seq, 1000 + i);
         if (flush_every && (i + 1) % flush_every == 0)
