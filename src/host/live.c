@@ -154,7 +154,9 @@ static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec
     struct entry *old = fxt_live_ring_oldest(r);
     uint64_t left = old->nrec - fxt_live_count_taken(old);
     r->overrun += left;
-    r->pipe_lost += left;
+    /* trace_pipe shows what it never got as one LOST line: these records, and the losses in
+     * front of them if it never showed them (an entry it started on showed them). */
+    r->pipe_lost += left + (old->taken == 0 ? old->lost_before : 0);
     r->events -= left;
     fxt_live_ring_pop(r);
   }
@@ -429,6 +431,12 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
   strncpy(name, comm, 15);
   cmdline_note(tid, name);
   uint32_t run = 0, nrec = 0; /* the run being gathered: [run, off) */
+  /* Drops a drop_stats record reported and no run carries yet: shown in front of the next
+   * run, on the CPU that run is on. The writer puts a drop_stats record right before the
+   * record that fits after the drops, with a `cpu` record between when the thread moved; kept
+   * on the CPU before the move, the LOST line waited for that CPU's next event, which may
+   * never come (trace_pipe showed no gap). The per-CPU drop counts stay with the CPU before. */
+  uint64_t carry = 0;
   bool fed = false;
   uint32_t off = 0;
   while (off + 16 <= len) {
@@ -442,13 +450,16 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
     bool keep = event && !is_meta(h) && (fxt_live.on || copy) &&
                 rec_ticks(p + off) >= fxt_live.clear_ticks;
     if (!keep || off + bytes - run > RUN_MAX) { /* the run ends before this record */
-      push_run(set, *cpu, p + run, off - run, nrec, tid, name);
+      push_run(set, *cpu, p + run, off - run, nrec, tid, name); /* carry is 0 while nrec > 0 */
       fed |= nrec != 0;
       run = keep ? off : off + bytes;
       nrec = 0;
     }
     if (keep) {
-      nrec++;
+      if (nrec++ == 0 && carry) { /* the first record of a run */
+        set[*cpu < fxt_live.ncpus ? *cpu : 0].lost_pending += carry;
+        carry = 0;
+      }
     } else if (event && is_meta(h)) {
       uint64_t w[8] = {0};
       uint32_t words = bytes / 8;
@@ -463,12 +474,13 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
       else if (nm == FXT_STR_DROP_STATS) {
         *dropped += meta_arg0(w, words);
         set[c].dropped += meta_arg0(w, words);
-        set[c].lost_pending += meta_arg0(w, words);
+        carry += meta_arg0(w, words);
       }
     }
     off += bytes;
   }
   push_run(set, *cpu, p + run, off - run, nrec, tid, name);
+  set[*cpu < fxt_live.ncpus ? *cpu : 0].lost_pending += carry; /* the thread's CPU now */
   fed |= nrec != 0;
   if (off != len) /* stopped before the end (a record shorter than 16 bytes): walk it all */
     *last_cpu = fxt_cpu_after(p, len, FXT_CPU_NOTE_NONE);

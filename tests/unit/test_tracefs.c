@@ -476,6 +476,65 @@ static void losses_show_and_counts_agree(void **state)
   free(stream);
 }
 
+static uint64_t thread_dropped(void)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "per_thread/%d/stats", (int)gettid());
+  return strtoull(strstr(cat(path), "dropped events: ") + 16, NULL, 10);
+}
+
+/* A drop run reported after the thread moved to another CPU (the writer puts its drop_stats
+ * record in front of the next record that fits, and the `cpu` record of the move between):
+ * trace_pipe shows the LOST line right before that record, on the CPU it is on, with the run's
+ * count. It once waited on the first CPU for an event that never came there. */
+static void losses_follow_the_thread_to_its_new_cpu(void **state)
+{
+  (void)state;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    skip();
+  cpu_set_t was, one;
+  assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+  fxt_session_stop();
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "tfs:alpha",
+                                   .buffer_kb = 4, .output = ""};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  uint64_t pending = 0, seq = 0;
+  /* A flood on CPU 0 leaves a drop run pending in the writer unless its last record fitted
+   * (the consumer drained the ring just before): then flood again. */
+  for (int round = 0; round < 20 && pending == 0; round++) {
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    echo("trace", "", 0);
+    for (uint64_t i = 0; i < 20000; i++)
+      FXT_TRACE(tfs, alpha, i, "flood");
+    settle();
+    uint64_t before = thread_dropped();
+    CPU_ZERO(&one);
+    CPU_SET(1, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    seq = 1000000 + (uint64_t)round;
+    FXT_TRACE(tfs, alpha, seq, "moved");
+    settle();
+    pending = thread_dropped() - before;
+  }
+  assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+  assert_true(pending > 0);
+  char *stream = drain_pipe(4096);
+  char want[128];
+  snprintf(want, sizeof(want), "CPU:1 [LOST %llu EVENTS]\n", (unsigned long long)pending);
+  char *lost = strstr(stream, want);
+  if (lost == NULL)
+    fail_msg("no \"%.*s\" in trace_pipe (%zu bytes)", (int)strlen(want) - 1, want, strlen(stream));
+  char *next = lost + strlen(want);
+  char moved[64];
+  snprintf(moved, sizeof(moved), "alpha: seq=%llu name=moved\n", (unsigned long long)seq);
+  char *eol = strchr(next, '\n');
+  assert_non_null(eol);
+  assert_true(strstr(next, moved) == eol + 1 - strlen(moved)); /* the very next line */
+  free(stream);
+}
+
 /* `trace` read in pieces while the view moves on (live.h live_iter): what arrived after the
  * open is not shown; what newer entries evicted before the reader reached it is a LOST line;
  * lines + LOST counts == the entries the header counted at the open, exactly. */
@@ -702,6 +761,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(pid_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(trace_pipe_blocks_until_data, setup, teardown),
       cmocka_unit_test_setup_teardown(losses_show_and_counts_agree, setup, teardown),
+      cmocka_unit_test_setup_teardown(losses_follow_the_thread_to_its_new_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(filters_let_exactly_the_matching_events_through, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(system_filter, setup, teardown),
