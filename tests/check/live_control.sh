@@ -80,7 +80,9 @@ if [ "$mode" = flight ]; then
   demo_pid=$!
   exec 3>"$work/commands"
 else
-  FXTRACE='events=;output=' "$demo" --duration 120 >"$work/demo.log" 2>&1 &
+  # It runs until cleanup stops it: longer than the test's 300 s timeout (with 120 s, an
+  # ASan run on a machine at load 20 outlived the demo, and the socket went before the end).
+  FXTRACE='events=;output=' "$demo" --duration 400 >"$work/demo.log" 2>&1 &
   demo_pid=$!
 fi
 sock="$FXTRACE_DIR/$demo_pid.sock"
