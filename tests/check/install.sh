@@ -1,26 +1,70 @@
 #!/bin/sh
-# Installs the library into a scratch prefix, then builds and runs a small consumer twice: once
-# with pkg-config and once through CMake's find_package(fxtrace).
+# install.sh SRC WORK GENERATOR CC - what a user gets from `cmake -S . -B build && cmake
+# --build build && cmake --install build`. A build tree of SRC configured with no option (the
+# defaults: no tests, benchmarks or fuzzers) and with cmocka and Google Benchmark out of
+# reach: find_package of either disabled (a REQUIRED one then fails to configure) and cmocka's
+# library and header (tests/CMakeLists.txt finds them by path) set to paths that do not exist,
+# so a target that used them would fail to link. The tree must register no test. It is built
+# and installed into a prefix, the prefix is moved elsewhere, and a small consumer is built
+# and run from the moved prefix twice: through pkg-config and through CMake's
+# find_package(fxtrace). Every header under SRC/include/fxtrace must be installed, and no
+# installed text file may name the prefix it was installed to.
+# The build tree (WORK/user-build) is kept between runs, so the suite's second pass in the
+# same build (scripts/test) only re-configures it; its options are reset (-U) each time, so
+# the defaults are what is checked. Remove it to start afresh.
 set -eu
 src=$1
-build=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work/consumer"
-cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cp "$src/tests/check/install_consumer.c" "$work/consumer/main.c"
-libdir=$(ls -d "$work"/prefix/lib*/pkgconfig | head -n 1)
-PKG_CONFIG_PATH=$libdir cc -std=c11 "$work/consumer/main.c" \
-  $(PKG_CONFIG_PATH=$libdir pkg-config --cflags --libs --static fxtrace) -o "$work/pc-consumer" -static-libgcc
+work=$2
+generator=$3
+cc=$4
+tree=$work/user-build
+run=$work/run
+rm -rf "$run"
+mkdir -p "$run/consumer"
+log=$run/log
+quiet() {
+  "$@" >"$log" 2>&1 || { cat "$log"; echo "FAIL: $*"; exit 1; }
+}
+
+hidden=$run/hidden # never created
+quiet cmake -S "$src" -B "$tree" -G "$generator" -DCMAKE_C_COMPILER="$cc" \
+  -U 'FXT_*' -U BUILD_TESTING \
+  -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON -DCMAKE_DISABLE_FIND_PACKAGE_cmocka=ON \
+  -DCMOCKA_LIBRARY="$hidden/libcmocka.so" -DCMOCKA_INCLUDE_DIR="$hidden"
+tests=$(ctest --test-dir "$tree" -N | tail -n 1)
+case $tests in
+  *"Total Tests: 0"*) ;;
+  *) echo "FAIL: a plain configure registers tests ($tests; remove $tree if it is stale)"; exit 1 ;;
+esac
+quiet cmake --build "$tree"
+quiet cmake --install "$tree" --prefix "$run/prefix"
+moved=$run/elsewhere/deeper/fxtrace
+mkdir -p "$(dirname "$moved")"
+mv "$run/prefix" "$moved"
+if grep -rIl "$run/prefix" "$moved"; then
+  echo "FAIL: installed files above name the install prefix"
+  exit 1
+fi
+(cd "$src/include" && find fxtrace -name '*.h' | LC_ALL=C sort) > "$run/headers.src"
+(cd "$moved/include" && find fxtrace -name '*.h' | LC_ALL=C sort) > "$run/headers.installed"
+diff "$run/headers.src" "$run/headers.installed" || { echo "FAIL: headers not installed"; exit 1; }
+
+cp "$src/tests/check/install_consumer.c" "$run/consumer/main.c"
+for pcdir in "$moved"/lib*/pkgconfig; do break; done
+# shellcheck disable=SC2046
+"$cc" -std=c11 "$run/consumer/main.c" \
+  $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs --static fxtrace) -o "$run/pc-consumer" \
+  -static-libgcc
 # Shared library from the prefix: point the loader at it.
-LD_LIBRARY_PATH=$(dirname "$libdir") "$work/pc-consumer"
-cat > "$work/consumer/CMakeLists.txt" <<'CM'
+LD_LIBRARY_PATH=$(dirname "$pcdir") "$run/pc-consumer"
+cat > "$run/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
 project(consumer C)
 find_package(fxtrace REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer PRIVATE fxtrace::fxtrace_static)
 CM
-cmake -S "$work/consumer" -B "$work/consumer-build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/consumer-build" >/dev/null
-"$work/consumer-build/consumer"
+quiet cmake -S "$run/consumer" -B "$run/consumer-build" -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_PREFIX_PATH="$moved"
+quiet cmake --build "$run/consumer-build"
+"$run/consumer-build/consumer"
