@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* dlopen of name in dir; NULL with why set when it fails. */
 static void *open_in(const char *dir, size_t dir_len, const char *name, char *why,
@@ -24,14 +25,21 @@ static char anchor; /* an address in the object this code is in, for dladdr */
 
 void *fxt_module_load(const char *name, const char *entry, void **handle, char *why,
                       size_t why_size) {
-  /* Beside the object this code is in, else where it was installed. */
+  /* Beside the object this code is in, else where it was installed. dladdr names a program
+   * (linked with libfxtrace.a) by its argv[0], which may hold no directory (an exec by name):
+   * then the kernel's link to it says where it is. */
   void *h = NULL;
   Dl_info info;
-  if (dladdr(&anchor, &info) != 0 && info.dli_fname != NULL) {
-    const char *slash = strrchr(info.dli_fname, '/');
-    if (slash != NULL)
-      h = open_in(info.dli_fname, (size_t)(slash - info.dli_fname), name, why, why_size);
+  char exe[PATH_MAX];
+  const char *file = dladdr(&anchor, &info) != 0 ? info.dli_fname : NULL;
+  if (file != NULL && strchr(file, '/') == NULL) {
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    file = exe;
   }
+  const char *slash = file ? strrchr(file, '/') : NULL;
+  if (slash != NULL)
+    h = open_in(file, (size_t)(slash - file), name, why, why_size);
   if (h == NULL)
     h = open_in(FXT_MODULE_DIR, strlen(FXT_MODULE_DIR), name, why, why_size);
   void *sym = h ? dlsym(h, entry) : NULL;

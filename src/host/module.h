@@ -1,7 +1,8 @@
 /* src/host/module.h - the modules a traced process loads only when it needs them (the
  * trace.dat writer: outfile.h; the recovery of dead sessions: harvest.h). A module is found
  * beside the object this code is in (libfxtrace.so; a program linked with libfxtrace.a: the
- * program), else in the directory it was installed in (FXT_MODULE_DIR, CMakeLists.txt).
+ * program, wherever it was started from), else in the directory it was installed in
+ * (FXT_MODULE_DIR, CMakeLists.txt).
  *
  * dlopen takes the dynamic loader's locks and allocates: never call this from a signal
  * handler, nor in a child of fork before it execs (harvest.h says how the harvest avoids it).
