@@ -1,17 +1,21 @@
-/* harvest.c - see harvest.h. Runs in the process that acts on another session's directory
- * (a traced parent's consumer thread or its stop, a new session's setup, `fxtrace record`
- * and `fxtrace recover`): nothing here is on an emission's path, and nothing here is shared
- * between threads (each caller works on directories whose lock it holds).
+/* harvest.c - see harvest.h: the part every traced process runs (the locks, the headers,
+ * which sessions are dead, their directories' removal) and the thin calls into the recovery
+ * (src/export/recover_harvest.c), linked or loaded from its module. Runs in the process that
+ * acts on another session's directory (a traced parent's consumer thread or its stop, a new
+ * session's setup, `fxtrace record` and `fxtrace recover`): nothing here is on an emission's
+ * path, and nothing here is shared between threads (each caller works on directories whose
+ * lock it holds) but the module's state, which says how it is shared.
  */
 #define _GNU_SOURCE
 #include "harvest.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fxtrace/errors.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "outfile.h"
-#include "recover_int.h"
+#include "../export/recover_int.h"
+#include "module.h"
 #include "shfile.h"
 
 int fxt_sdir_lock(const char *dir, int wait_ms)
@@ -46,8 +50,7 @@ int fxt_sdir_lock(const char *dir, int wait_ms)
   }
 }
 
-/* A whole regular file, mapped read-only; data NULL and *err set when it cannot be. */
-static const unsigned char *map_ro(const char *path, uint64_t *size, int *err)
+const unsigned char *fxt_sdir_map(const char *path, uint64_t *size, int *err)
 {
   *size = 0;
   *err = 0;
@@ -73,22 +76,15 @@ static const unsigned char *map_ro(const char *path, uint64_t *size, int *err)
   return p;
 }
 
-static void unmap_ro(const unsigned char *p, uint64_t size)
+void fxt_sdir_unmap(const unsigned char *p, uint64_t size)
 {
   if (p)
     munmap((void *)p, size);
 }
 
-struct say {
-  char *msg;
-  size_t size;
-};
-
-/* The first damage line recovery reports (the reason a header is refused, what a harvest
- * could not recover). */
-static void keep_first_damage(void *ctx, int damage, const char *line)
+void fxt_sdir_first_damage(void *ctx, int damage, const char *line)
 {
-  struct say *sy = ctx;
+  struct fxt_sdir_why *sy = ctx;
   if (damage && sy->msg && sy->size && !sy->msg[0])
     snprintf(sy->msg, sy->size, "%s", line);
 }
@@ -101,7 +97,7 @@ int fxt_sdir_read(const char *dir, struct fxt_sdir_info *info, char *why, size_t
   snprintf(path, sizeof(path), "%s/%s", dir, FXT_SH_FILE);
   uint64_t size;
   int err;
-  const unsigned char *data = map_ro(path, &size, &err);
+  const unsigned char *data = fxt_sdir_map(path, &size, &err);
   if (!data) {
     if (err && err != ENOENT && why_size)
       snprintf(why, why_size, "%s: %s", path, strerror(err));
@@ -109,13 +105,13 @@ int fxt_sdir_read(const char *dir, struct fxt_sdir_info *info, char *why, size_t
   }
   struct fxt_rec_input in = {.session = {path, data, size}};
   struct fxt_rec_stats st;
-  struct say sy = {why, why_size};
+  struct fxt_sdir_why sy = {why, why_size};
   struct rec_model m;
   memset(&m, 0, sizeof(m));
   memset(&st, 0, sizeof(st));
   m.in = &in;
   m.stats = &st;
-  m.report = keep_first_damage;
+  m.report = fxt_sdir_first_damage;
   m.report_ctx = &sy;
   int rc = rec_read_header(&m);
   if (rc == 0) {
@@ -126,7 +122,7 @@ int fxt_sdir_read(const char *dir, struct fxt_sdir_info *info, char *why, size_t
     info->out_dev = m.h.out_dev;
     info->out_ino = m.h.out_ino;
   }
-  unmap_ro(data, size);
+  fxt_sdir_unmap(data, size);
   return rc;
 }
 
@@ -194,226 +190,6 @@ void fxt_sdir_remove(const char *dir, bool keep_dir)
     if (rmdir(dir) == 0 || errno != ENOTEMPTY)
       return;
   }
-}
-
-static int write_fd(void *ctx, const void *p, size_t n)
-{
-  int fd = *(int *)ctx;
-  const unsigned char *b = p;
-  while (n) {
-    ssize_t k = write(fd, b, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return k < 0 ? -errno : -EIO;
-    b += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-  size_t n = strlen(s), k = strlen(suffix);
-  return n > k && strcmp(s + n - k, suffix) == 0;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void say(char *msg, size_t size, const char *fmt, ...)
-{
-  if (!size)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, size, fmt, ap);
-  va_end(ap);
-}
-
-/* Whether path still names the file a session wrote (its identity in the header), or names
- * nothing while the session opened none (a death before its consumer's open: nothing of it
- * can be there). */
-static bool output_is_ours(const char *path, const struct fxt_sdir_info *info)
-{
-  struct stat st;
-  if (stat(path, &st) != 0)
-    return errno == ENOENT && info->out_dev == 0 && info->out_ino == 0;
-  return S_ISREG(st.st_mode) && info->out_ino != 0 && (uint64_t)st.st_dev == info->out_dev &&
-         (uint64_t)st.st_ino == info->out_ino;
-}
-
-/* Publishes tmp as a file of its own: the first of "<stem>.fxt", "<stem>-2.fxt", ... that
- * does not exist (link, never over another file). 0 with the name in out, or -errno. */
-static int publish_new(const char *tmp, const char *stem, char *out, size_t size)
-{
-  for (int k = 1; k < 100; k++) {
-    int n = k == 1 ? snprintf(out, size, "%s.fxt", stem)
-                   : snprintf(out, size, "%s-%d.fxt", stem, k);
-    if (n < 0 || (size_t)n >= size)
-      return -ENAMETOOLONG;
-    if (link(tmp, out) == 0) {
-      unlink(tmp);
-      return 0;
-    }
-    if (errno != EEXIST)
-      return -errno;
-  }
-  return -EEXIST;
-}
-
-/* Runs the recovery of in into a new file tmp (0644). 0 or 1 (fxt_recover_run), or -errno of
- * the file; tmp is gone unless it returned >= 0. */
-static int recover_into(const char *tmp, const struct fxt_rec_input *in, struct fxt_rec_stats *st,
-                        char *why, size_t why_size)
-{
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    int rc = -errno;
-    snprintf(why, why_size, "%s: %s", tmp, strerror(errno));
-    return rc;
-  }
-  struct say sy = {why, why_size};
-  why[0] = 0;
-  int rc = fxt_recover_run(in, write_fd, &fd, keep_first_damage, &sy, st);
-  if (close(fd) != 0 && rc >= 0)
-    rc = -errno;
-  if (rc < 0) {
-    unlink(tmp);
-    if (!why[0])
-      snprintf(why, why_size, "%s", fxt_strerror(rc));
-  }
-  return rc;
-}
-
-int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
-                struct fxt_rec_stats *st, char *msg, size_t msg_size)
-{
-  struct fxt_rec_stats local;
-  if (!st)
-    st = &local;
-  memset(st, 0, sizeof(*st));
-  if (msg_size)
-    msg[0] = 0;
-  struct fxt_sdir_info info;
-  char why[1024];
-  int rc = fxt_sdir_read(dir, &info, why, sizeof(why));
-  if (rc == FXT_ENOENT) {
-    say(msg, msg_size, "%s: no session file: nothing to harvest", dir);
-    return FXT_ENOENT;
-  }
-  if (rc != 0) {
-    say(msg, msg_size, "%s: left for `fxtrace recover`: %s", dir, why);
-    return rc;
-  }
-  /* The file the consumer wrote: the output itself, or "X.dat.fxt" for a trace.dat. */
-  char part[4200] = "";
-  bool to_file = info.output[0] == '/';
-  bool dat = to_file && ends_with(info.output, ".dat");
-  if (to_file)
-    snprintf(part, sizeof(part), dat ? "%s.fxt" : "%s", info.output);
-  bool in_place = to_file && output_is_ours(part, &info);
-  char spath[4400], ppath[4400], tmp[4400];
-  snprintf(spath, sizeof(spath), "%s/%s", dir, FXT_SH_FILE);
-  snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
-  uint64_t ssize, psize, osize = 0;
-  int serr, perr, oerr = 0;
-  const unsigned char *sdata = map_ro(spath, &ssize, &serr);
-  const unsigned char *pdata = map_ro(ppath, &psize, &perr);
-  /* The committed part of the output is read only from the session's own file: whatever
-   * else its path names now is someone else's. */
-  const unsigned char *odata = in_place ? map_ro(part, &osize, &oerr) : NULL;
-  struct fxt_rec_input in = {
-      .session = {spath, sdata, ssize},
-      .pool = {ppath, pdata, psize},
-      .output = {part, odata, osize},
-      .output_errno = oerr,
-      .output_gone = to_file && !in_place,
-  };
-  /* stdout: whether the consumer's last write is in it, when ours is the same file. */
-  if (strcmp(info.output, "-") == 0)
-    fxt_recover_check_stdout(&in, 1);
-  /* Where the trace goes: into the output, renamed over it; else a new file beside the
-   * output ("<output>.<pid>.recovered.fxt": the path names a file that is not the session's,
-   * or none), or in the session directory's place ("<dir>.fxt": stdout, no output file, or
-   * beside it cannot be written). Each is written whole under a temporary name first. */
-  char where[4400] = "";
-  rc = -ENOENT;
-  if (in_place) {
-    snprintf(tmp, sizeof(tmp), "%s.harvest-%d", part, (int)getpid());
-    rc = recover_into(tmp, &in, st, why, sizeof(why));
-    if (rc >= 0 && rename(tmp, part) != 0) {
-      rc = -errno;
-      snprintf(why, sizeof(why), "%.900s: %s", part, strerror(errno));
-      unlink(tmp);
-    }
-    if (rc >= 0)
-      snprintf(where, sizeof(where), "%s", dat && !keep_fxt ? info.output : part);
-  } else {
-    char stem[4250];
-    for (int pass = to_file ? 0 : 1; pass < 2 && rc < 0; pass++) {
-      if (pass == 0)
-        snprintf(stem, sizeof(stem), "%s.%u.recovered", part, info.pid);
-      else
-        snprintf(stem, sizeof(stem), "%s", dir);
-      snprintf(tmp, sizeof(tmp), "%s.harvest-%d", stem, (int)getpid());
-      memset(st, 0, sizeof(*st));
-      rc = recover_into(tmp, &in, st, why, sizeof(why));
-      if (rc >= 0) {
-        int prc = publish_new(tmp, stem, where, sizeof(where));
-        if (prc < 0) {
-          snprintf(why, sizeof(why), "%.900s: %s", stem, strerror(-prc));
-          unlink(tmp);
-          rc = prc;
-        }
-      }
-    }
-  }
-  unmap_ro(sdata, ssize);
-  unmap_ro(pdata, psize);
-  unmap_ro(odata, osize);
-  fxt_recover_stdout_free(&in);
-  if (rc < 0) {
-    say(msg, msg_size, "%s: the trace of pid %u was not written: %s (left in place)", dir,
-        info.pid, why);
-    return rc;
-  }
-  bool damaged = rc == 1;
-  if (in_place && dat && !keep_fxt) {
-    char err[512] = "";
-    int crc = fxt_outfile_to_dat(part, info.output, err, sizeof(err));
-    if (crc == 0) {
-      unlink(part);
-    } else {
-      say(msg, msg_size, "%s: not written (%s: %s); the trace is in %s", info.output,
-          fxt_strerror(crc), err, part);
-      snprintf(where, sizeof(where), "%s", part);
-    }
-  }
-  fxt_sdir_adopt_children(dir, adopt_dir);
-  fxt_sdir_remove(dir, keep_dir);
-  const char *whose = !to_file                ? info.output[0] ? " (its output was stdout)"
-                                                               : " (it had no output file)"
-                      : !in_place             ? " (its output file was removed or replaced)"
-                                              : "";
-  /* A write to stdout that may be there and was recovered all the same (recover.h). */
-  char twice[256] = "";
-  if (st->maybe_twice)
-    snprintf(twice, sizeof(twice),
-             "; pid %u died inside a write of %llu bytes to stdout, %s: what of it is in stdout "
-             "may be counted twice",
-             info.pid, (unsigned long long)st->maybe_twice,
-             in.stdout_write == FXT_REC_LANDED_TORN ? "found cut short there"
-                                                    : "which this process could not look for");
-  if (msg_size && !msg[0])
-    say(msg, msg_size,
-        "%s: pid %u ended without stopping its session: its trace is in %s%s (%llu records, "
-        "%llu events, recovered from its buffers; dropped %llu, overrun %llu, lost %llu)%s%s%s",
-        dir, info.pid, where, whose, (unsigned long long)st->records,
-        (unsigned long long)st->events, (unsigned long long)st->dropped,
-        (unsigned long long)st->overrun, (unsigned long long)st->lost, twice,
-        damaged ? "; damage: " : "", damaged ? why : "");
-  return in_place ? 0 : 1;
 }
 
 /* "<digits>.<digits>": the name of a session directory in a buffers directory. */
@@ -571,4 +347,105 @@ int fxt_harvest_dead(const char *base, const char *who)
   free(dead.v);
   free(marked.v);
   return harvested;
+}
+
+/* ---- the recovery: linked, or loaded from its module ------------------------------------- */
+
+/* The recovery module (CMakeLists.txt: fxtrace_recover) and its one entry, which returns its
+ * fxt_recover_ops. */
+#define RECOVER_MODULE "fxtrace-recover.so"
+#define RECOVER_ENTRY "fxt_recover_module_ops"
+
+static const struct fxt_recover_ops *recover_direct; /* set once by a program that links it */
+static bool in_fork_child; /* written only by a child of fork's one thread (session.c) */
+
+/* The module is loaded at most once per process, by the first call that needs it, and stays
+ * loaded (a parent harvests children at any pass). One caller loads it (the compare and swap
+ * from UNTRIED); a caller that finds it LOADING goes without, as after a fork in the middle
+ * of a load, whose child sees LOADING forever. The release storing LOADED pairs with the
+ * acquire in recovery(): recover_loaded is set before. */
+enum { RECOVER_UNTRIED, RECOVER_LOADING, RECOVER_LOADED, RECOVER_FAILED };
+static _Atomic int recover_state;
+static const struct fxt_recover_ops *recover_loaded;
+
+void fxt_harvest_set_recover(const struct fxt_recover_ops *ops)
+{
+  recover_direct = ops;
+}
+
+void fxt_harvest_in_fork_child(bool in)
+{
+  in_fork_child = in;
+}
+
+/* The module's functions, or NULL with why set. */
+static const struct fxt_recover_ops *load_recovery(char *why, size_t why_size)
+{
+  void *h;
+  void *sym = fxt_module_load(RECOVER_MODULE, RECOVER_ENTRY, &h, why, why_size);
+  if (!sym)
+    return NULL;
+  const struct fxt_recover_ops *(*entry)(void);
+  memcpy(&entry, &sym, sizeof(entry)); /* a function pointer from dlsym (POSIX) */
+  const struct fxt_recover_ops *ops = entry();
+  if (ops->struct_size < sizeof(*ops)) {
+    snprintf(why, why_size, "it is another version's (its table has %u bytes, not %zu)",
+             ops->struct_size, sizeof(*ops));
+    dlclose(h);
+    return NULL;
+  }
+  return ops;
+}
+
+/* The recovery for the session directory dir: the linked one, else the module's, loaded now
+ * unless this is a child of fork before it execs (dlopen takes the loader's locks, which
+ * another thread of the parent may have held at the fork: the child leaves the dead sessions
+ * it finds to the next process that looks). NULL when there is none: dir's buffers stay
+ * where they are; a module that cannot be loaded is said once, with the reason, on stderr. */
+static const struct fxt_recover_ops *recovery(const char *dir)
+{
+  if (recover_direct)
+    return recover_direct;
+  int untried = RECOVER_UNTRIED;
+  if (!in_fork_child &&
+      atomic_compare_exchange_strong_explicit(&recover_state, &untried, RECOVER_LOADING,
+                                              memory_order_relaxed, memory_order_relaxed)) {
+    char why[512] = "";
+    const struct fxt_recover_ops *ops = load_recovery(why, sizeof(why));
+    if (ops) {
+      recover_loaded = ops;
+      atomic_store_explicit(&recover_state, RECOVER_LOADED, memory_order_release);
+    } else {
+      const char *slash = strrchr(dir, '/');
+      int base = slash ? (int)(slash - dir) : (int)strlen(dir);
+      fprintf(stderr,
+              "fxtrace: the recovery module %s could not be loaded: %s; the buffers of "
+              "processes that died stay in %.*s (`fxtrace recover %.*s` completes their "
+              "traces)\n",
+              RECOVER_MODULE, why, base, dir, base, dir);
+      atomic_store_explicit(&recover_state, RECOVER_FAILED, memory_order_relaxed);
+    }
+  }
+  return atomic_load_explicit(&recover_state, memory_order_acquire) == RECOVER_LOADED
+             ? recover_loaded
+             : NULL;
+}
+
+int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
+                struct fxt_rec_stats *st, char *msg, size_t msg_size)
+{
+  const struct fxt_recover_ops *ops = recovery(dir);
+  if (ops)
+    return ops->harvest(dir, keep_dir, keep_fxt, adopt_dir, st, msg, msg_size);
+  if (st)
+    memset(st, 0, sizeof(*st));
+  if (msg_size)
+    snprintf(msg, msg_size, "%s: left for `fxtrace recover`: no recovery module", dir);
+  return FXT_ENOSYS;
+}
+
+enum fxt_rec_dead fxt_recover_dead_state(const char *dir)
+{
+  const struct fxt_recover_ops *ops = recovery(dir);
+  return ops ? ops->dead_state(dir) : FXT_REC_KEEP;
 }

@@ -21,6 +21,15 @@
  * `fxtrace record` (every session whose output is in its directory), or `fxtrace recover`.
  * A session whose process still runs (it exec'd an image that does not trace, or has not
  * started its session yet) is left to that process until it ends.
+ *
+ * Where the code is. Finding dead sessions, the locks and the removal of what is left are
+ * here (harvest.c), in every traced process. The harvest itself and what the clean-up asks of
+ * a dead session (recovery: src/export/recover*.c) are in the formats library: a program that
+ * links it hands them over (fxt_harvest_set_recover: the `fxtrace` command); any other loads
+ * the module fxtrace-recover.so (module.h) the first time a dead session is to be harvested,
+ * and keeps it. Where it cannot (a program linked with libfxtrace.a, the module not installed),
+ * it says so once on stderr and the dead sessions' buffers stay where they are, for `fxtrace
+ * recover`.
  */
 #ifndef FXT_HOST_HARVEST_H
 #define FXT_HOST_HARVEST_H
@@ -83,9 +92,9 @@ bool fxt_proc_running(uint32_t pid, uint64_t proc_start);
  * when it is given (their parent is gone: adopt_dir's session harvests them), else they go.
  * *st (may be NULL) gets what recovery found. Returns 0 (done, in the output file); 1 (done,
  * into a new file: msg names it, and the caller says so); FXT_ENOENT (no session file);
- * FXT_EBADMSG (a damaged header: left in place); or a negative errno of the write (left in
- * place). msg gets one line that says what happened (pid, file, records and events
- * recovered, losses) and, for a failure, why. */
+ * FXT_EBADMSG (a damaged header: left in place); FXT_ENOSYS (no recovery to run: left in
+ * place); or a negative errno of the write (left in place). msg gets one line that says what
+ * happened (pid, file, records and events recovered, losses) and, for a failure, why. */
 int fxt_harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
                 struct fxt_rec_stats *st, char *msg, size_t msg_size);
 
@@ -107,5 +116,36 @@ void fxt_sdir_remove(const char *dir, bool keep_dir);
 /* Moves the children's markers of dir into to (or removes them when to is NULL or the move
  * fails). */
 void fxt_sdir_adopt_children(const char *dir, const char *to);
+
+/* A whole regular file, mapped read-only; NULL and *err set when it cannot be (*err 0: an
+ * empty file). fxt_sdir_unmap takes what it returned (NULL too). */
+const unsigned char *fxt_sdir_map(const char *path, uint64_t *size, int *err);
+void fxt_sdir_unmap(const unsigned char *p, uint64_t size);
+
+/* A fxt_rec_report_fn that keeps the first damage line recovery reports (the reason a header
+ * is refused, what a harvest could not recover) in ctx, a struct fxt_sdir_why. */
+struct fxt_sdir_why {
+  char *msg;
+  size_t size;
+};
+void fxt_sdir_first_damage(void *ctx, int damage, const char *line);
+
+/* The recovery harvests call (fxt_harvest, fxt_recover_dead_state): the formats library's
+ * fxt_recover_direct, which the module returns from its one entry. struct_size first: a
+ * module of another version is refused. */
+struct fxt_recover_ops {
+  uint32_t struct_size; /* sizeof(struct fxt_recover_ops) */
+  int (*harvest)(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
+                 struct fxt_rec_stats *st, char *msg, size_t msg_size);
+  enum fxt_rec_dead (*dead_state)(const char *dir);
+};
+extern const struct fxt_recover_ops fxt_recover_direct; /* src/export/recover_harvest.c */
+
+/* The recovery to call instead of the module's; set once, before any session. */
+void fxt_harvest_set_recover(const struct fxt_recover_ops *ops);
+
+/* true while a child of fork sets up its session (session.c, its atfork handler): it loads no
+ * module then (module.h), and leaves the dead sessions it finds to whoever looks next. */
+void fxt_harvest_in_fork_child(bool in);
 
 #endif

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "module.h"
+
 /* The trace.dat writer module (CMakeLists.txt) and the one function it exports, with
  * fxt_tracedat_file's contract (src/export/tracedat.h). */
 #define DAT_MODULE "fxtrace-tracedat.so"
@@ -21,40 +23,14 @@ static fxt_outfile_dat_fn dat_writer; /* set once by a program that links the wr
 
 void fxt_outfile_set_dat_writer(fxt_outfile_dat_fn fn) { dat_writer = fn; }
 
-/* dlopen of DAT_MODULE in dir; NULL with why set when it fails. */
-static void *open_module(const char *dir, size_t dir_len, char *why, size_t why_size) {
-  char path[PATH_MAX];
-  int n = snprintf(path, sizeof path, "%.*s/%s", (int)dir_len, dir, DAT_MODULE);
-  void *h = n > 0 && (size_t)n < sizeof path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (h == NULL) {
-    const char *e = dlerror();
-    snprintf(why, why_size, "%s", e ? e : "path too long");
-  }
-  return h;
-}
-
 int fxt_outfile_to_dat(const char *fxt, const char *dat, char *err, size_t err_size) {
   if (dat_writer != NULL)
     return dat_writer(fxt, dat, NULL, err, err_size);
-  /* The module beside the object this code is in (libfxtrace.so; a program linked with
-   * libfxtrace.a: the program), else where it was installed. */
   char why[512] = "";
-  void *h = NULL;
-  Dl_info info;
-  if (dladdr(&dat_writer, &info) != 0 && info.dli_fname != NULL) {
-    const char *slash = strrchr(info.dli_fname, '/');
-    if (slash != NULL)
-      h = open_module(info.dli_fname, (size_t)(slash - info.dli_fname), why, sizeof why);
-  }
-  if (h == NULL)
-    h = open_module(FXT_MODULE_DIR, strlen(FXT_MODULE_DIR), why, sizeof why);
-  void *sym = h ? dlsym(h, DAT_ENTRY) : NULL;
+  void *h;
+  void *sym = fxt_module_load(DAT_MODULE, DAT_ENTRY, &h, why, sizeof why);
   if (sym == NULL) {
-    if (h != NULL)
-      snprintf(why, sizeof why, "%s", dlerror());
     snprintf(err, err_size, "the trace.dat writer %s could not be loaded: %s", DAT_MODULE, why);
-    if (h != NULL)
-      dlclose(h);
     return FXT_ENOSYS;
   }
   fxt_outfile_dat_fn fn;

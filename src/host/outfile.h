@@ -6,7 +6,7 @@
  * The writer (src/export/tracedat.h) is not in the tracer: a program that links it (the
  * `fxtrace` command) hands it over (fxt_outfile_set_dat_writer); any other loads it for each
  * conversion from the module fxtrace-tracedat.so, beside libfxtrace.so (or the program linked
- * with libfxtrace.a), else in the directory it was installed in (FXT_MODULE_DIR). */
+ * with libfxtrace.a), else in the directory it was installed in (module.h). */
 #ifndef FXTRACE_HOST_OUTFILE_H
 #define FXTRACE_HOST_OUTFILE_H
 

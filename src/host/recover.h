@@ -1,6 +1,8 @@
 /* recover.h - reading a session's files after its process died (or, read-only, while it runs)
  * and writing the complete FXT trace they hold: `fxtrace recover`, and the buffers directory's
  * clean-up of sessions with nothing left (docs/recovery.md; the files' layout: shfile.h).
+ * Implemented in the formats library (src/export/recover*.c), which the tracer calls through
+ * harvest.h; the tracer itself holds fxt_recover_dead_state.
  *
  * The reader trusts nothing: every offset, size and position is checked against the bytes it
  * has, and every record taken from a buffer is decoded strictly before it is written. Damage
@@ -88,7 +90,8 @@ void fxt_recover_stdout_free(struct fxt_rec_input *in);
  * (ended, not yet waited for) does not run. */
 bool fxt_recover_alive(uint32_t pid, uint64_t proc_start);
 
-/* For the clean-up of a buffers directory (buffers.c), what dir holds: */
+/* For the clean-up of a buffers directory (buffers.c), what dir holds (in the tracer:
+ * FXT_REC_KEEP when it has no recovery, harvest.h): */
 enum fxt_rec_dead {
   FXT_REC_KEEP,    /* a live process's session, or not a session fxtrace can read */
   FXT_REC_STALE,   /* a dead process's session with nothing missing from its output file (a

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "harvest.h"
 #include "live.h"
 #include "registry.h"
 #include "server.h"
@@ -107,7 +108,9 @@ static void atfork_child(void)
     if (s->trigger[0] &&
         expand_output(s->trigger_pattern, pid, true, s->trigger, sizeof(s->trigger)) == 0)
       fxt_trigger_set_path(s->trigger);
+    fxt_harvest_in_fork_child(true); /* no dlopen before exec (harvest.h) */
     fxt_slots_reset_after_fork(s, fxt_tls_slot, pid, tid); /* the child's own buffers */
+    fxt_harvest_in_fork_child(false);
     s->consumer_running = false; /* the parent's consumer thread does not exist here */
     atomic_store_explicit(&s->wake, 0, memory_order_relaxed);
     if (rc != 0 || fxt_consumer_start(s) != 0) {

@@ -11,6 +11,7 @@
 #include <fxtrace/fxt.h>
 
 #include "export/tracedat.h"
+#include "host/harvest.h"
 #include "host/outfile.h"
 
 struct command {
@@ -59,8 +60,10 @@ static int out_checked(const char *cmd, int rc) {
 
 int main(int argc, char **argv) {
   /* Harvests of sessions whose output is X.dat convert with the writer linked here, not the
-   * module a traced process loads (src/host/outfile.h). */
+   * module a traced process loads (src/host/outfile.h); harvests recover with the recovery
+   * linked here, not its module (src/host/harvest.h). */
   fxt_outfile_set_dat_writer(fxt_tracedat_file);
+  fxt_harvest_set_recover(&fxt_recover_direct);
   if (argc < 2) {
     usage(stderr);
     return CLI_EXIT_USAGE;

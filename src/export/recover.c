@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cpunote.h"
-#include "metarec.h"
-#include "harvest.h"
+#include "../host/cpunote.h"
+#include "../host/harvest.h"
+#include "../host/metarec.h"
 #include "recover_int.h"
 
 #define PROVIDER_NAME "fxtrace/1"
@@ -630,7 +630,7 @@ bool fxt_recover_alive(uint32_t pid, uint64_t proc_start)
   return fxt_proc_running(pid, proc_start);
 }
 
-enum fxt_rec_dead fxt_recover_dead_state(const char *dir)
+enum fxt_rec_dead fxt_recover_dead_summary(const char *dir)
 {
   char path[4400];
   uint64_t ssize = 0, psize = 0, osize = 0;

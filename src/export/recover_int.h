@@ -1,12 +1,13 @@
 /* recover_int.h - recovery's model of a dead session (recover_model.c builds it from the
- * files, recover.c writes the trace from it). */
-#ifndef FXT_HOST_RECOVER_INT_H
-#define FXT_HOST_RECOVER_INT_H
+ * files, recover.c writes the trace from it; recover_header.c reads the header, for the tracer
+ * too). */
+#ifndef FXT_EXPORT_RECOVER_INT_H
+#define FXT_EXPORT_RECOVER_INT_H
 
 #include <stdarg.h>
 
-#include "recover.h"
-#include "shfile.h"
+#include "../host/recover.h"
+#include "../host/shfile.h"
 
 /* Fields of a slot (or its companion) the reader needs, in the order of the header's layout
  * table (shfile.h, FXT_SH_OFF_LAYOUT). */
@@ -104,16 +105,22 @@ struct rec_model {
 
 /* recover_model.c */
 int rec_model_build(struct rec_model *m); /* 0, or FXT_EBADMSG (unusable header), FXT_ENOMEM */
+void rec_model_free(struct rec_model *m);
+bool rec_is_meta(uint64_t header); /* a kernel:meta event (bookkeeping) */
+
+/* recover.c: what the buffers directory's clean-up asks of a dead session
+ * (fxt_recover_dead_state's answer, through fxt_recover_direct: src/host/harvest.h). */
+enum fxt_rec_dead fxt_recover_dead_summary(const char *dir);
+
+/* recover_header.c */
 /* Reads and checks the session header alone into m->h (m->in, m->report, m->stats set):
  * 0, or FXT_EBADMSG after reporting why. */
 int rec_read_header(struct rec_model *m);
-void rec_model_free(struct rec_model *m);
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
 void rec_say(struct rec_model *m, int damage, const char *fmt, ...);
 uint64_t rec_le64(const unsigned char *p);
 uint32_t rec_le32(const unsigned char *p);
-bool rec_is_meta(uint64_t header); /* a kernel:meta event (bookkeeping) */
 
 #endif
