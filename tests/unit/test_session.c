@@ -19,25 +19,12 @@
 #include <unistd.h>
 
 #define FXTCOUNT_MAX_THREADS 16384
-#include "../fxtcount.h"
+#include "session_test.h"
 
 FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
 FXT_TRACEPOINT(t, rich, "seq=%llu name=%s ok=%d ratio=%g p=%p d=%s", (u64, seq), (str, name, 24),
                (bool, ok), (f64, ratio), (ptr, p), (bytes, digest, 4));
 FXT_TRACEPOINT(t, off, "never enabled %u", (u32, x));
-
-static char path[256];
-
-static void start(const char *events, uint32_t buffer_kb, uint32_t total_kb, uint32_t mode)
-{
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-session-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
-                                   .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
-                                   .output = path, .max_file_kb = 65536};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-}
-
-static struct fxtcount counts;
 
 /* A failed assertion must not leave the session running for the next test. */
 static int teardown(void **state)
@@ -45,14 +32,6 @@ static int teardown(void **state)
   (void)state;
   fxt_session_stop();
   return 0;
-}
-
-static void stop_and_count(const char *seq_event)
-{
-  assert_int_equal(fxt_session_stop(), 0);
-  if (fxtcount_file(path, seq_event, &counts) != 0)
-    fail_msg("decoding %s: %s", path, counts.err);
-  unlink(path);
 }
 
 static struct fxtcount_thread *find(uint64_t tid)
