@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../sanitizers.h"
+
 static void race_hook(int step);
 #define FXT_INGRESS_RACE_HOOK(q, step) race_hook((int)(step))
 #include "core/ingress.c"
@@ -120,16 +122,7 @@ static sigjmp_buf abandon_env;
 /* ThreadSanitizer defers a signal raised inside a signal handler until that handler returns,
  * so under it the second interruption is a direct call of the handler: the same code at the
  * same point of the push, without the kernel. */
-#if defined(__SANITIZE_THREAD__)
-#define NESTED_RAISE_DEFERRED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NESTED_RAISE_DEFERRED 1
-#endif
-#endif
-#ifndef NESTED_RAISE_DEFERRED
-#define NESTED_RAISE_DEFERRED 0
-#endif
+#define NESTED_RAISE_DEFERRED FXT_TEST_TSAN
 
 static void handler(int sig);
 

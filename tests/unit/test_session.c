@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #define FXTCOUNT_MAX_THREADS 16384
+#include "../sanitizers.h"
 #include "session_test.h"
 
 FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
@@ -123,14 +124,7 @@ static void many_short_lived_threads_stay_under_cap(void **state)
   assert_true(threads > 15);
   /* Memory: the pool is mapped once, so the peak RSS grows by at most the cap plus slack.
    * (Not under sanitizers: their own per-thread state grows with the thread count.) */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FXT_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define FXT_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef FXT_TEST_SANITIZED
+#if !FXT_TEST_SANITIZED
   assert_true(after - before < 1024 + 4096);
 #endif
   printf("# %llu of 10000 threads got a buffer; max RSS grew by %ld KiB\n",
