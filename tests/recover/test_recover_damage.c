@@ -95,8 +95,8 @@ static int count(const unsigned char *buf, size_t len, struct result *r, char *e
 static void run(const struct fxt_rec_input *in, struct result *r)
 {
   memset(r, 0, sizeof(*r));
-  struct ru_sink out = {0};
-  r->rc = fxt_recover_run(in, ru_sink_write, &out, collect, r, NULL);
+  struct mem_sink out = {0};
+  r->rc = fxt_recover_run(in, mem_sink_write, &out, collect, r, NULL);
   if (r->rc < 0) {
     free(out.buf);
     return;
@@ -395,7 +395,7 @@ static void header_garbage_is_fatal_and_says_where(void **state)
   in.session.data = sd;
   struct result r;
   memset(&r, 0, sizeof(r));
-  r.rc = fxt_recover_run(&in, ru_sink_write, &(struct ru_sink){0}, collect, &r, NULL);
+  r.rc = fxt_recover_run(&in, mem_sink_write, &(struct mem_sink){0}, collect, &r, NULL);
   munmap(sd, ses.in.session.size);
   assert_int_equal(r.rc, FXT_EBADMSG);
   char want[4600];
