@@ -449,6 +449,22 @@ static void usr1_pushes(void)
   handler_popped[1] = pop_all();
 }
 
+/* The interrupted push of the tests below: a queue of n slots of payload bytes whose next
+ * slot is index off (off records pushed and popped before), then the push of id 1000 with
+ * the handlers armed at steps step0 (level 0) and step1 (level 1; -1: none). */
+static void push_interrupted(uint32_t n, uint32_t payload, uint32_t off, int step0, int step1)
+{
+  setup(n, payload);
+  for (uint32_t i = 0; i < off; i++) {
+    assert_int_equal(push_id(i), 0);
+    assert_int_equal(pop_all(), 1);
+  }
+  ngot = 0;
+  arm_hooks(step0, step1);
+  assert_int_equal(push_id(1000), 0);
+  disarm();
+}
+
 /* One push at level 0 interrupted at step a; its handler pushes 3 and pops all it can while
  * the interrupted push is suspended. Once per step, at every starting slot index. */
 static void nested_push_at_every_step(void **state)
@@ -458,15 +474,7 @@ static void nested_push_at_every_step(void **state)
   on_usr1 = usr1_pushes;
   for (int a = 0; a < INGRESS_STEPS; a++) {
     for (uint32_t off = 0; off < n; off++) {
-      setup(n, 48);
-      for (uint32_t i = 0; i < off; i++) {
-        assert_int_equal(push_id(i), 0);
-        assert_int_equal(pop_all(), 1);
-      }
-      ngot = 0;
-      arm_hooks(a, -1);
-      assert_int_equal(push_id(1000), 0);
-      disarm();
+      push_interrupted(n, 48, off, a, -1);
       assert_true(fired[0]);
       /* In the handler: the outer push held its slot (steps CLAIMED..CELL_LOADED) or had none
        * (CLAIM_LOADED) or was already published (PUBLISHED); the consumer got every record
@@ -495,15 +503,7 @@ static void doubly_nested_push_at_every_step_pair(void **state)
   on_alrm = alrm_pushes;
   for (step_a = 0; step_a < INGRESS_STEPS; step_a++) {
     for (step_b = 0; step_b < INGRESS_STEPS; step_b++) {
-      setup(n, 40);
-      for (uint32_t i = 0; i < (uint32_t)(step_a * 3 + step_b) % n; i++) {
-        assert_int_equal(push_id(i), 0);
-        assert_int_equal(pop_all(), 1);
-      }
-      ngot = 0;
-      arm_hooks(step_a, step_b);
-      assert_int_equal(push_id(1000), 0);
-      disarm();
+      push_interrupted(n, 40, (uint32_t)(step_a * 3 + step_b) % n, step_a, step_b);
       assert_true(fired[0] && fired[1]);
       bool a_first = step_a == INGRESS_STEP_PUBLISHED, b_first = step_b == INGRESS_STEP_PUBLISHED;
       /* Innermost handler: both interrupted pushes suspended; it still pops its own 3 and
@@ -553,15 +553,7 @@ static void nested_pop_then_push_at_every_step(void **state)
   on_usr1 = usr1_pops_then_pushes;
   for (int a = 0; a < INGRESS_STEPS; a++) {
     for (uint32_t off = 0; off < 2 * n; off++) {
-      setup(n, 24);
-      for (uint32_t i = 0; i < off; i++) {
-        assert_int_equal(push_id(i), 0);
-        assert_int_equal(pop_all(), 1);
-      }
-      ngot = 0;
-      arm_hooks(a, -1);
-      assert_int_equal(push_id(1000), 0);
-      disarm();
+      push_interrupted(n, 24, off, a, -1);
       bool first = a == INGRESS_STEP_PUBLISHED;
       assert_int_equal(handler_popped[1], first ? 1 : 0);
       assert_int_equal(handler_stats[1].pending, 3);
