@@ -405,6 +405,23 @@ static void header_garbage_is_fatal_and_says_where(void **state)
     fail_msg("want '%s'; reports:\n%s", want, r.reports);
 }
 
+/* Runs `fxtrace recover SESSION -o OUT` with its stderr in the file err; its exit status
+ * (the test asserts the child exited). */
+static int run_recover_tool(const char *session, const char *out, const char *err)
+{
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    execl(fxtrace_path, fxtrace_path, "recover", session, "-o", out, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  assert_true(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
 static void the_tool_reports_a_truncated_file(void **state)
 {
   (void)state;
@@ -416,17 +433,7 @@ static void the_tool_reports_a_truncated_file(void **state)
   char out[300], err[300];
   snprintf(out, sizeof(out), "%s/tool.fxt", dir);
   snprintf(err, sizeof(err), "%s/tool.err", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    execl(fxtrace_path, fxtrace_path, "recover", session_dir, "-o", out, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  assert_true(WIFEXITED(st));
-  assert_int_equal(WEXITSTATUS(st), 1);
+  assert_int_equal(run_recover_tool(session_dir, out, err), 1);
   char want[4500];
   snprintf(want, sizeof(want), "fxtrace recover: %s: offset %llu: the file ends before slot 3",
            pool, (unsigned long long)(3 * (uint64_t)stride + 100));
@@ -456,17 +463,7 @@ static void the_tool_prints_nothing_of_a_bad_header(void **state)
   close(fd);
   snprintf(out, sizeof(out), "%s/bad.fxt", dir);
   snprintf(err, sizeof(err), "%s/bad.err", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int efd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(efd, 2);
-    execl(fxtrace_path, fxtrace_path, "recover", copy, "-o", out, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  assert_true(WIFEXITED(st));
-  assert_int_equal(WEXITSTATUS(st), 1);
+  assert_int_equal(run_recover_tool(copy, out, err), 1);
   char want[4600];
   snprintf(want, sizeof(want), "%s: offset 0..%u: header checksum mismatch", spath,
            FXT_SH_OFF_CHECKSUM);
