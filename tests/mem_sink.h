@@ -1,7 +1,7 @@
 /* tests/mem_sink.h - a writer's output kept in memory (any write callback of the form
  * int (*)(void *ctx, const void *data, size_t n): recovery's fxt_rec_write_fn, the JSON and
- * trace.dat converters' writers), for the recovery tests and the fuzz targets. Header-only.
- * Start from {0}; free buf when done.
+ * trace.dat converters' writers), for the recovery tests, test_tdr_fxt and the fuzz targets.
+ * Header-only. Start from {0}; free buf when done.
  */
 #ifndef FXT_TESTS_MEM_SINK_H
 #define FXT_TESTS_MEM_SINK_H
