@@ -301,6 +301,18 @@ static void oversize_and_full_counted_exactly(void **state)
   assert_int_equal(stats().oversize, 4);
 }
 
+/* Fills the queue of n slots: n pushes from id *id on (their ids in want), then one more is
+ * refused as full; n pending. */
+static void fill_to_full(uint32_t n, uint32_t *want, uint32_t *id)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    want[i] = *id;
+    assert_int_equal(push_id((*id)++), 0);
+  }
+  assert_int_equal(push_id((*id)++), FXT_ENOSPC);
+  assert_int_equal(fxt_ingress_pending(&q), n);
+}
+
 /* Every slot count, starting at every position of two laps: fill to exactly N, one more is
  * full, then pop in order; then single push/pop steps across the laps. */
 static void wrap_at_every_slot_index(void **state)
@@ -317,12 +329,7 @@ static void wrap_at_every_slot_index(void **state)
         assert_int_equal(got[0], id - 1);
       }
       uint32_t want[16], first = id;
-      for (uint32_t i = 0; i < n; i++) {
-        want[i] = id;
-        assert_int_equal(push_id(id++), 0);
-      }
-      assert_int_equal(push_id(id++), FXT_ENOSPC);
-      assert_int_equal(fxt_ingress_pending(&q), n);
+      fill_to_full(n, want, &id);
       ngot = 0;
       assert_int_equal(pop_all(), n);
       expect_got(want, n);
@@ -351,12 +358,7 @@ static void positions_wrap_around_2_32(void **state)
   atomic_store(&q.ready_head, start);
   uint32_t id = 0, want[8];
   for (int lap = 0; lap < 4; lap++) {
-    for (uint32_t i = 0; i < n; i++) {
-      want[i] = id;
-      assert_int_equal(push_id(id++), 0);
-    }
-    assert_int_equal(push_id(id++), FXT_ENOSPC);
-    assert_int_equal(fxt_ingress_pending(&q), n);
+    fill_to_full(n, want, &id);
     ngot = 0;
     assert_int_equal(fxt_ingress_pop_batch(&q, collect, NULL, 3), 3);
     assert_int_equal(fxt_ingress_pending(&q), n - 3);
