@@ -282,6 +282,18 @@ static void run(enum kind kind, int nthreads, uint64_t n, double rate)
     printf("first_secs=%.9f\nfirst=%u\n", first, BURST);
 }
 
+/* One session of the workloads that count what landed: `event` enabled with buffers of
+ * buffer_kb (0: the default), run(), the session stopped, the events named `event` counted
+ * (keep: the file kept and named, for `report`). */
+static void traced_run(const char *event, uint32_t buffer_kb, enum kind kind, int nthreads,
+                       uint64_t n, double rate, int keep)
+{
+  cmp_tracer_begin(event, buffer_kb, 0);
+  run(kind, nthreads, n, rate);
+  cmp_tracer_stop();
+  cmp_tracer_count(event, keep);
+}
+
 static void usage(const char *argv0)
 {
   fprintf(stderr,
@@ -304,28 +316,17 @@ int main(int argc, char **argv)
   if (!strcmp(wl, "disabled")) {
     run(K_OFF, 1, n, 0); /* no session: nothing enables bench:off */
   } else if (!strcmp(wl, "two_u64") || !strcmp(wl, "two_u64_2t")) {
-    cmp_tracer_begin("two", buffer_kb, 0);
-    run(K_TWO, wl[7] ? 2 : 1, n, 0);
-    cmp_tracer_stop();
-    cmp_tracer_count("two", 0);
+    traced_run("two", buffer_kb, K_TWO, wl[7] ? 2 : 1, n, 0, 0);
   } else if (!strcmp(wl, "str32")) {
-    cmp_tracer_begin("str32", buffer_kb, 0);
-    run(K_STR, 1, n, 0);
-    cmp_tracer_stop();
-    cmp_tracer_count("str32", 0);
+    traced_run("str32", buffer_kb, K_STR, 1, n, 0, 0);
   } else if (!strcmp(wl, "scope")) {
-    cmp_tracer_begin("scope", buffer_kb, 0);
-    run(K_SCOPE, 1, n, 0);
-    cmp_tracer_stop();
-    cmp_tracer_count("scope", 0);
+    traced_run("scope", buffer_kb, K_SCOPE, 1, n, 0, 0);
   } else if (!strcmp(wl, "paced")) {
     if (argc < 4)
       usage(argv[0]);
     double rate = (double)n, secs = strtod(argv[3], NULL);
-    cmp_tracer_begin("two", argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 0, 0);
-    run(K_PACED, 1, (uint64_t)(rate * secs), rate);
-    cmp_tracer_stop();
-    cmp_tracer_count("two", 0);
+    traced_run("two", argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 0, K_PACED, 1,
+               (uint64_t)(rate * secs), rate, 0);
   } else if (!strcmp(wl, "filewrite")) {
     /* The whole session, consumer's last pass and file close included. */
     double t0 = now_s();
@@ -335,10 +336,7 @@ int main(int argc, char **argv)
     printf("session_secs=%.9f\n", now_s() - t0);
     cmp_tracer_count("two", 0);
   } else if (!strcmp(wl, "report")) {
-    cmp_tracer_begin("two", buffer_kb, 0);
-    run(K_FLAT, 1, n, 0);
-    cmp_tracer_stop();
-    cmp_tracer_count("two", 1);
+    traced_run("two", buffer_kb, K_FLAT, 1, n, 0, 1);
   } else if (!strcmp(wl, "instr")) {
     cmp_tracer_begin("two,bench:str32,bench:scope", buffer_kb, 0);
     if (argc > 4 && !strcmp(argv[4], "rseq"))

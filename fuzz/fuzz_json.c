@@ -20,34 +20,11 @@
 
 #include "../src/export/fxtfile.h"
 #include "../src/export/json.h"
+#include "../tests/mem_sink.h" /* the output in memory */
 
 static void check(int ok) {
   if (!ok)
     abort();
-}
-
-/* ---- output in memory --------------------------------------------------------------------- */
-
-struct mem {
-  unsigned char *data;
-  size_t len, cap;
-};
-
-static int mem_write(void *ctx, const void *data, size_t n) {
-  struct mem *m = ctx;
-  if (m->len + n > m->cap) {
-    size_t cap = m->cap ? m->cap : 4096;
-    while (cap < m->len + n)
-      cap *= 2;
-    unsigned char *p = realloc(m->data, cap);
-    if (p == NULL)
-      return -12;
-    m->data = p;
-    m->cap = cap;
-  }
-  memcpy(m->data + m->len, data, n);
-  m->len += n;
-  return 0;
 }
 
 struct rel {
@@ -233,9 +210,9 @@ static int64_t validate(const unsigned char *p, size_t n) {
 /* ---- the target --------------------------------------------------------------------------- */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct mem m = {NULL, 0, 0};
+  struct mem_sink m = {NULL, 0, 0};
   struct rel r = {0, size};
-  struct fxt_json_options o = {size % 2 ? FXT_JSON_NO_CPU : 0, mem_write, &m, on_release, &r,
+  struct fxt_json_options o = {size % 2 ? FXT_JSON_NO_CPU : 0, mem_sink_write, &m, on_release, &r,
                                NULL, 0};
   struct fxt_json_stats st;
   char err[256];
@@ -254,13 +231,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fxtf_close(f);
   }
   if (rc == 0) {
-    int64_t n = validate(m.data, m.len);
+    int64_t n = validate(m.buf, m.len);
     check(n >= 0);
     /* a begin/end pair is one complete event */
     check((uint64_t)n == st.events - st.paired + st.lost_counters + st.cpu_counters + st.logs +
                              st.metadata);
     check(st.bytes == m.len);
-    check(m.len > 0 && m.data[m.len - 1] == '\n');
+    check(m.len > 0 && m.buf[m.len - 1] == '\n');
   } else {
     check(err[0] != '\0');
     if (rc == FXT_EBADMSG || rc == FXT_ENOSYS) {
@@ -268,6 +245,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       check(m.len == 0);
     }
   }
-  free(m.data);
+  free(m.buf);
   return 0;
 }

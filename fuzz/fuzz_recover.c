@@ -168,7 +168,7 @@ static void on_report(void *ctx, int severity, const char *line)
 }
 
 /* The recovered trace decodes strictly to its end. */
-static void check_decodes(const struct ru_sink *out)
+static void check_decodes(const struct mem_sink *out)
 {
   static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
   static struct fxt_record rec;
@@ -235,10 +235,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       .pool = {g_files[1].name, g_files[1].data, g_files[1].size},
       .output = {g_files[2].name, g_files[2].data, g_files[2].size},
   };
-  struct ru_sink out = {0};
+  struct mem_sink out = {0};
   struct reports rep = {0};
   struct fxt_rec_stats st;
-  int rc = fxt_recover_run(&in, ru_sink_write, &out, on_report, &rep, &st);
+  int rc = fxt_recover_run(&in, mem_sink_write, &out, on_report, &rep, &st);
   check(rc == 0 || rc == 1 || rc == FXT_EBADMSG);
   check((rc == 1) == (rep.damage > 0) || rc == FXT_EBADMSG);
   if (nundo == 0)

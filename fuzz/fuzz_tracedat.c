@@ -19,6 +19,7 @@
 
 #include "../src/export/fxtfile.h"
 #include "../src/export/tdr_fxt.h"
+#include "../tests/mem_sink.h"
 
 static struct fxt_str_slot g_table[FXT_STRING_TABLE_SIZE];
 static struct fxt_decoder g_dec;
@@ -29,25 +30,11 @@ static void check(int ok) {
     abort();
 }
 
-struct sink {
-  unsigned char *data;
-  size_t len, cap;
-};
-
+/* The output in memory; running out of memory is a failure of the target, not of the input. */
 static int collect(void *ctx, const void *data, size_t n) {
-  struct sink *s = ctx;
-  if (s->len + n > s->cap) {
-    size_t cap = s->cap ? s->cap : 1 << 16;
-    while (cap < s->len + n)
-      cap *= 2;
-    unsigned char *more = realloc(s->data, cap);
-    check(more != NULL);
-    s->data = more;
-    s->cap = cap;
-  }
-  memcpy(s->data + s->len, data, n);
-  s->len += n;
-  return 0;
+  int rc = mem_sink_write(ctx, data, n);
+  check(rc == 0);
+  return rc;
 }
 
 static void check_message(const char *err, size_t size) {
@@ -86,8 +73,8 @@ static void check_losses(const struct fxtf_file *f, const struct tdr_fxt_stats *
   check((unknown != 0) == (st->lost_unknown != 0));
 }
 
-static void check_output(const struct sink *s, const struct tdr_fxt_stats *st) {
-  fxt_decoder_init(&g_dec, s->data, s->len, g_table);
+static void check_output(const struct mem_sink *s, const struct tdr_fxt_stats *st) {
+  fxt_decoder_init(&g_dec, s->buf, s->len, g_table);
   int rc;
   uint64_t events = 0;
   while ((rc = fxt_decoder_next(&g_dec, &g_rec, NULL, 0)) == 1)
@@ -97,7 +84,7 @@ static void check_output(const struct sink *s, const struct tdr_fxt_stats *st) {
   check(st->records == st->events + st->unknown);
   char err[FXTF_ERR_SIZE];
   struct fxtf_file *f = NULL;
-  check(fxtf_load(s->data, s->len, &f, err, sizeof err) == 0);
+  check(fxtf_load(s->buf, s->len, &f, err, sizeof err) == 0);
   check(fxtf_event_count(f) == st->events);
   check_losses(f, st);
   fxtf_close(f);
@@ -122,7 +109,7 @@ static void pages_alone(const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct sink s = {NULL, 0, 0};
+  struct mem_sink s = {NULL, 0, 0};
   struct tdr_fxt_stats st;
   char err[TDR_ERR_SIZE];
   int rc = tdr_to_fxt(data, size, collect, &s, &st, err, sizeof err);
@@ -132,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     check_output(&s, &st);
   }
-  free(s.data);
+  free(s.buf);
   pages_alone(data, size);
   return 0;
 }

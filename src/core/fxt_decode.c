@@ -150,11 +150,6 @@ static int dec_thread(struct fxt_cur *c, uint64_t h) {
 
 /* ---- event (§8) ------------------------------------------------------------------------------ */
 
-static bool event_has_trailer(uint64_t type) {
-  return type != FXT_EVENT_INSTANT && type != FXT_EVENT_DURATION_BEGIN &&
-         type != FXT_EVENT_DURATION_END;
-}
-
 static int dec_event(struct fxt_cur *c, uint64_t h) {
   struct fxt_event *ev = &c->rec->u.event;
   uint64_t type = FXT_GET(h, FXT_EVENT_TYPE);
@@ -179,7 +174,7 @@ static int dec_event(struct fxt_cur *c, uint64_t h) {
     rc = fxt_dec_ref_stream(c, &ev->name, "event name");
   if (rc == 0)
     rc = fxt_dec_args(c, ev->num_args, ev->args);
-  if (rc == 0 && event_has_trailer(type))
+  if (rc == 0 && fxt_event_has_trailer(type))
     rc = fxt_dec_word(c, "event trailer", &ev->trailer);
   return rc;
 }
@@ -553,7 +548,7 @@ static int next_record(struct fxt_decoder *d, struct fxt_record *rec) {
                         NULL, left, 0, 0);
   uint64_t h = load_word(d->buf + d->pos);
   unsigned type = (unsigned)FXT_GET(h, FXT_HDR_TYPE);
-  uint64_t words = type == FXT_RECORD_LARGE ? FXT_GET(h, FXT_LARGE_SIZE) : FXT_GET(h, FXT_HDR_SIZE);
+  uint64_t words = fxt_record_words(h);
   if (words == 0)
     return fxt_dec_fail(d, FXT_EBADMSG, d->pos, "record size 0 (type %u)", NULL, NULL, type, 0, 0);
   if (words > (left >> 3))

@@ -102,28 +102,13 @@ static uint64_t arg_used_bits(uint32_t type) {
   }
 }
 
-/* Two's complement without implementation-defined unsigned-to-signed conversion. */
-static int32_t to_i32(uint32_t u) {
-  return u <= INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
-}
-static int64_t to_i64(uint64_t u) {
-  return u <= INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
-}
-
 /* The value of one argument, after its name stream; a is the argument's own window. */
 static int arg_value(struct fxt_cur *a, uint64_t h, uint64_t at, struct fxt_arg *arg) {
   uint64_t w = 0;
   int rc = 0;
+  if (fxt_arg_header_value(h, arg))
+    return 0;
   switch (arg->type) {
-  case FXT_ARG_INT32:
-    arg->value.i32 = to_i32((uint32_t)FXT_GET(h, FXT_ARG_VALUE32));
-    break;
-  case FXT_ARG_UINT32:
-    arg->value.u32 = (uint32_t)FXT_GET(h, FXT_ARG_VALUE32);
-    break;
-  case FXT_ARG_BOOL:
-    arg->value.b = FXT_GET(h, FXT_ARG_BOOL_VALUE) != 0;
-    break;
   case FXT_ARG_STRING:
     rc = fxt_dec_ref(a, FXT_GET(h, FXT_ARG_STRING_VALUE), at, &arg->value.str);
     if (rc == 0)
@@ -137,15 +122,9 @@ static int arg_value(struct fxt_cur *a, uint64_t h, uint64_t at, struct fxt_arg 
     a->rec->flags |= FXT_RECORD_WARN_NONCANONICAL; /* fxtrace never writes type 10 (§6) */
     break;
   }
-  case FXT_ARG_NULL:
-    break;
   default: /* a value word: int64, uint64, double, pointer, koid */
     rc = fxt_dec_word(a, "argument value", &w);
-    arg->value.u64 = w;
-    if (arg->type == FXT_ARG_INT64)
-      arg->value.i64 = to_i64(w);
-    else if (arg->type == FXT_ARG_DOUBLE)
-      memcpy(&arg->value.f64, &w, sizeof w);
+    fxt_arg_word_value(w, arg);
     break;
   }
   return rc;

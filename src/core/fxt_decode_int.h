@@ -1,5 +1,7 @@
 /* src/core/fxt_decode_int.h - internals shared by fxt_decode.c (records, public API) and
- * fxt_decode_fields.c (cursor, errors, refs, streams, arguments).
+ * fxt_decode_fields.c (cursor, errors, refs, streams, arguments). Its first inline functions
+ * (a record's size, an event's trailer, an argument's value) are also those of the formats
+ * library's readers (src/export/fxtfile.c, fxtfile_index.c): every reader decodes them one way.
  */
 #ifndef FXTRACE_CORE_FXT_DECODE_INT_H
 #define FXTRACE_CORE_FXT_DECODE_INT_H
@@ -14,6 +16,49 @@
 #error "the FXT decoder reads words in native order: little-endian targets only"
 #endif
 #endif
+
+/* A record's size in words, header included, from its header word: the 32-bit field of a
+ * large record (type 15, §2.2), the 12-bit one of every other type (§2.1). 0 is no valid size
+ * (readers refuse it). */
+static inline uint64_t fxt_record_words(uint64_t header) {
+  return FXT_GET(header, FXT_HDR_TYPE) == FXT_RECORD_LARGE ? FXT_GET(header, FXT_LARGE_SIZE)
+                                                            : FXT_GET(header, FXT_HDR_SIZE);
+}
+
+/* Whether an event of a known type (at most FXT_EVENT_TYPE_LAST) ends with a trailer word
+ * (§8.2): all but instants and durations' begins and ends. */
+static inline bool fxt_event_has_trailer(uint64_t type) {
+  return type != FXT_EVENT_INSTANT && type != FXT_EVENT_DURATION_BEGIN &&
+         type != FXT_EVENT_DURATION_END;
+}
+
+/* An argument's value that its header word h holds (§6): null (none), int32, uint32, bool;
+ * false for the types whose value follows the name (a word, a string, a blob), arg->value
+ * untouched. An int32 in two's complement without implementation-defined conversion. */
+static inline bool fxt_arg_header_value(uint64_t h, struct fxt_arg *arg) {
+  uint32_t v = (uint32_t)FXT_GET(h, FXT_ARG_VALUE32);
+  switch (arg->type) {
+  case FXT_ARG_NULL:
+    return true;
+  case FXT_ARG_INT32:
+    arg->value.i32 = v <= INT32_MAX ? (int32_t)v : -(int32_t)(~v) - 1;
+    return true;
+  case FXT_ARG_UINT32:
+    arg->value.u32 = v;
+    return true;
+  case FXT_ARG_BOOL:
+    arg->value.b = FXT_GET(h, FXT_ARG_BOOL_VALUE) != 0;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* An argument's value that is the word w after its name (§6: int64, uint64, double, pointer,
+ * koid): every 64-bit member of the value, the double included, is these bits. */
+static inline void fxt_arg_word_value(uint64_t w, struct fxt_arg *arg) {
+  memcpy(&arg->value, &w, sizeof w);
+}
 
 /* A window of whole words inside the record being decoded: the record itself, or one of its
  * arguments. Every read is checked against end, and end was checked against the input

@@ -405,7 +405,9 @@ void fxtf_segs_free(struct fxtf_segs *segs) {
  * time order. An event record needs only the string table to be read again, and the provider's
  * table at its end resolves every ref of its events (indices are bound once). So this is a
  * small reader for one already validated event record; it still checks every bound, so a
- * buffer changed under it yields FXT_EBADMSG, never a bad read.
+ * buffer changed under it yields FXT_EBADMSG, never a bad read. The record's size, its trailer
+ * and the arguments' values are decoded by the core decoder's own inline functions
+ * (fxt_decode_int.h); refs resolve through the provider's table, not the decoder's.
  */
 
 struct rd {
@@ -443,21 +445,10 @@ static bool rd_ref(struct rd *r, uint64_t field, struct fxt_str_ref *s) {
   return true;
 }
 
-static int32_t to_i32(uint32_t u) { return u <= INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1; }
-
 static bool rd_arg_value(struct rd *a, uint64_t h, struct fxt_arg *arg) {
+  if (fxt_arg_header_value(h, arg))
+    return true;
   switch (arg->type) {
-  case FXT_ARG_NULL:
-    return true;
-  case FXT_ARG_INT32:
-    arg->value.i32 = to_i32((uint32_t)FXT_GET(h, FXT_ARG_VALUE32));
-    return true;
-  case FXT_ARG_UINT32:
-    arg->value.u32 = (uint32_t)FXT_GET(h, FXT_ARG_VALUE32);
-    return true;
-  case FXT_ARG_BOOL:
-    arg->value.b = FXT_GET(h, FXT_ARG_BOOL_VALUE) != 0;
-    return true;
   case FXT_ARG_STRING:
     return rd_ref(a, FXT_GET(h, FXT_ARG_STRING_VALUE), &arg->value.str);
   case FXT_ARG_BLOB: {
@@ -477,7 +468,7 @@ static bool rd_arg_value(struct rd *a, uint64_t h, struct fxt_arg *arg) {
     uint64_t w;
     if (!rd_word(a, &w))
       return false;
-    memcpy(&arg->value, &w, sizeof w); /* every 64-bit member, double included, is these bits */
+    fxt_arg_word_value(w, arg);
     return true;
   }
   default:
@@ -501,10 +492,6 @@ static bool rd_arg(struct rd *r, struct fxt_arg *arg) {
   return true;
 }
 
-static bool has_trailer(uint32_t type) {
-  return type == FXT_EVENT_COUNTER || type >= FXT_EVENT_DURATION_COMPLETE;
-}
-
 static bool reread_event(const struct fxtf_file *f, const struct fxtf_prov *p, uint64_t off,
                          struct fxt_event *ev) {
   if (off > f->len || f->len - off < 8)
@@ -512,7 +499,7 @@ static bool reread_event(const struct fxtf_file *f, const struct fxtf_prov *p, u
   struct rd r = {f->buf + off, 0, 1, p};
   uint64_t h;
   rd_word(&r, &h);
-  uint64_t words = FXT_GET(h, FXT_HDR_SIZE);
+  uint64_t words = fxt_record_words(h);
   if (FXT_GET(h, FXT_HDR_TYPE) != FXT_RECORD_EVENT || words == 0 || words > (f->len - off) / 8)
     return false;
   r.end = words;
@@ -531,7 +518,7 @@ static bool reread_event(const struct fxtf_file *f, const struct fxtf_prov *p, u
   for (uint32_t i = 0; i < ev->num_args; i++)
     if (!rd_arg(&r, &ev->args[i]))
       return false;
-  if (has_trailer(ev->type) && !rd_word(&r, &ev->trailer))
+  if (fxt_event_has_trailer(ev->type) && !rd_word(&r, &ev->trailer))
     return false;
   return r.pos == r.end;
 }

@@ -4,6 +4,7 @@
 #ifndef FXTRACE_EXPORT_FXTFILE_INT_H
 #define FXTRACE_EXPORT_FXTFILE_INT_H
 
+#include "../core/fxt_decode_int.h" /* the decoder's inline pieces: record size, values */
 #include "fileio.h"
 #include "fxtfile.h"
 

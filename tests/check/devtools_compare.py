@@ -36,6 +36,9 @@ import json
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+from stats_text import stats_rows  # noqa: E402
+
 # fxtrace report: "%16s-%-7d [%03d] ..... %5lu.%06lu: name: text"
 LINE = re.compile(r"^.{16}-(\d+) *\[\d{3}\] \.{5} +(\d+)\.(\d{6}): (.*)$")
 LOST = re.compile(r"^CPU:\d+ \[LOST")
@@ -54,27 +57,18 @@ def fail(msgs):
 
 
 def parse_stats(path):
-    threads, total = {}, None
-    in_threads = False
-    for line in open(path, encoding="utf-8"):
-        if line.startswith("threads:"):
-            in_threads = True
-            continue
-        m = re.match(r"total: (\d+) events, .*; (\d+) dropped, (\d+) overrun, (\d+) lost", line)
-        if m:
-            total = int(m.group(1))
-            if any(int(g) for g in m.groups()[1:]):
-                fail(["the recording lost records: " + line.strip()])
-            in_threads = False
-            continue
-        f = line.split()
-        if in_threads and len(f) >= 7 and f[0].isdigit() and f[1].isdigit():
-            # pid tid comm... events dropped overrun lost (comm may hold spaces)
-            comm = line.split(None, 2)[2].rsplit(None, 4)[0]
-            threads[int(f[1])] = (int(f[0]), comm)
-    if total is None:
+    total_line, rows = stats_rows(path)
+    m = total_line and re.match(
+        r"total: (\d+) events, .*; (\d+) dropped, (\d+) overrun, (\d+) lost", total_line)
+    if not m:
         fail(["no total line in " + path])
-    return threads, total
+    if any(int(g) for g in m.groups()[1:]):
+        fail(["the recording lost records: " + total_line.strip()])
+    threads = {}
+    for f, line in rows:
+        comm = line.split(None, 2)[2].rsplit(None, 4)[0]
+        threads[int(f[1])] = (int(f[0]), comm)
+    return threads, int(m.group(1))
 
 
 def parse_report(path):

@@ -11,13 +11,8 @@
 #  - a torn tail (the file cut inside a record): report, stats, check and convert read what
 #    precedes it, warn with its offset and exit 0; with --strict they exit 1.
 #   full_output.sh FXTRACE GEN_EVENTS WORKDIR
-set -eu
-fxtrace=$1
-gen=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+gen=$image
 n=200000 # about 4.4 MB of FXT
 
 # stats' "total: E events, ... L lost" -> "E L"

@@ -30,8 +30,10 @@ Prints a one-line summary; exits 1 with a message on the first failure.
 """
 import collections
 import json
-import re
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+from stats_text import TOTAL, stats_rows  # noqa: E402
 
 
 def fail(msg):
@@ -44,23 +46,14 @@ def reject_constant(name):
 
 
 def parse_stats(path):
-    threads, total, in_threads = {}, None, False
-    for line in open(path, encoding="utf-8"):
-        if line.startswith("threads:"):
-            in_threads = True
-            continue
-        m = re.match(r"total: (\d+) events", line)
-        if m:
-            total = int(m.group(1))
-            in_threads = False
-            continue
-        f = line.split()
-        if in_threads and len(f) >= 7 and f[0].isdigit() and f[1].isdigit():
-            ev, dropped, overrun, lost = (int(x) for x in f[-4:])
-            threads[(int(f[0]), int(f[1]))] = (ev, dropped + overrun + lost)
-    if total is None:
+    total_line, rows = stats_rows(path)
+    if total_line is None:
         fail("no total line in " + path)
-    return threads, total
+    threads = {}
+    for f, _ in rows:
+        ev, dropped, overrun, lost = (int(x) for x in f[-4:])
+        threads[(int(f[0]), int(f[1]))] = (ev, dropped + overrun + lost)
+    return threads, int(TOTAL.match(total_line).group(1))
 
 
 def main():

@@ -11,13 +11,8 @@
 #  - `fxtrace stats`, `check`, `report`, `--help` to /dev/full: said, exit 1;
 #  - a file without events converts to trace.dat.
 #   messages.sh FXTRACE DEMO WORKDIR
-set -eu
-fxtrace=$1
-demo=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+demo=$image
 run() { # FXTRACE value, then the demo's stderr in $work/err (its exit status ignored)
   FXTRACE="$1" "$demo" --duration 0.1 >/dev/null 2>"$work/err" || true
 }

@@ -13,14 +13,8 @@
 #    DROPPED]" and "CPU:1 [EVENTS DROPPED]" before the same events;
 #  - `convert --to json` and `fxtrace stats` count the 6 lost records.
 #   tdr_losses.sh FXTRACE SEED_DIR WORKDIR
-set -eu
-fxtrace=$1
-seeds=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
-
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+seeds=$image
 
 # Each loss line of a report with the key (comm-pid, CPU, time, event) of the event line
 # before it and after it ("end" when none), on three lines.

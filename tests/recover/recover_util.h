@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../fxtcount.h"
+#include "../mem_sink.h" /* a recovery's output in memory */
 #include "host/recover.h"
 #include "host/shfile.h"
 
@@ -63,30 +64,6 @@ static inline void ru_cat(const char *dir, const char *name)
 
 /* Removes dir and what is in it, two levels deep (the tests' directories: files and the
  * session's own directory). */
-/* A recovery's output in memory (fxt_rec_write_fn); free buf when done. */
-struct ru_sink {
-  unsigned char *buf;
-  size_t len, cap;
-};
-
-static inline int ru_sink_write(void *ctx, const void *p, size_t n)
-{
-  struct ru_sink *s = ctx;
-  if (s->len + n > s->cap) {
-    size_t c = s->cap ? s->cap : 1 << 16;
-    while (c < s->len + n)
-      c *= 2;
-    unsigned char *b = realloc(s->buf, c);
-    if (!b)
-      return -ENOMEM;
-    s->buf = b;
-    s->cap = c;
-  }
-  memcpy(s->buf + s->len, p, n);
-  s->len += n;
-  return 0;
-}
-
 static inline void ru_rmtree(const char *dir)
 {
   DIR *d = opendir(dir);

@@ -95,8 +95,8 @@ static int count(const unsigned char *buf, size_t len, struct result *r, char *e
 static void run(const struct fxt_rec_input *in, struct result *r)
 {
   memset(r, 0, sizeof(*r));
-  struct ru_sink out = {0};
-  r->rc = fxt_recover_run(in, ru_sink_write, &out, collect, r, NULL);
+  struct mem_sink out = {0};
+  r->rc = fxt_recover_run(in, mem_sink_write, &out, collect, r, NULL);
   if (r->rc < 0) {
     free(out.buf);
     return;
@@ -395,7 +395,7 @@ static void header_garbage_is_fatal_and_says_where(void **state)
   in.session.data = sd;
   struct result r;
   memset(&r, 0, sizeof(r));
-  r.rc = fxt_recover_run(&in, ru_sink_write, &(struct ru_sink){0}, collect, &r, NULL);
+  r.rc = fxt_recover_run(&in, mem_sink_write, &(struct mem_sink){0}, collect, &r, NULL);
   munmap(sd, ses.in.session.size);
   assert_int_equal(r.rc, FXT_EBADMSG);
   char want[4600];
@@ -403,6 +403,23 @@ static void header_garbage_is_fatal_and_says_where(void **state)
            FXT_SH_OFF_CHECKSUM);
   if (!strstr(r.reports, want))
     fail_msg("want '%s'; reports:\n%s", want, r.reports);
+}
+
+/* Runs `fxtrace recover SESSION -o OUT` with its stderr in the file err; its exit status
+ * (the test asserts the child exited). */
+static int run_recover_tool(const char *session, const char *out, const char *err)
+{
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    execl(fxtrace_path, fxtrace_path, "recover", session, "-o", out, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  assert_true(WIFEXITED(st));
+  return WEXITSTATUS(st);
 }
 
 static void the_tool_reports_a_truncated_file(void **state)
@@ -416,17 +433,7 @@ static void the_tool_reports_a_truncated_file(void **state)
   char out[300], err[300];
   snprintf(out, sizeof(out), "%s/tool.fxt", dir);
   snprintf(err, sizeof(err), "%s/tool.err", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    execl(fxtrace_path, fxtrace_path, "recover", session_dir, "-o", out, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  assert_true(WIFEXITED(st));
-  assert_int_equal(WEXITSTATUS(st), 1);
+  assert_int_equal(run_recover_tool(session_dir, out, err), 1);
   char want[4500];
   snprintf(want, sizeof(want), "fxtrace recover: %s: offset %llu: the file ends before slot 3",
            pool, (unsigned long long)(3 * (uint64_t)stride + 100));
@@ -456,17 +463,7 @@ static void the_tool_prints_nothing_of_a_bad_header(void **state)
   close(fd);
   snprintf(out, sizeof(out), "%s/bad.fxt", dir);
   snprintf(err, sizeof(err), "%s/bad.err", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int efd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(efd, 2);
-    execl(fxtrace_path, fxtrace_path, "recover", copy, "-o", out, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  assert_true(WIFEXITED(st));
-  assert_int_equal(WEXITSTATUS(st), 1);
+  assert_int_equal(run_recover_tool(copy, out, err), 1);
   char want[4600];
   snprintf(want, sizeof(want), "%s: offset 0..%u: header checksum mismatch", spath,
            FXT_SH_OFF_CHECKSUM);

@@ -90,6 +90,18 @@ static bool is(const struct fxt_str_ref *r, const char *s)
   return r->len == strlen(s) && memcmp(r->data, s, r->len) == 0;
 }
 
+/* Whether number k of a thread's sequence `what` (seq, sig) may follow the n before it, the
+ * last of them `last`; if not, the failure in msg. */
+static bool in_order(const struct thr *t, const char *what, uint64_t k, uint64_t n, uint64_t last,
+                     char *msg, size_t size)
+{
+  if (n == 0 || k > last)
+    return true;
+  snprintf(msg, size, "thread %llu: %s %llu after %llu (duplicate or reordered)",
+           (unsigned long long)t->tid, what, (unsigned long long)k, (unsigned long long)last);
+  return false;
+}
+
 /* Reads the recovered file; per-gap check in discard/block mode. Returns "" or a failure. */
 static const char *tally(const char *path, bool per_gap)
 {
@@ -123,12 +135,8 @@ static const char *tally(const char *path, bool per_gap)
     }
     if (is(&e->name, "sig") && e->num_args == 1) {
       uint64_t k = e->args[0].value.u64;
-      if (t->sig_events && k <= t->sig_last) {
-        snprintf(msg, sizeof(msg), "thread %llu: sig %llu after %llu (duplicate or reordered)",
-                 (unsigned long long)t->tid, (unsigned long long)k,
-                 (unsigned long long)t->sig_last);
+      if (!in_order(t, "sig", k, t->sig_events, t->sig_last, msg, sizeof(msg)))
         break;
-      }
       t->sig_events++;
       t->sig_last = k;
       continue;
@@ -136,12 +144,8 @@ static const char *tally(const char *path, bool per_gap)
     if (!is(&e->name, "seq") || e->num_args != 1)
       continue;
     uint64_t seq = e->args[0].value.u64;
-    if (t->events && seq <= t->last) {
-      snprintf(msg, sizeof(msg), "thread %llu: seq %llu after %llu (duplicate or reordered)",
-               (unsigned long long)t->tid, (unsigned long long)seq,
-               (unsigned long long)t->last);
+    if (!in_order(t, "seq", seq, t->events, t->last, msg, sizeof(msg)))
       break;
-    }
     uint64_t gap = seq - t->next;
     if (per_gap && gap != t->pending) {
       snprintf(msg, sizeof(msg), "thread %llu: gap of %llu before seq %llu, but %llu losses "

@@ -21,30 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../fxtcount.h"
+#include "session_test.h"
 
 FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
 
-static char path[256];
-
-static void start(const char *events, uint32_t buffer_kb, uint32_t total_kb, uint32_t mode)
-{
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-session-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
-                                   .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
-                                   .output = path, .max_file_kb = 65536};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-}
-
-static struct fxtcount counts;
-
-static void stop_and_count(const char *seq_event)
-{
-  assert_int_equal(fxt_session_stop(), 0);
-  if (fxtcount_file(path, seq_event, &counts) != 0)
-    fail_msg("decoding %s: %s", path, counts.err);
-  unlink(path);
-}
 
 static struct fxtcount_thread *find(uint64_t tid)
 {

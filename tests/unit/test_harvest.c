@@ -45,19 +45,9 @@
 #include <unistd.h>
 
 #include "../fxtcount.h"
+#include "../sanitizers.h"
 #include "host/harvest.h"
 #include "host/shfile.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
 
 extern char **environ;
 
@@ -147,7 +137,7 @@ static void traced_env(char *buf, size_t size, const char *output)
 
 static void fork_child_ends(enum end how, uint64_t want)
 {
-  if (UNDER_TSAN) /* (see the file comment) */
+  if (FXT_TEST_TSAN) /* (see the file comment) */
     skip();
   start_parent();
   FXT_TRACE(t, seq, 999);
@@ -297,7 +287,7 @@ static void spawned_image(bool use_vfork, const char *end)
 static void vfork_exec__exit(void **state)
 {
   (void)state;
-  if (UNDER_TSAN) /* its vfork is a fork, with the atfork handlers (the child's consumer) */
+  if (FXT_TEST_TSAN) /* its vfork is a fork, with the atfork handlers (the child's consumer) */
     skip();
   spawned_image(true, "_exit");
 }

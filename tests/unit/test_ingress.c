@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../sanitizers.h"
+
 static void race_hook(int step);
 #define FXT_INGRESS_RACE_HOOK(q, step) race_hook((int)(step))
 #include "core/ingress.c"
@@ -120,16 +122,7 @@ static sigjmp_buf abandon_env;
 /* ThreadSanitizer defers a signal raised inside a signal handler until that handler returns,
  * so under it the second interruption is a direct call of the handler: the same code at the
  * same point of the push, without the kernel. */
-#if defined(__SANITIZE_THREAD__)
-#define NESTED_RAISE_DEFERRED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NESTED_RAISE_DEFERRED 1
-#endif
-#endif
-#ifndef NESTED_RAISE_DEFERRED
-#define NESTED_RAISE_DEFERRED 0
-#endif
+#define NESTED_RAISE_DEFERRED FXT_TEST_TSAN
 
 static void handler(int sig);
 
@@ -308,6 +301,18 @@ static void oversize_and_full_counted_exactly(void **state)
   assert_int_equal(stats().oversize, 4);
 }
 
+/* Fills the queue of n slots: n pushes from id *id on (their ids in want), then one more is
+ * refused as full; n pending. */
+static void fill_to_full(uint32_t n, uint32_t *want, uint32_t *id)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    want[i] = *id;
+    assert_int_equal(push_id((*id)++), 0);
+  }
+  assert_int_equal(push_id((*id)++), FXT_ENOSPC);
+  assert_int_equal(fxt_ingress_pending(&q), n);
+}
+
 /* Every slot count, starting at every position of two laps: fill to exactly N, one more is
  * full, then pop in order; then single push/pop steps across the laps. */
 static void wrap_at_every_slot_index(void **state)
@@ -324,12 +329,7 @@ static void wrap_at_every_slot_index(void **state)
         assert_int_equal(got[0], id - 1);
       }
       uint32_t want[16], first = id;
-      for (uint32_t i = 0; i < n; i++) {
-        want[i] = id;
-        assert_int_equal(push_id(id++), 0);
-      }
-      assert_int_equal(push_id(id++), FXT_ENOSPC);
-      assert_int_equal(fxt_ingress_pending(&q), n);
+      fill_to_full(n, want, &id);
       ngot = 0;
       assert_int_equal(pop_all(), n);
       expect_got(want, n);
@@ -358,12 +358,7 @@ static void positions_wrap_around_2_32(void **state)
   atomic_store(&q.ready_head, start);
   uint32_t id = 0, want[8];
   for (int lap = 0; lap < 4; lap++) {
-    for (uint32_t i = 0; i < n; i++) {
-      want[i] = id;
-      assert_int_equal(push_id(id++), 0);
-    }
-    assert_int_equal(push_id(id++), FXT_ENOSPC);
-    assert_int_equal(fxt_ingress_pending(&q), n);
+    fill_to_full(n, want, &id);
     ngot = 0;
     assert_int_equal(fxt_ingress_pop_batch(&q, collect, NULL, 3), 3);
     assert_int_equal(fxt_ingress_pending(&q), n - 3);
@@ -456,6 +451,22 @@ static void usr1_pushes(void)
   handler_popped[1] = pop_all();
 }
 
+/* The interrupted push of the tests below: a queue of n slots of payload bytes whose next
+ * slot is index off (off records pushed and popped before), then the push of id 1000 with
+ * the handlers armed at steps step0 (level 0) and step1 (level 1; -1: none). */
+static void push_interrupted(uint32_t n, uint32_t payload, uint32_t off, int step0, int step1)
+{
+  setup(n, payload);
+  for (uint32_t i = 0; i < off; i++) {
+    assert_int_equal(push_id(i), 0);
+    assert_int_equal(pop_all(), 1);
+  }
+  ngot = 0;
+  arm_hooks(step0, step1);
+  assert_int_equal(push_id(1000), 0);
+  disarm();
+}
+
 /* One push at level 0 interrupted at step a; its handler pushes 3 and pops all it can while
  * the interrupted push is suspended. Once per step, at every starting slot index. */
 static void nested_push_at_every_step(void **state)
@@ -465,15 +476,7 @@ static void nested_push_at_every_step(void **state)
   on_usr1 = usr1_pushes;
   for (int a = 0; a < INGRESS_STEPS; a++) {
     for (uint32_t off = 0; off < n; off++) {
-      setup(n, 48);
-      for (uint32_t i = 0; i < off; i++) {
-        assert_int_equal(push_id(i), 0);
-        assert_int_equal(pop_all(), 1);
-      }
-      ngot = 0;
-      arm_hooks(a, -1);
-      assert_int_equal(push_id(1000), 0);
-      disarm();
+      push_interrupted(n, 48, off, a, -1);
       assert_true(fired[0]);
       /* In the handler: the outer push held its slot (steps CLAIMED..CELL_LOADED) or had none
        * (CLAIM_LOADED) or was already published (PUBLISHED); the consumer got every record
@@ -502,15 +505,7 @@ static void doubly_nested_push_at_every_step_pair(void **state)
   on_alrm = alrm_pushes;
   for (step_a = 0; step_a < INGRESS_STEPS; step_a++) {
     for (step_b = 0; step_b < INGRESS_STEPS; step_b++) {
-      setup(n, 40);
-      for (uint32_t i = 0; i < (uint32_t)(step_a * 3 + step_b) % n; i++) {
-        assert_int_equal(push_id(i), 0);
-        assert_int_equal(pop_all(), 1);
-      }
-      ngot = 0;
-      arm_hooks(step_a, step_b);
-      assert_int_equal(push_id(1000), 0);
-      disarm();
+      push_interrupted(n, 40, (uint32_t)(step_a * 3 + step_b) % n, step_a, step_b);
       assert_true(fired[0] && fired[1]);
       bool a_first = step_a == INGRESS_STEP_PUBLISHED, b_first = step_b == INGRESS_STEP_PUBLISHED;
       /* Innermost handler: both interrupted pushes suspended; it still pops its own 3 and
@@ -560,15 +555,7 @@ static void nested_pop_then_push_at_every_step(void **state)
   on_usr1 = usr1_pops_then_pushes;
   for (int a = 0; a < INGRESS_STEPS; a++) {
     for (uint32_t off = 0; off < 2 * n; off++) {
-      setup(n, 24);
-      for (uint32_t i = 0; i < off; i++) {
-        assert_int_equal(push_id(i), 0);
-        assert_int_equal(pop_all(), 1);
-      }
-      ngot = 0;
-      arm_hooks(a, -1);
-      assert_int_equal(push_id(1000), 0);
-      disarm();
+      push_interrupted(n, 24, off, a, -1);
       bool first = a == INGRESS_STEP_PUBLISHED;
       assert_int_equal(handler_popped[1], first ? 1 : 0);
       assert_int_equal(handler_stats[1].pending, 3);

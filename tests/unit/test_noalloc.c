@@ -19,7 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../fxtcount.h"
+#define SESSION_TEST_MAX_FILE_KB 0 /* no file limit */
+#include "session_test.h"
 
 FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
 FXT_TRACEPOINT(t, rich, "seq=%llu name=%s ok=%d ratio=%g p=%p d=%s", (u64, seq), (str, name, 24),
@@ -61,26 +62,6 @@ void free(void *p)
   __libc_free(p);
 }
 
-static char path[256];
-
-static void start(const char *events, uint32_t buffer_kb, uint32_t total_kb, uint32_t mode)
-{
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-session-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
-                                   .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
-                                   .output = path};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-}
-
-static struct fxtcount counts;
-
-static void stop_and_count(const char *seq_event)
-{
-  assert_int_equal(fxt_session_stop(), 0);
-  if (fxtcount_file(path, seq_event, &counts) != 0)
-    fail_msg("decoding %s: %s", path, counts.err);
-  unlink(path);
-}
 
 
 /* ---- no heap allocation on the emit path ------------------------------------------------ */

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "../fxtcount.h"
+#include "../sanitizers.h"
 #include "host/control.h"
 #include "host/server.h"
 
@@ -1017,14 +1018,6 @@ static void runtime_dir_must_be_private(void **state)
 
 /* ---- fork ---------------------------------------------------------------------------------- */
 
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-
 /* In the child: its own server answers on its own socket, and the parent's still answers.
  * Exit 0, 77 when the session did not call fxt_server_after_fork (the server's state is the
  * parent's copy), or the number of the check that failed. */
@@ -1070,7 +1063,7 @@ static int forked_child(pid_t parent)
 static void fork_child_serves_its_own_socket(void **state)
 {
   (void)state;
-#ifdef UNDER_TSAN
+#if FXT_TEST_TSAN
   skip(); /* the child starts threads: ThreadSanitizer forbids it after a threaded fork */
 #endif
   start_session("tsrv:seq");

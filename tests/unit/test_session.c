@@ -19,25 +19,13 @@
 #include <unistd.h>
 
 #define FXTCOUNT_MAX_THREADS 16384
-#include "../fxtcount.h"
+#include "../sanitizers.h"
+#include "session_test.h"
 
 FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
 FXT_TRACEPOINT(t, rich, "seq=%llu name=%s ok=%d ratio=%g p=%p d=%s", (u64, seq), (str, name, 24),
                (bool, ok), (f64, ratio), (ptr, p), (bytes, digest, 4));
 FXT_TRACEPOINT(t, off, "never enabled %u", (u32, x));
-
-static char path[256];
-
-static void start(const char *events, uint32_t buffer_kb, uint32_t total_kb, uint32_t mode)
-{
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-session-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = events,
-                                   .buffer_kb = buffer_kb, .total_kb = total_kb, .mode = mode,
-                                   .output = path, .max_file_kb = 65536};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-}
-
-static struct fxtcount counts;
 
 /* A failed assertion must not leave the session running for the next test. */
 static int teardown(void **state)
@@ -45,14 +33,6 @@ static int teardown(void **state)
   (void)state;
   fxt_session_stop();
   return 0;
-}
-
-static void stop_and_count(const char *seq_event)
-{
-  assert_int_equal(fxt_session_stop(), 0);
-  if (fxtcount_file(path, seq_event, &counts) != 0)
-    fail_msg("decoding %s: %s", path, counts.err);
-  unlink(path);
 }
 
 static struct fxtcount_thread *find(uint64_t tid)
@@ -144,14 +124,7 @@ static void many_short_lived_threads_stay_under_cap(void **state)
   assert_true(threads > 15);
   /* Memory: the pool is mapped once, so the peak RSS grows by at most the cap plus slack.
    * (Not under sanitizers: their own per-thread state grows with the thread count.) */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FXT_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define FXT_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef FXT_TEST_SANITIZED
+#if !FXT_TEST_SANITIZED
   assert_true(after - before < 1024 + 4096);
 #endif
   printf("# %llu of 10000 threads got a buffer; max RSS grew by %ld KiB\n",

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../fxtcount.h"
+#include "../sanitizers.h"
 
 FXT_TRACEPOINT(sig, main_ev, "seq=%llu", (u64, seq));
 FXT_TRACEPOINT(sig, handler_ev, "seq=%llu", (u64, seq));
@@ -49,14 +50,6 @@ static void *signaller(void *arg)
   }
   return NULL;
 }
-
-#if defined(__SANITIZE_THREAD__)
-#define FXT_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define FXT_TEST_TSAN 1
-#endif
-#endif
 
 /* mode and buffer: discard into a buffer that holds the run, or overwrite into one that
  * wraps all the time (then the consumer's staging races the producer's overwriting). */
@@ -122,7 +115,7 @@ static void run(uint32_t mode, uint32_t buffer_kb)
   assert_false(t->backwards); /* main events in order: nested ones merged by time */
   /* Every event accounted for (main_ev are `events`, handler_ev `other`). */
   assert_int_equal(t->events + t->other + t->dropped + t->overrun + t->lost, n + fired);
-#ifndef FXT_TEST_TSAN
+#if !FXT_TEST_TSAN
   /* The nested path was exercised: ~12,000 times on a quiet machine; with three test suites
    * on two CPUs the signaller got 4,324 signals out in the 20 s. */
   assert_true(sc.nested_records >= 1000);

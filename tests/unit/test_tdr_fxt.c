@@ -17,6 +17,7 @@
 
 #include "export/fxtfile.h"
 #include "export/tdr_fxt.h"
+#include "../mem_sink.h"
 #include "report_lines.h"
 #include "tdr_formats.h"
 
@@ -122,22 +123,6 @@ static size_t build_with(struct buf *o, bool lost_page) {
 
 static size_t build(struct buf *o) { return build_with(o, false); }
 
-struct sink {
-  unsigned char *data;
-  size_t len;
-};
-
-static int collect(void *ctx, const void *p, size_t n) {
-  struct sink *s = ctx;
-  unsigned char *more = realloc(s->data, s->len + n);
-  if (more == NULL)
-    return FXT_ENOMEM;
-  memcpy(more + s->len, p, n);
-  s->data = more;
-  s->len += n;
-  return 0;
-}
-
 static struct buf g_file;
 static struct fxt_str_slot g_table[FXT_STRING_TABLE_SIZE];
 
@@ -206,16 +191,16 @@ static void test_reader(void **state) {
 }
 
 /* g_file's first len bytes as FXT into s (must succeed). */
-static void convert(size_t len, struct sink *s, struct tdr_fxt_stats *st) {
+static void convert(size_t len, struct mem_sink *s, struct tdr_fxt_stats *st) {
   char err[TDR_ERR_SIZE] = "";
-  int rc = tdr_to_fxt(g_file.b, len, collect, s, st, err, sizeof err);
+  int rc = tdr_to_fxt(g_file.b, len, mem_sink_write, s, st, err, sizeof err);
   if (rc != 0)
     fail_msg("tdr_to_fxt: %d %s", rc, err);
 }
 
 static void test_conversion(void **state) {
   (void)state;
-  struct sink s = {NULL, 0};
+  struct mem_sink s = {0};
   struct tdr_fxt_stats st;
   char err[TDR_ERR_SIZE] = "";
   convert(build(&g_file), &s, &st);
@@ -231,7 +216,7 @@ static void test_conversion(void **state) {
   /* The records, in file order, as the strict decoder reads them. */
   struct fxt_decoder d;
   struct fxt_record r;
-  assert_int_equal(fxt_decoder_init(&d, s.data, s.len, g_table), 0);
+  assert_int_equal(fxt_decoder_init(&d, s.buf, s.len, g_table), 0);
   int rc, switches = 0, syncs = 0, lost = 0, wakeups = 0;
   uint64_t lost_total = 0;
   while ((rc = fxt_decoder_next(&d, &r, err, sizeof err)) == 1) {
@@ -283,7 +268,7 @@ static void test_conversion(void **state) {
   /* The fxtrace reader: events in time order with their fields, threads named. */
   struct fxtf_file *ff;
   char ferr[FXTF_ERR_SIZE];
-  assert_int_equal(fxtf_load(s.data, s.len, &ff, ferr, sizeof ferr), 0);
+  assert_int_equal(fxtf_load(s.buf, s.len, &ff, ferr, sizeof ferr), 0);
   assert_int_equal(fxtf_event_count(ff), 4);
   struct fxtf_event e;
   assert_int_equal(fxtf_event_at(ff, 0, &e, ferr, sizeof ferr), 0);
@@ -312,7 +297,7 @@ static void test_conversion(void **state) {
   fxtf_totals(ff, &t);
   assert_int_equal(t.lost, 5);
   fxtf_close(ff);
-  free(s.data);
+  free(s.buf);
 }
 
 /* Where the losses go: each before the first event after it on its CPU, as the kernel's
@@ -321,7 +306,7 @@ static void test_conversion(void **state) {
  * "[LOST EVENTS]"; CPUSTAT's 3 beyond the page at the end, no event of CPU 1 following. */
 static void test_losses_before_their_events(void **state) {
   (void)state;
-  struct sink s = {NULL, 0};
+  struct mem_sink s = {0};
   struct tdr_fxt_stats st;
   convert(build_with(&g_file, true), &s, &st);
   assert_int_equal(st.lost_pages, 2);
@@ -330,7 +315,7 @@ static void test_losses_before_their_events(void **state) {
   assert_int_equal(st.lost_cpustat, 3);
   struct fxtf_file *ff;
   char ferr[FXTF_ERR_SIZE];
-  assert_int_equal(fxtf_load(s.data, s.len, &ff, ferr, sizeof ferr), 0);
+  assert_int_equal(fxtf_load(s.buf, s.len, &ff, ferr, sizeof ferr), 0);
   static const struct want_event want[] = {
       {1000, 100, 0, ""},
       {1200, 101, 1, "CPU:1 [LOST 2 EVENTS]\n"},
@@ -342,7 +327,7 @@ static void test_losses_before_their_events(void **state) {
   static const struct fxtf_cpu_loss trailing[] = {{0, 1, 3, false}};
   expect_trailing_cpu_losses(ff, trailing, 1);
   fxtf_close(ff);
-  free(s.data);
+  free(s.buf);
 }
 
 /* Every cut of the file fails (the CPU table names bytes up to the end), naming an offset
@@ -351,10 +336,10 @@ static void test_truncations(void **state) {
   (void)state;
   size_t len = build(&g_file);
   for (size_t cut = 0; cut < len; cut++) {
-    struct sink s = {NULL, 0};
+    struct mem_sink s = {0};
     char err[TDR_ERR_SIZE] = "";
-    int rc = tdr_to_fxt(g_file.b, cut, collect, &s, NULL, err, sizeof err);
-    free(s.data);
+    int rc = tdr_to_fxt(g_file.b, cut, mem_sink_write, &s, NULL, err, sizeof err);
+    free(s.buf);
     assert_int_equal(rc, FXT_EBADMSG);
     char *end;
     unsigned long long at = strtoull(err + 7, &end, 10);
@@ -412,12 +397,12 @@ static void test_shared_names_and_doubles(void **state) {
   memcpy(&bits, &v, 8);
   le(o, 9u << 5 | 4, 4), le(o, 901, 2), le(o, 0, 2), le(o, 7, 4), le(o, bits, 8); /* E at 59 */
   o->len = data + PAGE;
-  struct sink s = {NULL, 0};
+  struct mem_sink s = {0};
   char err[TDR_ERR_SIZE] = "";
-  assert_int_equal(tdr_to_fxt(o->b, o->len, collect, &s, NULL, err, sizeof err), 0);
+  assert_int_equal(tdr_to_fxt(o->b, o->len, mem_sink_write, &s, NULL, err, sizeof err), 0);
   struct fxtf_file *ff;
   char ferr[FXTF_ERR_SIZE];
-  assert_int_equal(fxtf_load(s.data, s.len, &ff, ferr, sizeof ferr), 0);
+  assert_int_equal(fxtf_load(s.buf, s.len, &ff, ferr, sizeof ferr), 0);
   assert_int_equal(fxtf_event_count(ff), 2);
   struct fxtf_event e;
   assert_int_equal(fxtf_event_at(ff, 1, &e, ferr, sizeof ferr), 0);
@@ -431,7 +416,7 @@ static void test_shared_names_and_doubles(void **state) {
   assert_int_equal(fxtf_event_at(ff, 0, &e, ferr, sizeof ferr), 0);
   assert_true(e.desc != NULL && e.desc->offset < e.offset);
   fxtf_close(ff);
-  free(s.data);
+  free(s.buf);
 }
 
 int main(void) {

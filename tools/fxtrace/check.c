@@ -424,13 +424,5 @@ static int check_file(const char *path, bool strict) {
 }
 
 int cmd_check(int argc, char **argv) {
-  const char *path;
-  bool strict;
-  int rc = cli_one_file_strict("check", k_usage, argc, argv, &path, &strict);
-  if (rc >= 0)
-    return rc;
-  rc = check_file(path, strict);
-  if (fflush(stdout) != 0)
-    rc = CLI_EXIT_FAIL;
-  return rc;
+  return cli_file_cmd("check", k_usage, argc, argv, check_file);
 }

@@ -38,6 +38,11 @@ int cli_one_file(const char *cmd, const char *usage, int argc, char **argv, cons
 /* The same, also taking `--strict` (*strict). */
 int cli_one_file_strict(const char *cmd, const char *usage, int argc, char **argv,
                         const char **file, bool *strict);
+/* A subcommand `CMD [--help] [--strict] FILE` (check, report, stats): the arguments parsed
+ * (cli_one_file_strict), run(FILE, strict), then stdout flushed. Returns the usage's or help's
+ * exit code, or run's; CLI_EXIT_FAIL when the flush fails (a full disk, /dev/full). */
+int cli_file_cmd(const char *cmd, const char *usage, int argc, char **argv,
+                 int (*run)(const char *file, bool strict));
 /* fxtf_open with the error printed; NULL on failure. A torn tail is warned about (cli_torn),
  * or with strict an error (NULL). */
 struct fxtf_file *cli_open(const char *cmd, const char *path, bool strict);

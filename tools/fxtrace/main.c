@@ -131,6 +131,19 @@ int cli_one_file_strict(const char *cmd, const char *usage_text, int argc, char 
   return -1;
 }
 
+int cli_file_cmd(const char *cmd, const char *usage, int argc, char **argv,
+                 int (*run)(const char *file, bool strict)) {
+  const char *path;
+  bool strict;
+  int rc = cli_one_file_strict(cmd, usage, argc, argv, &path, &strict);
+  if (rc >= 0)
+    return rc;
+  rc = run(path, strict);
+  if (fflush(stdout) != 0)
+    rc = CLI_EXIT_FAIL;
+  return rc;
+}
+
 struct fxtf_file *cli_open(const char *cmd, const char *path, bool strict) {
   char err[FXTF_ERR_SIZE];
   struct fxtf_file *f = NULL;

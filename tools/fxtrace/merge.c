@@ -387,6 +387,7 @@ static int rewrite(void *ctx, const struct fxt_decoder *d, const struct fxt_reco
     return -1;
   struct fxt_record *r = &m->rec;
   bool changed = false;
+  uint64_t *ts = NULL;
   if (p != NULL && p->mode != MAP_NONE) {
     *r = *rec;
     switch (rec->kind) {
@@ -416,28 +417,27 @@ static int rewrite(void *ctx, const struct fxt_decoder *d, const struct fxt_reco
             attach(m, &r->u.kernel_object.args[i].value.koid, r->u.kernel_object.koid, &changed);
       break;
     case FXT_KIND_CONTEXT_SWITCH:
-      r->u.context_switch.timestamp = to_mono(p, r->u.context_switch.timestamp);
-      changed = true;
+      ts = &r->u.context_switch.timestamp;
       break;
     case FXT_KIND_WAKEUP:
-      r->u.wakeup.timestamp = to_mono(p, r->u.wakeup.timestamp);
-      changed = true;
+      ts = &r->u.wakeup.timestamp;
       break;
     case FXT_KIND_LEGACY_CONTEXT_SWITCH:
-      r->u.legacy_context_switch.timestamp = to_mono(p, r->u.legacy_context_switch.timestamp);
-      changed = true;
+      ts = &r->u.legacy_context_switch.timestamp;
       break;
     case FXT_KIND_LOG:
-      r->u.log.timestamp = to_mono(p, r->u.log.timestamp);
-      changed = true;
+      ts = &r->u.log.timestamp;
       break;
     case FXT_KIND_LARGE_BLOB_EVENT:
-      r->u.large_blob_event.timestamp = to_mono(p, r->u.large_blob_event.timestamp);
-      changed = true;
+      ts = &r->u.large_blob_event.timestamp;
       break;
     default:
       break;
     }
+  }
+  if (ts != NULL) { /* a record whose one time is its timestamp */
+    *ts = to_mono(p, *ts);
+    changed = true;
   }
   if (!changed)
     return emit(m, in->file.data + rec->offset, (size_t)rec->size);

@@ -91,16 +91,15 @@ static int report(const char *path, struct fxtf_file *f) {
   return rc;
 }
 
-int cmd_report(int argc, char **argv) {
-  const char *path;
-  bool strict;
-  int rc = cli_one_file_strict("report", k_usage, argc, argv, &path, &strict);
-  if (rc >= 0)
-    return rc;
+static int report_file(const char *path, bool strict) {
   struct fxtf_file *f = cli_open("report", path, strict);
   if (f == NULL)
     return CLI_EXIT_FAIL;
-  rc = report(path, f);
+  int rc = report(path, f);
   fxtf_close(f);
   return rc;
+}
+
+int cmd_report(int argc, char **argv) {
+  return cli_file_cmd("report", k_usage, argc, argv, report_file);
 }

@@ -69,16 +69,11 @@ static void print_clocks(const struct fxtf_file *f) {
   }
 }
 
-int cmd_stats(int argc, char **argv) {
-  const char *path;
-  bool strict;
-  int rc = cli_one_file_strict("stats", k_usage, argc, argv, &path, &strict);
-  if (rc >= 0)
-    return rc;
+static int stats_file(const char *path, bool strict) {
   struct fxtf_file *f = cli_open("stats", path, strict);
   if (f == NULL)
     return CLI_EXIT_FAIL;
-  rc = print_names(f);
+  int rc = print_names(f);
   if (rc == CLI_EXIT_OK) {
     print_threads(f);
     struct fxtf_totals tot;
@@ -89,7 +84,9 @@ int cmd_stats(int argc, char **argv) {
     print_clocks(f);
   }
   fxtf_close(f);
-  if (fflush(stdout) != 0)
-    rc = CLI_EXIT_FAIL;
   return rc;
+}
+
+int cmd_stats(int argc, char **argv) {
+  return cli_file_cmd("stats", k_usage, argc, argv, stats_file);
 }
