@@ -33,6 +33,8 @@
  * Every event is off until a session enables it (fxtrace/session.h). Off, a fire site costs
  * one relaxed load and one predictable branch. Build with -DFXT_DISABLE to compile every macro
  * of this header away (arguments are then not evaluated).
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_FXTRACE_H
 #define FXTRACE_FXTRACE_H
@@ -41,8 +43,8 @@
 #include "tracepoint.h"
 
 #if !defined(FXT_DISABLE) && !defined(__cplusplus)
-#include "emit.h"
-#include "pp.h"
+#include "detail/emit.h"
+#include "detail/pp.h"
 
 /* ---- registration: one linker section of tracepoint pointers per object ---------------- */
 

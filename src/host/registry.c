@@ -13,7 +13,7 @@
 
 #include <fnmatch.h>
 #include <stdio.h>
-#include <fxtrace/emit.h>
+#include <fxtrace/detail/emit.h>
 #include <fxtrace/fxt.h>
 #include <fxtrace/session.h>
 #include <pthread.h>
