@@ -23,6 +23,7 @@
 #include "../meta.h"
 #include "../tracepoint.h"
 #include "../writer.h"
+#include "fxt_words.h"
 #include "tslot.h"
 
 #ifndef __cplusplus
@@ -171,7 +172,7 @@ static inline bool fxt_emit_reserve(struct fxt_tslot *t, uint32_t cpu, uint64_t 
                                     uint64_t header, struct fxt_cursor *c)
 {
   struct fxt_ring *r = &t->w.ring;
-  uint32_t bytes = (uint32_t)(header >> 4 & 0xfff) * 8;
+  uint32_t bytes = fxt_w_size_of(header) * 8;
   uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
   if (FXT_LIKELY(cpu == t->cpu_fast && bytes <= r->size - (head - r->tail_cache))) {
     c->base = (unsigned char *)((uintptr_t)r + (uintptr_t)(intptr_t)r->storage_off);
@@ -297,7 +298,7 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   f->c.pos = 0;
   f->t = t;
   f->end = head + bytes;
-  fxt_put(&f->c, tp->header | t->thread_bits | header_bits | (uint64_t)words << 4);
+  fxt_put(&f->c, tp->header | t->thread_bits | header_bits | fxt_w_size(words));
   return true;
 #else
   (void)tp, (void)words, (void)header_bits, (void)clk, (void)f;
@@ -434,28 +435,28 @@ static inline FXT_ALWAYS_INLINE uint64_t fxt_arg_header(uint32_t type, uint32_t 
   case FXT_TYPE_U16:
   case FXT_TYPE_U32:
   case FXT_TYPE_U64:
-    t = 2; /* uint32 */
+    t = FXT_ARG_UINT32;
     break;
   case FXT_TYPE_S8:
   case FXT_TYPE_S16:
   case FXT_TYPE_S32:
   case FXT_TYPE_S64:
-    t = 1; /* int32 */
+    t = FXT_ARG_INT32;
     break;
   case FXT_TYPE_BOOL:
-    t = 9; /* bool */
+    t = FXT_ARG_BOOL;
     break;
   case FXT_TYPE_DOUBLE:
-    t = 5, words = 2; /* double */
+    t = FXT_ARG_DOUBLE, words = 2;
     break;
   case FXT_TYPE_PTR:
-    t = 7, words = 2; /* pointer */
+    t = FXT_ARG_POINTER, words = 2;
     break;
   default:
-    t = 6, words = 0; /* string (strings, byte arrays in hex): size bits per value */
+    t = FXT_ARG_STRING, words = 0; /* strings, byte arrays in hex: size bits per value */
     break;
   }
-  return t | words << 4 | (uint64_t)name_ref << 16;
+  return fxt_w_arg((uint32_t)t, words, name_ref);
 }
 
 /* Writes a field as an FXT argument; ah = fxt_arg_header's; narrow: as fxt_field_words_n. */
@@ -468,15 +469,15 @@ static inline FXT_ALWAYS_INLINE void fxt_put_field(struct fxt_cursor *c, uint64_
   case FXT_TYPE_U8:
   case FXT_TYPE_U16:
   case FXT_TYPE_U32:
-    fxt_put(c, ah | (uint64_t)(uint32_t)v.u << 32);
+    fxt_put(c, ah | fxt_w_arg_value32((uint32_t)v.u));
     break;
   case FXT_TYPE_S8:
   case FXT_TYPE_S16:
   case FXT_TYPE_S32:
-    fxt_put(c, ah | (uint64_t)(uint32_t)(int32_t)v.i << 32);
+    fxt_put(c, ah | fxt_w_arg_value32((uint32_t)(int32_t)v.i));
     break;
   case FXT_TYPE_BOOL:
-    fxt_put(c, ah | (uint64_t)(v.u != 0) << 32);
+    fxt_put(c, ah | fxt_w_arg_bool(v.u != 0));
     break;
   case FXT_TYPE_DOUBLE: {
     uint64_t bits;
@@ -491,19 +492,21 @@ static inline FXT_ALWAYS_INLINE void fxt_put_field(struct fxt_cursor *c, uint64_
     break;
   case FXT_TYPE_STR:
     /* Inline string value (ref 0x8000 | len); an empty string is ref 0. */
-    fxt_put(c, ah | words << 4 | (len ? (uint64_t)(0x8000u | len) << 32 : 0));
+    fxt_put(c, ah | fxt_w_arg_size(words) | fxt_w_arg_inline_str(len));
     fxt_put_bytes(c, v.s, len);
     break;
   case FXT_TYPE_BYTES:
-    fxt_put(c, ah | words << 4 | (len ? (uint64_t)(0x8000u | len) << 32 : 0));
+    fxt_put(c, ah | fxt_w_arg_size(words) | fxt_w_arg_inline_str(len));
     fxt_put_hex(c, v.p, len / 2);
     break;
   default: /* U64, S64 */
     if (narrow) {
-      fxt_put(c, ah | (uint64_t)(uint32_t)v.u << 32);
+      fxt_put(c, ah | fxt_w_arg_value32((uint32_t)v.u));
     } else {
-      /* uint32 (2) -> uint64 (4): xor 6; int32 (1) -> int64 (3): xor 2; size 1 word -> 2 */
-      fxt_put(c, ah ^ (0x30u | (type == FXT_TYPE_U64 ? 0x6u : 0x2u)));
+      /* uint32 -> uint64 and int32 -> int64 (one xor of the type), size 1 word -> 2 */
+      fxt_put(c, ah ^ (fxt_w_arg_size(1 ^ 2) |
+                       (type == FXT_TYPE_U64 ? FXT_ARG_UINT32 ^ FXT_ARG_UINT64
+                                             : FXT_ARG_INT32 ^ FXT_ARG_INT64)));
       fxt_put(c, v.u);
     }
     break;
