@@ -424,8 +424,8 @@ FXT_API void fxt_put_hex(struct fxt_cursor *c, const void *bytes, uint32_t n);
 FXT_EXTERN_C_END
 
 /* A field's FXT argument header as the emit path takes it (the registry's arg_header): the
- * argument type (fxt.h enum fxt_arg_type), the size bits of a fixed-size type and the name
- * ref; a u64 or s64 field's in its 32-bit form (uint32 or int32, one word), which
+ * argument type (fxt_layout.h enum fxt_arg_type), the size bits of a fixed-size type and the
+ * name ref; a u64 or s64 field's in its 32-bit form (uint32 or int32, one word), which
  * fxt_put_field widens when the value needs it. */
 static inline FXT_ALWAYS_INLINE uint64_t fxt_arg_header(uint32_t type, uint32_t name_ref)
 {
