@@ -1,6 +1,8 @@
 /* fxtrace/common.h - macros shared by every public header.
  *
  * Freestanding: includes only <stdint.h> and <stddef.h>. Safe to include from C11 and C++.
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_COMMON_H
 #define FXTRACE_COMMON_H

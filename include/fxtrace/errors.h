@@ -1,6 +1,8 @@
 /* fxtrace/errors.h - the one error channel: functions return 0 (or a count) or a negative
  * errno value. The values equal Linux's errno numbers so host code may compare with -EINVAL
  * from <errno.h>; they are spelled out here because a freestanding build has no <errno.h>.
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_ERRORS_H
 #define FXTRACE_ERRORS_H

@@ -46,6 +46,8 @@
  *
  * Concurrency: every function is reentrant; a compiled program is read-only and may be
  * evaluated by any number of threads at once.
+ *
+ * Embedder API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_FILTER_H
 #define FXTRACE_FILTER_H

@@ -33,6 +33,8 @@
  * Every event is off until a session enables it (fxtrace/session.h). Off, a fire site costs
  * one relaxed load and one predictable branch. Build with -DFXT_DISABLE to compile every macro
  * of this header away (arguments are then not evaluated).
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_FXTRACE_H
 #define FXTRACE_FXTRACE_H
@@ -41,8 +43,8 @@
 #include "tracepoint.h"
 
 #if !defined(FXT_DISABLE) && !defined(__cplusplus)
-#include "emit.h"
-#include "pp.h"
+#include "detail/emit.h"
+#include "detail/pp.h"
 
 /* ---- registration: one linker section of tracepoint pointers per object ---------------- */
 
@@ -118,8 +120,8 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 #define FXT_FAST_TRY_(clk, ...)                                                              \
   const uint32_t fxt_words = 2 FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);                          \
   if (FXT_LIKELY(fxt_fast_begin(fxt_tp, fxt_words,                                           \
-                                (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 | 4u, clk,         \
-                                &fxt_f))) {                                                  \
+                                fxt_w_event(FXT_EVENT_INSTANT, FXT_PP_NARGS(__VA_ARGS__)),   \
+                                clk, &fxt_f))) {                                             \
     fxt_put(&fxt_f.c, (clk) ? fxt_f.ts : fxt_fast_ticks());                                  \
     FXT_PP_MAP(FXT_PUTF_, __VA_ARGS__)                                                       \
     fxt_fast_end(&fxt_f);                                                                    \
@@ -165,8 +167,8 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     const uint32_t fxt_words =                                                               \
         2 + fxt_emit_thread_words(fxt_t) FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);               \
     const uint64_t fxt_hdr = fxt_tp->header | fxt_t->thread_bits |                           \
-                             (uint64_t)FXT_PP_NARGS(__VA_ARGS__) << 20 |                     \
-                             (uint64_t)fxt_words << 4 | 4u /* event, instant */;             \
+                             fxt_w_event(FXT_EVENT_INSTANT, FXT_PP_NARGS(__VA_ARGS__)) |     \
+                             fxt_w_size(fxt_words);                                          \
     struct fxt_cursor fxt_c;                                                                 \
     if (fxt_emit_reserve(fxt_t, fxt_cpu, fxt_ts, fxt_hdr, &fxt_c)) {                         \
       fxt_put(&fxt_c, fxt_hdr);                                                              \

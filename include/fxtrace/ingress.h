@@ -45,6 +45,8 @@
  *
  * fxt_ingress_push is async-signal-safe, lock-free, and wait-free unless other pushes keep
  * succeeding in its way (each retry of its loops means another push got a slot or a position).
+ *
+ * Embedder API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_INGRESS_H
 #define FXTRACE_INGRESS_H

@@ -5,6 +5,8 @@
  * fxt_writer_reserve(), which refer to them by index, resolve in every file). Indices
  * 1..FXT_META_STRING_LAST are reserved for this table; other interned strings start at
  * FXT_META_STRING_LAST + 1. Indices are fixed forever; new entries only take unused ones.
+ *
+ * Embedder API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_META_H
 #define FXTRACE_META_H

@@ -12,6 +12,8 @@
  * previous state. Plain atomic loads and stores stay lock-free (single-copy atomic word
  * accesses) and never call them. Neither call may itself trace. Both are called from the
  * contexts the core's callers run in (a thread, an interrupt handler).
+ *
+ * Embedder API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_PORT_H
 #define FXTRACE_PORT_H

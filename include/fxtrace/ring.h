@@ -38,6 +38,8 @@
  * At most one producer and one consumer at a time; the embedder provides that exclusivity
  * (interrupts off in a kernel, one thread per buffer in user space). One reservation at a time:
  * reserve, write, commit, then the next reserve.
+ *
+ * Embedder API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_RING_H
 #define FXTRACE_RING_H

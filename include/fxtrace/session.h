@@ -53,6 +53,8 @@
  * snapshot PID -o FILE` or the trigger writes them; the live view (trace, trace_pipe) gets
  * nothing from them. (With an output file the consumer drains the buffers into it, and a
  * snapshot holds what it has not taken yet.)
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_SESSION_H
 #define FXTRACE_SESSION_H

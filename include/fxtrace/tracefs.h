@@ -17,6 +17,8 @@
  * Controlling events needs a running session; when none runs, the first write that enables
  * an event starts one with no output file (events then go to the live view only).
  * Thread-safe; never called on the emit path.
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_TRACEFS_H
 #define FXTRACE_TRACEFS_H

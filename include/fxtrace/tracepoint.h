@@ -9,6 +9,8 @@
  * running session, so a library loaded later follows them.
  *
  * Use the macros of fxtrace/fxtrace.h; this header is the data model and the control side.
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_TRACEPOINT_H
 #define FXTRACE_TRACEPOINT_H

@@ -2,6 +2,8 @@
  *
  * ABI promise: within one MAJOR version, public structs only grow at the end, exported
  * functions keep their signatures, and FXT record layouts in buffers and files never change.
+ *
+ * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_VERSION_H
 #define FXTRACE_VERSION_H

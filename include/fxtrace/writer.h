@@ -16,6 +16,8 @@
  *
  * Producer calls (reserve, res_*, emit_drop_stats) come from the writer's one producer, with
  * no reservation open; consumer calls (read, drain) from its one consumer; see ring.h.
+ *
+ * Embedder API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_WRITER_H
 #define FXTRACE_WRITER_H

@@ -6,6 +6,7 @@
  * size and the bytes, so they cannot disagree. Inputs are validated completely before either
  * pass, which is why the emit functions have no error paths.
  */
+#include <fxtrace/detail/fxt_words.h>
 #include <fxtrace/fxt.h>
 
 #include "mem.h"
@@ -45,9 +46,10 @@ static void put_stream(struct enc *e, const void *data, uint64_t n) {
   e->pos += padded;
 }
 
+/* Header words come from the one builder (fxtrace/detail/fxt_words.h), which does not mask:
+ * every value is validated before the writing pass. */
 static uint64_t record_header(unsigned type, uint64_t words) {
-  uint64_t h = FXT_SET(0, FXT_HDR_TYPE, type);
-  return FXT_SET(h, FXT_HDR_SIZE, words);
+  return fxt_w_record(type, words);
 }
 
 /* Counts, checks the limits, then writes. words passed to the writing pass is the record's
@@ -158,22 +160,20 @@ static int check_args(const struct fxt_arg *args, uint32_t n) {
 
 /* Header, inline name stream, then the value (§6: always in this order). */
 static void put_arg(struct enc *e, const struct fxt_arg *a) {
-  uint64_t h = FXT_SET(0, FXT_ARG_TYPE, a->type);
-  h = FXT_SET(h, FXT_ARG_SIZE, arg_words(a));
-  h = FXT_SET(h, FXT_ARG_NAME, ref_field(&a->name));
+  uint64_t h = fxt_w_arg(a->type, arg_words(a), (uint32_t)ref_field(&a->name));
   uint64_t value = 0;
   switch (a->type) {
   case FXT_ARG_INT32:
-    h = FXT_SET(h, FXT_ARG_VALUE32, (uint32_t)a->value.i32);
+    h |= fxt_w_arg_value32((uint32_t)a->value.i32);
     break;
   case FXT_ARG_UINT32:
-    h = FXT_SET(h, FXT_ARG_VALUE32, a->value.u32);
+    h |= fxt_w_arg_value32(a->value.u32);
     break;
   case FXT_ARG_STRING:
     h = FXT_SET(h, FXT_ARG_STRING_VALUE, ref_field(&a->value.str));
     break;
   case FXT_ARG_BOOL:
-    h = FXT_SET(h, FXT_ARG_BOOL_VALUE, a->value.b ? 1u : 0u);
+    h |= fxt_w_arg_bool(a->value.b ? 1u : 0u);
     break;
   case FXT_ARG_INT64:
     value = (uint64_t)a->value.i64;
@@ -336,12 +336,8 @@ static bool event_has_trailer(uint32_t type) {
 
 static void emit_event(struct enc *e, const void *p, uint64_t words) {
   const struct fxt_event *r = (const struct fxt_event *)p;
-  uint64_t h = record_header(FXT_RECORD_EVENT, words);
-  h = FXT_SET(h, FXT_EVENT_TYPE, r->type);
-  h = FXT_SET(h, FXT_EVENT_ARGS, r->num_args);
-  h = FXT_SET(h, FXT_EVENT_THREAD, r->thread.index);
-  h = FXT_SET(h, FXT_EVENT_CATEGORY, ref_field(&r->category));
-  h = FXT_SET(h, FXT_EVENT_NAME, ref_field(&r->name));
+  uint64_t h = fxt_w_event_header(words, r->type, r->num_args, r->thread.index,
+                                  (uint32_t)ref_field(&r->category), (uint32_t)ref_field(&r->name));
   /* §8.2 order: timestamp, koids, category, name, arguments, trailer. */
   put_word(e, h);
   put_word(e, r->timestamp);

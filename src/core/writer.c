@@ -1,4 +1,5 @@
 /* writer.c - per-producer FXT writer with in-band drop accounting (see fxtrace/writer.h). */
+#include <fxtrace/detail/fxt_words.h>
 #include <fxtrace/writer.h>
 
 #include <stdbool.h>
@@ -9,24 +10,14 @@
 extern inline int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
                                      struct fxt_reservation *res);
 
-/* drop_stats record layout (FXT event record, spec fxt.md §8 and §9.5). */
+/* drop_stats record layout (FXT event record, spec fxt.md §8 and §9.5): a duration complete
+ * of kernel:meta drop_stats with two uint32 arguments and inline koids (thread ref 0). */
 #define DROP_STATS_WORDS (FXT_DROP_STATS_BYTES / 8)
-#define EVENT_RECORD_TYPE 4u
-#define EVENT_DURATION_COMPLETE 4u
-#define ARG_UINT32 2u
 
 static uint64_t drop_stats_header(void)
 {
-  return EVENT_RECORD_TYPE | (uint64_t)DROP_STATS_WORDS << 4 |
-         (uint64_t)EVENT_DURATION_COMPLETE << 16 | (uint64_t)2 << 20 /* args */ |
-         (uint64_t)0 << 24 /* thread ref: inline */ | (uint64_t)FXT_STR_KERNEL_META << 32 |
-         (uint64_t)FXT_STR_DROP_STATS << 48;
-}
-
-static uint64_t uint32_arg(uint32_t name_ref, uint32_t value)
-{
-  return ARG_UINT32 | (uint64_t)1 << 4 /* one word */ | (uint64_t)name_ref << 16 |
-         (uint64_t)value << 32;
+  return fxt_w_event_header(DROP_STATS_WORDS, FXT_EVENT_DURATION_COMPLETE, 2, 0,
+                            FXT_STR_KERNEL_META, FXT_STR_DROP_STATS);
 }
 
 /* Writes one drop_stats record for as much of the pending run as one record can carry, and
@@ -40,8 +31,8 @@ static void write_drop_stats(struct fxt_writer *w, struct fxt_ring_res *res)
       w->drop_first,
       w->process_koid,
       w->thread_koid,
-      uint32_arg(FXT_STR_NUM_RECORDS, records),
-      uint32_arg(FXT_STR_NUM_BYTES, bytes),
+      fxt_w_arg_u32(FXT_STR_NUM_RECORDS, records),
+      fxt_w_arg_u32(FXT_STR_NUM_BYTES, bytes),
       w->drop_last,
   };
   (void)fxt_ring_res_write(res, rec, sizeof(rec));

@@ -57,8 +57,7 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
   for (uint32_t i = 0; i < n; i++) /* 64-bit integers in one word when all fit: as typed ones */
     words += fxt_field_words_n(av[i].type, len[i], wide == 0);
   struct fxt_cursor c;
-  uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)etype << 16 |
-                 (uint64_t)n << 20 | t->thread_bits | tp->header;
+  uint64_t hdr = fxt_w_event(etype, n) | fxt_w_size(words) | t->thread_bits | tp->header;
   if (fxt_emit_reserve(t, cpu, now, hdr, &c)) { /* a cpu record is stamped now */
     fxt_put(&c, hdr);
     fxt_put_event_head(&c, t, ts);
@@ -83,9 +82,8 @@ static void scope_end_slow(struct fxt_scope *s);
 void fxt_scope_end(struct fxt_scope *s)
 {
   struct fxt_fast f;
-  if (FXT_LIKELY(fxt_fast_begin(s->tp, 3,
-                                (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | FXT_RECORD_EVENT,
-                                false, &f))) {
+  if (FXT_LIKELY(fxt_fast_begin(s->tp, 3, fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 0), false,
+                                &f))) {
     fxt_put(&f.c, s->start);
     fxt_put(&f.c, fxt_fast_ticks());
     fxt_fast_end(&f);
@@ -98,8 +96,7 @@ __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
 {
   struct fxt_fast f; /* the fast path's CLOCK_MONOTONIC form first */
   if (!fxt_clock_is_tsc &&
-      fxt_fast_begin(s->tp, 3, (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | FXT_RECORD_EVENT,
-                     true, &f)) {
+      fxt_fast_begin(s->tp, 3, fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 0), true, &f)) {
     fxt_put(&f.c, s->start);
     fxt_put(&f.c, f.ts);
     fxt_fast_end(&f);
@@ -111,8 +108,8 @@ __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu);
   uint32_t words = 3 + fxt_emit_thread_words(t);
-  uint64_t hdr = FXT_RECORD_EVENT | (uint64_t)words << 4 |
-                 (uint64_t)FXT_EVENT_DURATION_COMPLETE << 16 | t->thread_bits | s->tp->header;
+  uint64_t hdr = fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 0) | fxt_w_size(words) |
+                 t->thread_bits | s->tp->header;
   struct fxt_cursor c;
   if (fxt_emit_reserve(t, cpu, now, hdr, &c)) {
     fxt_put(&c, hdr);

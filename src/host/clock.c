@@ -16,7 +16,7 @@
  * CPUs): the check costs a few milliseconds, the calibration 5 ms.
  */
 #define _GNU_SOURCE
-#include <fxtrace/emit.h>
+#include <fxtrace/detail/emit.h>
 #include <fxtrace/fxtrace.h>
 #include <pthread.h>
 #include <sched.h>
@@ -363,7 +363,7 @@ int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second)
   clock_reason = "no CPU counter on this architecture";
 #endif
   /* The same offset in every thread: initial-exec TLS and glibc's rseq area are both at fixed
-   * offsets from the thread pointer. The fast path (fxtrace/emit.h) has a form per clock, each
+   * offsets from the thread pointer. The fast path (fxtrace/detail/emit.h) has a form per clock, each
    * with its CPU word: the other's is the no-CPU word, so it never goes on. Without rseq every
    * event takes the general path. */
 #if defined(__x86_64__)

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <fxtrace/emit.h>
+#include <fxtrace/detail/emit.h>
 
 #include "../export/text.h"
 #include "cpunote.h"

@@ -5,7 +5,7 @@
  * itself replaces this one (static link: this member is never pulled in; shared library: the
  * symbol is exported with default visibility and can be interposed).
  */
-#include <fxtrace/emit.h>
+#include <fxtrace/detail/emit.h>
 
 uint64_t fxt_platform_ticks(void)
 {

@@ -13,7 +13,7 @@
 
 #include <fnmatch.h>
 #include <stdio.h>
-#include <fxtrace/emit.h>
+#include <fxtrace/detail/emit.h>
 #include <fxtrace/fxt.h>
 #include <fxtrace/session.h>
 #include <pthread.h>
@@ -136,7 +136,7 @@ static void prepare(struct fxt_tracepoint *tp)
   tp->id = 0;
   if (sys <= 0 || name <= 0)
     return;
-  tp->header = (uint64_t)sys << 32 | (uint64_t)name << 48;
+  tp->header = fxt_w_event_strings(sys, name);
   for (uint32_t i = 0; i < tp->nfields && i < FXT_MAX_FIELDS; i++) {
     const struct fxt_field *f = &tp->fields[i];
     int ref = fxt_intern_cstr(f->name);

@@ -15,7 +15,7 @@
 #ifndef FXT_HOST_SESSION_INT_H
 #define FXT_HOST_SESSION_INT_H
 
-#include <fxtrace/emit.h>
+#include <fxtrace/detail/emit.h>
 #include <fxtrace/ingress.h>
 #include <fxtrace/session.h>
 #include <pthread.h>

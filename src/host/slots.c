@@ -450,7 +450,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   t->fast_base = storage;
   t->fast_mask = s->buffer_bytes - 1;
   t->fast_end = 0; /* the first event takes the general path, which sets it */
-  t->thread_bits = i < 255 ? (uint64_t)(i + 1) << 24 : 0;
+  t->thread_bits = i < 255 ? fxt_w_event_thread(i + 1) : 0;
   /* A flight recorder's consumer leaves the ring alone (or, while a trace_pipe is open,
    * drains it each poll period): no wake, and so nothing keeps an event off the fast path
    * once the ring is past its mark. */
@@ -897,11 +897,10 @@ struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint6
   }
   *c = fxt_cursor_of(&res); /* after the drop_stats record, if one was pending */
   if (words) {
-    fxt_put(c, FXT_RECORD_EVENT | (uint64_t)words << 4 | (uint64_t)FXT_EVENT_COUNTER << 16 |
-                   (uint64_t)1 << 20 | t->thread_bits | (uint64_t)FXT_STR_KERNEL_META << 32 |
-                   (uint64_t)FXT_STR_CPU << 48);
+    fxt_put(c, fxt_w_event(FXT_EVENT_COUNTER, 1) | fxt_w_size(words) | t->thread_bits |
+                   fxt_w_event_strings(FXT_STR_KERNEL_META, FXT_STR_CPU));
     fxt_put_event_head(c, t, ts);
-    fxt_put(c, FXT_ARG_UINT32 | 1u << 4 | (uint64_t)FXT_STR_CPU << 16 | (uint64_t)cpu << 32);
+    fxt_put(c, fxt_w_arg_u32(FXT_STR_CPU, cpu));
     fxt_put(c, 0); /* counter id */
     t->cpu = cpu;
   }
