@@ -88,8 +88,10 @@ struct live_iter *live_iter_open(struct fxt_tbuf *b);
 bool live_iter_next(struct live_iter *it, struct fxt_tbuf *b, size_t want);
 void live_iter_close(struct live_iter *it);
 
-/* trace_pipe: formats and consumes the oldest entries (merged by time) into b while b holds
- * less than want bytes; each line whole. Returns the entries consumed. */
+/* trace_pipe: formats and consumes the oldest entries (merged by time) into b while the next
+ * line fits whole in want bytes, as the kernel's trace_pipe read does (a reader killed between
+ * reads never ends on half a line); the first line is taken even if it does not fit (the
+ * caller hands it on over several reads). Returns the entries consumed. */
 size_t live_consume(struct fxt_tbuf *b, size_t want);
 /* Waits until an entry is available, tracing is off, or timeout_ms passes (-1: forever);
  * true when an entry is available. */

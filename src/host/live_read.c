@@ -370,8 +370,13 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
     struct entry *e = fxt_live_ring_oldest(r);
     uint64_t lost = e->taken == 0 ? e->lost_before : 0;
     lost += r->pipe_lost; /* runs evicted before this reader got them */
-    r->pipe_lost = 0;
+    size_t before = b->len;
     format_record(b, e, e->taken, (uint32_t)c, lost);
+    if (b->len > want && taken > 0) { /* not whole: it waits for the next read, untaken */
+      b->len = before;
+      break;
+    }
+    r->pipe_lost = 0;
     e->taken += rec_bytes(run_at(e, e->taken));
     r->events--;
     r->read++;
