@@ -243,6 +243,7 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
       uint32_t flags = s->cfg.mode == FXT_MODE_OVERWRITE ? FXT_RING_OVERWRITE : FXT_RING_DISCARD;
       unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
       fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)pid, (uint64_t)tid);
+      fxt_slot_ring_policy(&t->w.ring);
       atomic_store_explicit(&t->lost, 0, memory_order_relaxed);
       atomic_store_explicit(&t->gen, s->gen, memory_order_relaxed);
       t->cpu = UINT32_MAX;

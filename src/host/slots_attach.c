@@ -118,6 +118,7 @@ static struct fxt_tslot *take_slot(struct session *s, uint32_t i)
   if (fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)s->pid,
                             (uint64_t)tid) != 0)
     return NULL;
+  fxt_slot_ring_policy(&t->w.ring);
   atomic_store_explicit(&t->depth, 0, memory_order_relaxed);
   atomic_store_explicit(&t->lost, 0, memory_order_relaxed);
   atomic_store_explicit(&t->gen, fxt_pid_muted(tid) ? s->gen | FXT_GEN_MUTED : s->gen,

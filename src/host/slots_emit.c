@@ -67,86 +67,91 @@ void fxt_emit_wake(struct fxt_tslot *t)
   fxt_consumer_wake(&fxt_session);
 }
 
+/* Overwrite mode: the move of the tail in a pass of fxt_pass_oldest, stated in the slot's entry
+ * of the session file (pass_*) before the ring makes it, and the CPU in effect at each new
+ * tail. */
+struct pass_ctx {
+  struct fxt_sh_slot *e;
+  uint32_t cpu; /* the CPU in effect at the position the walk has reached */
+};
+
+/* The CPU in effect at the tail, as a note says (cpunote.h: the tail was loaded with acquire,
+ * or by our own move, so the note for it is among these (N1); a note loaded here after a later
+ * move of the consumer can only be for a tail our compare-and-swap then does not find). Then
+ * the `cpu` records passed over update it (pass_cpu_record). */
+static void pass_begin(void *ctx, uint32_t tail)
+{
+  struct pass_ctx *c = ctx;
+  uint64_t notes[4];
+  fxt_cpu_notes_load(c->e, notes);
+  c->cpu = fxt_cpu_note_match(notes, tail);
+}
+
+/* A kernel:meta `cpu` counter passed over: its uint32 argument is the second last word. */
+static void pass_cpu_record(void *ctx, const struct fxt_ring *r, uint32_t pos, uint64_t header,
+                            uint32_t bytes)
+{
+  struct pass_ctx *c = ctx;
+  (void)header;
+  if (bytes < 32)
+    return;
+  uint64_t arg = fxt_ring_word(r, pos + bytes - 16);
+  c->cpu = (arg & 0xf) == FXT_ARG_UINT32 ? (uint32_t)(arg >> 32) : c->cpu;
+}
+
+static void pass_moving(void *ctx, const struct fxt_ring_pass *p)
+{
+  struct pass_ctx *c = ctx;
+  struct fxt_sh_slot *e = c->e;
+  atomic_store_explicit(&e->pass_from, p->from, memory_order_relaxed);
+  atomic_store_explicit(&e->pass_to, p->to, memory_order_relaxed);
+  atomic_store_explicit(&e->pass_records, p->records, memory_order_relaxed);
+  atomic_store_explicit(&e->pass_ovr_before, p->overrun_records, memory_order_relaxed);
+  atomic_store_explicit(&e->pass_ovb_before, p->overrun_bytes, memory_order_relaxed);
+  /* The CPU at the new tail, before the tail moves there: the release store of the note
+   * and the compare-and-swap's release pair with a copier's acquire of the tail (N1). A
+   * pass whose compare-and-swap fails leaves a note that is true all the same. */
+  fxt_cpu_note_put(e->cpu_note, p->from, p->to, c->cpu);
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&e->pass_state, 1, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void pass_moved(void *ctx, const struct fxt_ring_pass *p)
+{
+  struct pass_ctx *c = ctx;
+  (void)p;
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&c->e->pass_state, 0, memory_order_relaxed);
+}
+
 /* Overwrite mode: makes room for `need` bytes by moving the tail past the oldest records, as
- * the ring's make_room would (src/core/ring.c) - and then the ring finds the room and moves
- * nothing - but states the move in the slot's entry of the session file first. make_room
- * moves the tail with a compare-and-swap and updates the overrun counters after it: a death
- * between the two would leave records overwritten and counted nowhere, and `fxtrace recover`
- * could not tell how many (docs/recovery.md). Producer side only (the owner thread, or the
- * consumer once it is gone): the same single-writer rules as make_room for the counters,
- * the same orders for the tail (acquire on both outcomes of the compare-and-swap: pairs with
- * the consumer's release when it claims, ring.c (2); the release fence before the gained
- * space is written is the ring's reserve_slow, which runs because tail_cache is older; and
- * release on success besides, for the CPU note stored before it: cpunote.h (N1)). Before
- * each move it notes the CPU in effect at the new tail, so that a copy starting there can
- * say which CPU its first events ran on. */
+ * the ring's own reservation would - and then the ring finds the room and moves nothing - but
+ * states the move in the slot's entry of the session file first (fxt_ring_pass_oldest, which
+ * says the orders): the ring moves the tail with a compare-and-swap and updates the overrun
+ * counters after it, and a death between the two would leave records overwritten and counted
+ * nowhere, so that `fxtrace recover` could not tell how many (docs/recovery.md). Producer side
+ * only (the owner thread, or the consumer once it is gone). A full ring (a flight recorder:
+ * nobody drains it) passes a sixteenth of it at a time, so that the next events find room on
+ * the fast path instead of each paying for a pass of its own; the window kept is a sixteenth
+ * shorter at worst. Before each move it notes the CPU in effect at the new tail, so that a
+ * copy starting there can say which CPU its first events ran on. */
 void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
 {
-  struct fxt_ring *r = &t->w.ring;
-  if (!(r->flags & FXT_RING_OVERWRITE) || need > r->size || !s->sh ||
-      t->slot_index >= s->nslots || t->flush_on_leave)
+  if (!s->sh || t->slot_index >= s->nslots || t->flush_on_leave)
     return;
-  struct fxt_sh_slot *e = sh_slot(s, t->slot_index);
-  const unsigned char *base = (const unsigned char *)r + r->storage_off;
-  uint32_t mask = r->size - 1;
-  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
-  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-  /* A full ring (a flight recorder: nobody drains it) passes a sixteenth of it at a time, so
-   * that the next events find room on the fast path instead of each paying for a pass of its
-   * own; the window kept is a sixteenth shorter at worst. */
-  uint32_t batch = need > r->size / 16 ? need : r->size / 16;
-  while (need > r->size - (head - tail)) {
-    uint32_t to = tail, records = 0;
-    /* The CPU in effect at the tail, as a note says (cpunote.h: the tail was loaded above with
-     * acquire, or by our own move, so the note for it is among these (N1); a note loaded here
-     * after a later move of the consumer can only be for a tail our compare-and-swap then
-     * does not find). Then the `cpu` records passed over update it. */
-    uint64_t notes[4];
-    fxt_cpu_notes_load(e, notes);
-    uint32_t cpu = fxt_cpu_note_match(notes, tail);
-    while (batch > r->size - (head - to) && to != head) {
-      /* [tail, head) is ours and committed: the consumer only reads it. */
-      uint64_t h = atomic_load_explicit((const _Atomic uint64_t *)(const void *)(base + (to & mask)),
-                                        memory_order_relaxed);
-      uint32_t n = fxt_ring_record_bytes(h);
-      if (n == 0 || n > head - to)
-        return; /* corrupt: the ring's own make_room reports it */
-      bool meta = (h & 0xf) == FXT_RECORD_EVENT && (h >> 32 & 0xffff) == FXT_STR_KERNEL_META;
-      records += !meta;
-      if (meta && (h >> 48) == FXT_STR_CPU && n >= 32) {
-        /* kernel:meta `cpu` counter: its uint32 argument is the second last word. */
-        uint64_t arg = atomic_load_explicit(
-            (const _Atomic uint64_t *)(const void *)(base + ((to + n - 16) & mask)),
-            memory_order_relaxed);
-        cpu = (arg & 0xf) == FXT_ARG_UINT32 ? (uint32_t)(arg >> 32) : cpu;
-      }
-      to += n;
-    }
-    uint32_t ovr = atomic_load_explicit(&r->overrun_records, memory_order_relaxed);
-    uint32_t ovb = atomic_load_explicit(&r->overrun_bytes, memory_order_relaxed);
-    atomic_store_explicit(&e->pass_from, tail, memory_order_relaxed);
-    atomic_store_explicit(&e->pass_to, to, memory_order_relaxed);
-    atomic_store_explicit(&e->pass_records, records, memory_order_relaxed);
-    atomic_store_explicit(&e->pass_ovr_before, ovr, memory_order_relaxed);
-    atomic_store_explicit(&e->pass_ovb_before, ovb, memory_order_relaxed);
-    /* The CPU at the new tail, before the tail moves there: the release store of the note
-     * and the compare-and-swap's release pair with a copier's acquire of the tail (N1). A
-     * pass whose compare-and-swap fails leaves a note that is true all the same. */
-    fxt_cpu_note_put(e->cpu_note, tail, to, cpu);
-    atomic_signal_fence(memory_order_seq_cst);
-    atomic_store_explicit(&e->pass_state, 1, memory_order_relaxed);
-    atomic_signal_fence(memory_order_seq_cst);
-    uint32_t from = tail;
-    if (atomic_compare_exchange_strong_explicit(&r->tail, &tail, to, memory_order_acq_rel,
-                                                memory_order_acquire)) {
-      atomic_store_explicit(&r->overrun_records, ovr + records, memory_order_relaxed);
-      atomic_store_explicit(&r->overrun_bytes, ovb + (to - from), memory_order_relaxed);
-      tail = to;
-    }
-    /* On failure the consumer claimed meanwhile: tail is its new position; look again. */
-    atomic_signal_fence(memory_order_seq_cst);
-    atomic_store_explicit(&e->pass_state, 0, memory_order_relaxed);
-  }
+  struct pass_ctx c = {sh_slot(s, t->slot_index), FXT_CPU_NOTE_NONE};
+  const struct fxt_ring_pass_hooks hooks = {
+      &c,
+      FXT_SLOT_META_MASK | (uint64_t)0xffff << 48,
+      FXT_SLOT_META_MATCH | (uint64_t)FXT_STR_CPU << 48,
+      pass_begin,
+      pass_cpu_record,
+      pass_moving,
+      pass_moved,
+  };
+  /* (A corrupt ring: the ring's own reservation reports it.) */
+  (void)fxt_ring_pass_oldest(&t->w.ring, need, 4, &hooks);
 }
 
 /* Block mode: waits (yielding) until the consumer made room, the timeout passed, or the
