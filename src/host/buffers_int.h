@@ -11,8 +11,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "buffers.h"
+#include "clock.h"
 #include "harvest.h"
 #include "session_int.h"
+#include "slots.h"
 
 #define FXT_BUF_GROW_STEP (64u << 10) /* growing tables are allocated this much ahead */
 

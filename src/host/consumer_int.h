@@ -22,6 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buffers.h"
+#include "clock.h"
+#include "consumer.h"
 #include "cpunote.h"
 #include "deliver.h"
 #include "intern.h"
@@ -30,6 +33,7 @@
 #include "outfile.h"
 #include "registry.h"
 #include "session_int.h"
+#include "slots.h"
 
 #define STAGE_BYTES (1u << 20)
 #define OUT_BYTES (1u << 20)

@@ -13,7 +13,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "buffers.h"
+#include "consumer.h"
 #include "session_int.h"
+#include "slots.h"
+#include "trigger.h"
 
 /* What a new owner writes itself before its first event: the whole of a buffer up to 4 MiB (the
  * default), the first 4 MiB of a larger one (the consumer touches the rest, fxt_slots_prewarm:

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "session_int.h"
+#include "trigger.h"
 
 #define TRIGGER_WAIT_MS 5000
 #define ALT_STACK_BYTES (64u << 10)
