@@ -162,6 +162,18 @@ void fxt_slot_free(struct session *s, uint32_t i)
   pthread_mutex_unlock(&s->pool_lock);
 }
 
+/* A full fence on every thread of the process (membarrier, private expedited, else global):
+ * true; false when membarrier is not available, after a 20 ms grace period instead. */
+static bool fence_all_threads(void)
+{
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ||
+      syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+    return true;
+  struct timespec ts = {0, 20000000};
+  nanosleep(&ts, NULL);
+  return false;
+}
+
 /* The stop handshake. The caller has set fxt_session_active to 0. membarrier() is a full
  * fence on every thread of the process, so for each thread either its raise of depth is
  * visible here, or its next load of fxt_session_active sees 0 and it refuses to emit. After
@@ -170,12 +182,7 @@ void fxt_slot_free(struct session *s, uint32_t i)
  * available, after falling back on a 20 ms grace period. */
 bool fxt_slots_quiesce(struct session *s)
 {
-  bool fenced = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ||
-                syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
-  if (!fenced) {
-    struct timespec ts = {0, 20000000};
-    nanosleep(&ts, NULL);
-  }
+  bool fenced = fence_all_threads();
   for (uint32_t i = 0; i < s->nslots; i++) {
     if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) == SLOT_FREE)
       continue;
@@ -201,11 +208,7 @@ bool fxt_slots_quiesce(struct session *s)
  * A signal handler's nested emission raises depth past 1: waited for. */
 void fxt_slots_sync(struct session *s)
 {
-  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
-      syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) {
-    struct timespec ts = {0, 20000000};
-    nanosleep(&ts, NULL);
-  }
+  (void)fence_all_threads();
   for (uint32_t i = 0; s->pool && i < s->nslots; i++) {
     if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) == SLOT_FREE)
       continue;

@@ -143,8 +143,8 @@ void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
   struct pass_ctx c = {sh_slot(s, t->slot_index), FXT_CPU_NOTE_NONE};
   const struct fxt_ring_pass_hooks hooks = {
       &c,
-      FXT_SLOT_META_MASK | (uint64_t)0xffff << 48,
-      FXT_SLOT_META_MATCH | (uint64_t)FXT_STR_CPU << 48,
+      FXT_META_HEADER_MASK | (uint64_t)0xffff << 48,
+      FXT_META_HEADER_MATCH | (uint64_t)FXT_STR_CPU << 48,
       pass_begin,
       pass_cpu_record,
       pass_moving,

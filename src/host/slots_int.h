@@ -15,6 +15,7 @@
 
 #include "buffers.h"
 #include "consumer.h"
+#include "metarec.h"
 #include "session_int.h"
 #include "slots.h"
 #include "trigger.h"
@@ -28,14 +29,12 @@ static inline uint32_t fxt_slots_sync_pages(const struct session *s)
   return (s->buffer_bytes < SYNC_WARM_BYTES ? s->buffer_bytes : SYNC_WARM_BYTES) / 4096;
 }
 
-/* Bookkeeping records (FXT events of category kernel:meta, docs/fxt-conventions.md) are
- * overwritten like any other but not counted in a thread ring's overrun_records: that counter is
- * about events. The pattern of their header word (type and category): */
-#define FXT_SLOT_META_MASK ((uint64_t)0xf | (uint64_t)0xffff << 32)
-#define FXT_SLOT_META_MATCH ((uint64_t)FXT_RECORD_EVENT | (uint64_t)FXT_STR_KERNEL_META << 32)
+/* A thread ring's bookkeeping records (kernel:meta, docs/fxt-conventions.md) are overwritten
+ * like any other but not counted in its overrun_records: that counter is about events
+ * (metarec.h). */
 static inline void fxt_slot_ring_policy(struct fxt_ring *r)
 {
-  fxt_ring_set_uncounted(r, FXT_SLOT_META_MASK, FXT_SLOT_META_MATCH);
+  fxt_ring_set_uncounted(r, FXT_META_HEADER_MASK, FXT_META_HEADER_MATCH);
 }
 
 /* slots.c */

@@ -4,7 +4,7 @@
 #ifndef FXTRACE_HOST_TRACEFS_INT_H
 #define FXTRACE_HOST_TRACEFS_INT_H
 
-#include <fxtrace/fxtrace.h>
+#include <fxtrace/tracepoint.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
