@@ -20,7 +20,11 @@
  *    whole records (a compare-and-swap, only then) and counts them as overrun. A concurrent
  *    reader stages records with relaxed word loads and claims them with a compare-and-swap on
  *    the tail; if the producer moved the tail first, the staged copy is thrown away and read
- *    again. The copy callback only ever sees claimed, intact records.
+ *    again. The copy callback only ever sees claimed, intact records. The producer may also
+ *    move the tail ahead of its need, in steps its caller sees (fxt_ring_pass_oldest).
+ *    Records whose header matches a pattern the embedder sets (fxt_ring_set_uncounted: the
+ *    tracer's own bookkeeping records) are overwritten like any other but not counted in
+ *    overrun_records.
  *
  * Who may call what concurrently (P = the one producer, C = the one consumer):
  *
@@ -29,11 +33,14 @@
  *   fxt_ring_res_write       P   same
  *   fxt_ring_res_commit      P   same
  *   fxt_ring_producer_used   P   same
+ *   fxt_ring_pass_oldest     P   same (overwrite mode)
+ *   fxt_ring_word            P   same (a position it committed and still owns)
  *   fxt_ring_read            C   P's operations
  *   fxt_ring_drain           C   P's operations
  *   fxt_ring_iter_*          any reader, with P and C (never consumes; see fxt_ring_iter_next)
  *   fxt_ring_stats           anyone
  *   fxt_ring_init            nobody
+ *   fxt_ring_set_uncounted   nobody (after fxt_ring_init, before the first reservation)
  *
  * At most one producer and one consumer at a time; the embedder provides that exclusivity
  * (interrupts off in a kernel, one thread per buffer in user space). One reservation at a time:
@@ -64,10 +71,13 @@
  * placed in static, per-CPU or shared storage. Layout: one read-only block, then one cache line
  * per writer side. */
 struct fxt_ring {
-  /* Written by fxt_ring_init only; read by everyone. */
+  /* Written by fxt_ring_init (and fxt_ring_set_uncounted) only; read by everyone. */
   uint32_t size;       /* storage bytes, a power of two */
   uint32_t flags;      /* FXT_RING_* */
   int64_t storage_off; /* storage address minus the address of this struct */
+  /* Records whose header word h has (h & uncounted_mask) == uncounted_match are not counted
+   * in overrun_records (fxt_ring_set_uncounted; fxt_ring_init: none). */
+  uint64_t uncounted_mask, uncounted_match;
 
   /* Producer line: written by the producer only. */
   FXT_ALIGNAS(FXT_CACHE_LINE) FXT_ATOMIC(uint32_t) head; /* end of committed records.
@@ -109,8 +119,8 @@ struct fxt_ring_stats {
   uint32_t size;            /* storage bytes */
   uint32_t used;            /* committed, unread bytes */
   uint32_t overrun_records; /* overwritten by the producer before being read (overwrite mode);
-                             * bookkeeping records (kernel:meta events) are not counted here,
-                             * only in overrun_bytes */
+                             * records fxt_ring_set_uncounted names are not counted here, only
+                             * in overrun_bytes */
   uint32_t overrun_bytes;
   uint32_t lost_records;    /* claimed by the consumer but not delivered (overwrite mode) */
   uint32_t lost_bytes;
@@ -121,6 +131,35 @@ struct fxt_ring_stats {
  * that wraps around the end of the storage arrives as two pieces. Non-zero return stops the
  * read; nothing after the last record that was copied whole is consumed. */
 typedef int (*fxt_copy_fn)(void *ctx, uint32_t offset, const void *src, uint32_t len);
+
+/* One move of the tail by fxt_ring_pass_oldest, as its hooks see it. */
+struct fxt_ring_pass {
+  uint32_t from;            /* the tail the move starts from */
+  uint32_t to;              /* the tail after it: whole records passed over */
+  uint32_t records;         /* records in [from, to) that overrun_records counts */
+  uint32_t overrun_records; /* the ring's counters before the move */
+  uint32_t overrun_bytes;
+};
+
+/* What the caller of fxt_ring_pass_oldest sees of each move, and when; every hook may be NULL.
+ * They run on the producer, in its pass. */
+struct fxt_ring_pass_hooks {
+  void *ctx;
+  /* Records whose header word h has (h & watch_mask) == watch_match are shown to watched. */
+  uint64_t watch_mask, watch_match;
+  /* A move starts at tail (loaded with acquire, or where the producer's last move left it). */
+  void (*begin)(void *ctx, uint32_t tail);
+  /* A watched record of `bytes` bytes at position pos, about to be passed over (committed:
+   * fxt_ring_word reads its words). */
+  void (*watched)(void *ctx, const struct fxt_ring *r, uint32_t pos, uint64_t header,
+                  uint32_t bytes);
+  /* Before the compare-and-swap that moves the tail from p->from to p->to: what the caller
+   * stores here happens before the move for whoever acquires the new tail. */
+  void (*moving)(void *ctx, const struct fxt_ring_pass *p);
+  /* After it, whether it moved the tail or the consumer had claimed first (the next move
+   * then starts from the consumer's tail). */
+  void (*moved)(void *ctx, const struct fxt_ring_pass *p);
+};
 
 FXT_EXTERN_C_BEGIN
 
@@ -163,6 +202,25 @@ FXT_API uint32_t fxt_ring_producer_used(struct fxt_ring *r);
 
 /* Fills *st with the ring's counters (any thread). */
 FXT_API void fxt_ring_stats(const struct fxt_ring *r, struct fxt_ring_stats *st);
+
+/* Records whose header word h has (h & mask) == match are overwritten like any other but not
+ * counted in overrun_records (bookkeeping of the embedder's: only events are counted there);
+ * overrun_bytes counts them. fxt_ring_init sets a pattern nothing matches. */
+FXT_API void fxt_ring_set_uncounted(struct fxt_ring *r, uint64_t mask, uint64_t match);
+
+/* Producer, overwrite mode: makes room for need bytes after head by moving the tail past the
+ * oldest records, as a reservation that does not fit would, but in steps of at least
+ * size >> batch_shift bytes (batch_shift 0 to 31: the next reservations then find room without
+ * a pass of their own), each shown to hooks before and after its compare-and-swap (NULL:
+ * none). Nothing moves when the room is there. Returns 0; FXT_EINVAL in discard mode;
+ * FXT_ENOSPC when need > size (nothing moved); FXT_EBADMSG when a committed record header is
+ * invalid (the moves made until then stand). */
+FXT_API int fxt_ring_pass_oldest(struct fxt_ring *r, uint32_t need, uint32_t batch_shift,
+                                 const struct fxt_ring_pass_hooks *hooks);
+
+/* Producer: the 8-byte word at ring position pos (a whole word of a record it committed and
+ * that is still in the ring), with relaxed loads. */
+FXT_API uint64_t fxt_ring_word(const struct fxt_ring *r, uint32_t pos);
 
 /* Out-of-line rare cases of the producer functions below (not for direct use). */
 FXT_API int fxt_ring_reserve_slow(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res);

@@ -25,7 +25,6 @@
  * C11 sense; on x86-64 and AArch64 relaxed word stores and loads are plain moves. The unit is
  * the widest lock-free word: 8 bytes on 64-bit targets, 4 bytes elsewhere.
  */
-#include <fxtrace/meta.h>
 #include <fxtrace/ring.h>
 
 #include <stdatomic.h>
@@ -70,11 +69,10 @@ static inline uint64_t get_word(unsigned char *base, uint32_t off)
   return w;
 }
 
-/* Bookkeeping records (FXT events of category kernel:meta, DESIGN.md) are overwritten like any
- * other but not counted in overrun_records: that counter is about events. */
-static inline bool is_bookkeeping(uint64_t header)
+/* Whether overrun_records counts the record whose header this is (fxt_ring_set_uncounted). */
+static inline uint32_t counted(const struct fxt_ring *r, uint64_t header)
 {
-  return (header & 0xf) == 4 && (header >> 32 & 0xffff) == FXT_STR_KERNEL_META;
+  return (header & r->uncounted_mask) != r->uncounted_match;
 }
 
 static inline unsigned char *storage(const struct fxt_ring *r)
@@ -102,6 +100,8 @@ int fxt_ring_init(struct fxt_ring *r, void *storage_, uint32_t size, uint32_t fl
   r->size = size;
   r->flags = flags;
   r->storage_off = (int64_t)((intptr_t)storage_ - (intptr_t)r);
+  r->uncounted_mask = 0;
+  r->uncounted_match = 1; /* (h & 0) is never 1: every record counts */
   atomic_init(&r->head, 0);
   r->tail_cache = 0;
   atomic_init(&r->overrun_records, 0);
@@ -112,28 +112,49 @@ int fxt_ring_init(struct fxt_ring *r, void *storage_, uint32_t size, uint32_t fl
   return 0;
 }
 
+void fxt_ring_set_uncounted(struct fxt_ring *r, uint64_t mask, uint64_t match)
+{
+  r->uncounted_mask = mask;
+  r->uncounted_match = match;
+}
+
 /* ---- producer ---------------------------------------------------------------------------- */
+
+/* Overwrite mode: the whole records from *to on that must go for room bytes to fit after head
+ * (room <= size); *to moves past them and *records counts those overrun_records counts. The
+ * watched ones (hooks may be NULL) are shown to the hook first. False when a committed record
+ * header is invalid. */
+static inline bool pass_over(const struct fxt_ring *r, uint32_t head, uint32_t room, uint32_t *to,
+                             uint32_t *records, const struct fxt_ring_pass_hooks *hooks)
+{
+  unsigned char *base = storage(r);
+  uint32_t mask = r->size - 1, t = *to;
+  while (room > r->size - (head - t) && t != head) {
+    /* Records between tail and head are ours and committed: plain reading is safe. */
+    uint64_t h = get_word(base, t & mask);
+    uint32_t n = fxt_ring_record_bytes(h);
+    if (n == 0 || n > head - t)
+      return false;
+    *records += counted(r, h);
+    if (hooks && hooks->watched && (h & hooks->watch_mask) == hooks->watch_match)
+      hooks->watched(hooks->ctx, r, t, h, n);
+    t += n;
+  }
+  *to = t;
+  return true;
+}
 
 /* Overwrite mode: moves tail forward by whole records until nbytes fit after head, counting
  * them as overrun. Returns 0 with the tail the producer now works against in *tail_out, or
  * FXT_EBADMSG when a committed record header is invalid. */
 static int make_room(struct fxt_ring *r, uint32_t head, uint32_t nbytes, uint32_t *tail_out)
 {
-  unsigned char *base = storage(r);
-  uint32_t mask = r->size - 1;
   /* Acquire pairs with the consumer's release compare-and-swap (2). */
   uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
   while (nbytes > r->size - (head - tail)) {
     uint32_t t = tail, records = 0;
-    while (nbytes > r->size - (head - t)) {
-      /* Records between tail and head are ours and committed: plain reading is safe. */
-      uint64_t h = get_word(base, t & mask);
-      uint32_t n = fxt_ring_record_bytes(h);
-      if (n == 0 || n > head - t)
-        return FXT_EBADMSG;
-      t += n;
-      records += !is_bookkeeping(h);
-    }
+    if (!pass_over(r, head, nbytes, &t, &records, NULL))
+      return FXT_EBADMSG;
     /* Acquire on both outcomes: on success for (2) against an earlier consumer claim, on
      * failure because the consumer's newer tail is what we continue from. */
     if (fxt_cas_weak(&r->tail, &tail, t, memory_order_acquire, memory_order_acquire)) {
@@ -150,6 +171,51 @@ static int make_room(struct fxt_ring *r, uint32_t head, uint32_t nbytes, uint32_
     }
   }
   *tail_out = tail;
+  return 0;
+}
+
+/* The same move as make_room's, for a caller that states each move somewhere before it is
+ * made (the tracer: in its session file, so that a death between the compare-and-swap and the
+ * counters leaves no record overwritten and counted nowhere) and follows what the records
+ * passed over say (watched). Producer side only (the owner thread, or whoever acts as the
+ * producer once it is gone): the same single-writer rules as make_room for the counters, the
+ * same orders for the tail: acquire on both outcomes of the compare-and-swap (pairs with the
+ * consumer's release when it claims, (2)); the release fence before the gained space is
+ * written is reserve_slow's, which runs because tail_cache is older; and release on success
+ * besides, for what the moving hook stored before it (the tracer's CPU note, src/host/cpunote.h
+ * (N1)). */
+int fxt_ring_pass_oldest(struct fxt_ring *r, uint32_t need, uint32_t batch_shift,
+                         const struct fxt_ring_pass_hooks *hooks)
+{
+  if (!(r->flags & FXT_RING_OVERWRITE))
+    return FXT_EINVAL;
+  if (need > r->size)
+    return FXT_ENOSPC;
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire); /* (2) */
+  uint32_t batch = need > r->size >> batch_shift ? need : r->size >> batch_shift;
+  while (need > r->size - (head - tail)) {
+    struct fxt_ring_pass p = {tail, tail, 0, 0, 0};
+    if (hooks && hooks->begin)
+      hooks->begin(hooks->ctx, tail);
+    if (!pass_over(r, head, batch, &p.to, &p.records, hooks))
+      return FXT_EBADMSG;
+    p.overrun_records = atomic_load_explicit(&r->overrun_records, memory_order_relaxed);
+    p.overrun_bytes = atomic_load_explicit(&r->overrun_bytes, memory_order_relaxed);
+    if (hooks && hooks->moving)
+      hooks->moving(hooks->ctx, &p);
+    if (fxt_cas_strong(&r->tail, &tail, p.to, memory_order_acq_rel, memory_order_acquire)) {
+      /* Single writer: load + store, no read-modify-write needed. */
+      atomic_store_explicit(&r->overrun_records, p.overrun_records + p.records,
+                            memory_order_relaxed);
+      atomic_store_explicit(&r->overrun_bytes, p.overrun_bytes + (p.to - p.from),
+                            memory_order_relaxed);
+      tail = p.to;
+    }
+    /* On failure the consumer claimed meanwhile: tail is its new position; look again. */
+    if (hooks && hooks->moved)
+      hooks->moved(hooks->ctx, &p);
+  }
   return 0;
 }
 
@@ -443,6 +509,11 @@ int fxt_ring_iter_next(struct fxt_ring_iter *it, void *buf, uint32_t buf_size, u
     return 1;
   }
   return 0;
+}
+
+uint64_t fxt_ring_word(const struct fxt_ring *r, uint32_t pos)
+{
+  return get_word(storage(r), pos & (r->size - 1));
 }
 
 uint32_t fxt_ring_producer_used(struct fxt_ring *r)

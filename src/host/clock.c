@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <fxtrace/detail/emit.h>
 #include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@
 #include <cpuid.h>
 #endif
 
-#include "session_int.h"
+#include "clock.h"
 
 _Thread_local struct fxt_tslot *fxt_tls_slot __attribute__((tls_model("initial-exec")));
 FXT_ATOMIC(uint32_t) fxt_session_active;

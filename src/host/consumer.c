@@ -439,7 +439,7 @@ static void *consumer_main(void *arg)
     fxt_cons_pass(s, timer);
     fxt_cons_snap_serve(s);
     fxt_cons_view_serve(s);
-    fxt_buffers_harvest_children(s, false); /* children that died unstopped (buffers.c) */
+    fxt_buffers_harvest_children(s, false); /* children that died unstopped (buffers_children.c) */
     pass_done();
     warm_between_passes(s, w);
     struct timespec to = {0, live_has_waiters() ? POLL_LIVE_NS : POLL_NS};
@@ -522,7 +522,7 @@ int fxt_consumer_start(struct session *s)
     fxt_cons.out.fd = -1;
   else if (strcmp(s->output, "-") == 0)
     fxt_cons.out.fd = dup(1);
-  else if (s->output_append) /* after exec: the previous image's trace is in it (buffers.c) */
+  else if (s->output_append) /* after exec: the previous image's trace is in it (buffers_dir.c) */
     fxt_cons.out.fd = fxt_outfile_open_append(s->output, &fxt_cons.out.file_len);
   else
     fxt_cons.out.fd = fxt_outfile_open(s->output);

@@ -22,6 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buffers.h"
+#include "clock.h"
+#include "consumer.h"
 #include "cpunote.h"
 #include "deliver.h"
 #include "intern.h"
@@ -30,10 +33,11 @@
 #include "outfile.h"
 #include "registry.h"
 #include "session_int.h"
+#include "slots.h"
 
 #define STAGE_BYTES (1u << 20)
 #define OUT_BYTES (1u << 20)
-/* Between passes when no producer wakes the consumer (one does at its wake mark, slots.c
+/* Between passes when no producer wakes the consumer (one does at its wake mark, slots_attach.c
  * wake_mark): 100 ms, and such a pass takes from a buffer below its mark only what was there
  * at the previous one (drain_live), so a burst that fits in the buffers is written after it,
  * not while it takes every core (and an idle process wakes ten times a second); 10 ms while a

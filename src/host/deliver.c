@@ -29,6 +29,7 @@
 
 #include "cpunote.h"
 #include "deliver.h"
+#include "metarec.h"
 
 /* Whole records from p (their bytes up to n; avail: bytes committed from p on, so a record
  * cut by n is told from a damaged header). *rc: FXT_EBADMSG when not even the first record
@@ -124,7 +125,7 @@ int fxt_deliver_stage(struct fxt_ring *r, struct fxt_sh_slot *e, unsigned char *
   return 0;
 }
 
-/* Non-bookkeeping records (ring.c's is_bookkeeping: kernel:meta events are not counted in
+/* Non-bookkeeping records (metarec.h: kernel:meta events are not counted in a thread ring's
  * overrun_records) among the first `bytes` of the staged copy. */
 static uint32_t event_records(const unsigned char *buf, uint32_t bytes)
 {
@@ -135,7 +136,7 @@ static uint32_t event_records(const unsigned char *buf, uint32_t bytes)
     uint32_t n = fxt_ring_record_bytes(h);
     if (n == 0)
       break;
-    records += !((h & 0xf) == 4 && (h >> 32 & 0xffff) == FXT_STR_KERNEL_META);
+    records += !fxt_meta_is_bookkeeping(h);
     off += n;
   }
   return records;

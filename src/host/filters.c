@@ -16,6 +16,7 @@
 #include "live.h"
 #include "registry.h"
 #include "session_int.h"
+#include "slots.h"
 
 #define ERROR_LOG_ENTRIES 8
 

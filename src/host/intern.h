@@ -36,7 +36,7 @@ void fxt_name_fix(char *s, size_t size);
  * lives as long as the process. */
 bool fxt_intern_lookup(uint32_t index, const char **s, uint32_t *len);
 
-/* A copy of the table in a session's file, for recovery (buffers.c; layout in shfile.h):
+/* A copy of the table in a session's file, for recovery (buffers_tables.c; layout in shfile.h):
  * while it is set, the thread that interns a string copies it there itself, in any context
  * (atomics and memcpy only: no lock, no call into the OS). Text goes below text_limit only,
  * the bytes the consumer has allocated; a string that finds no room sets overflow and the

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "live_int.h"
+#include "metarec.h"
 
 struct fxt_live_state fxt_live = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                   .cond = PTHREAD_COND_INITIALIZER};
@@ -392,11 +393,6 @@ uint32_t live_cmdlines_size(void)
 
 /* ---- feeding (the consumer) --------------------------------------------------------------- */
 
-static bool is_meta(uint64_t h)
-{
-  return (h & 0xf) == FXT_RECORD_EVENT && (h >> 32 & 0xffff) == FXT_STR_KERNEL_META;
-}
-
 /* The first argument's 32-bit value of a kernel:meta event record of `words` words. */
 static uint32_t meta_arg0(const uint64_t *w, uint32_t words)
 {
@@ -446,8 +442,8 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
     if (bytes < 16 || bytes > len - off)
       break;
     bool event = (h & 0xf) == FXT_RECORD_EVENT;
-    *events += event && !is_meta(h);
-    bool keep = event && !is_meta(h) && (fxt_live.on || copy) &&
+    *events += event && !fxt_meta_is_bookkeeping(h);
+    bool keep = event && !fxt_meta_is_bookkeeping(h) && (fxt_live.on || copy) &&
                 rec_ticks(p + off) >= fxt_live.clear_ticks;
     if (!keep || off + bytes - run > RUN_MAX) { /* the run ends before this record */
       push_run(set, *cpu, p + run, off - run, nrec, tid, name); /* carry is 0 while nrec > 0 */
@@ -460,7 +456,7 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
         set[*cpu < fxt_live.ncpus ? *cpu : 0].lost_pending += carry;
         carry = 0;
       }
-    } else if (event && is_meta(h)) {
+    } else if (event && fxt_meta_is_bookkeeping(h)) {
       uint64_t w[8] = {0};
       uint32_t words = bytes / 8;
       memcpy(w, p + off, bytes < sizeof(w) ? bytes : sizeof(w));

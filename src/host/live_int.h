@@ -21,9 +21,11 @@
 #include <fxtrace/detail/emit.h>
 
 #include "../export/text.h"
+#include "consumer.h"
 #include "cpunote.h"
 #include "intern.h"
 #include "session_int.h"
+#include "slots.h"
 
 #define PAGE_DATA 4080u      /* data bytes of a kernel ring-buffer page */
 #define DEFAULT_KB 1408u     /* the kernel's default request (reads back 1410) */

@@ -7,7 +7,20 @@
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/meta.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+/* Bookkeeping records are FXT events of category kernel:meta. A thread's ring is told to
+ * overwrite them without counting them in overrun_records (slots_int.h fxt_slot_ring_policy:
+ * that counter is about events), and the consumer and the live view tell them from events the
+ * same way. The pattern of their header word (type and category): */
+#define FXT_META_HEADER_MASK ((uint64_t)0xf | (uint64_t)0xffff << 32)
+#define FXT_META_HEADER_MATCH ((uint64_t)FXT_RECORD_EVENT | (uint64_t)FXT_STR_KERNEL_META << 32)
+
+static inline bool fxt_meta_is_bookkeeping(uint64_t header)
+{
+  return (header & FXT_META_HEADER_MASK) == FXT_META_HEADER_MATCH;
+}
 
 /* A reference to string table index `index`. */
 static inline struct fxt_str_ref fxt_meta_ref(uint16_t index)

@@ -23,7 +23,7 @@ size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *out, size
 
 /* Calls fn under the registry lock for every registered tracepoint now, and then for each one
  * registered later, until it is set again (NULL: none). The session's tracepoint table
- * (buffers.c) is kept this way. */
+ * (buffers_tables.c) is kept this way. */
 void fxt_registry_set_mirror(void (*fn)(struct fxt_tracepoint *tp));
 
 /* Held across fork() by the session's atfork handlers. */

@@ -17,12 +17,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "buffers.h"
+#include "clock.h"
+#include "consumer.h"
 #include "control.h"
 #include "harvest.h"
 #include "live.h"
 #include "registry.h"
 #include "server.h"
 #include "session_int.h"
+#include "slots.h"
+#include "trigger.h"
 
 struct session fxt_session;
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;

@@ -1,9 +1,12 @@
-/* session_int.h - the session's state, shared by session.c, slots.c, consumer.c, clock.c.
+/* session_int.h - the session itself: its state, its pool of slots and their bookkeeping,
+ * shared by the tracer's modules. What each module offers the others is in its own header
+ * (buffers.h, slots.h, clock.h, consumer.h, trigger.h); this one holds the session and what
+ * session.c offers.
  *
  * Threads and their buffers: the session owns a pool of slots, each a struct fxt_tslot (the
  * thread's writer and emit state) followed by its ring storage. A thread takes a free slot on
- * its first event (slots.c) and gives it back when it exits; the consumer then drains what is
- * left and frees the slot. Slot states and who moves them:
+ * its first event (slots_attach.c) and gives it back when it exits; the consumer then drains
+ * what is left and frees the slot. Slot states and who moves them:
  *
  *   FREE -> LIVE      the attaching thread, under pool_lock (release store: the slot is set up)
  *   LIVE -> EXITED    the thread's exit destructor (release store: its last commit is visible)
@@ -51,17 +54,17 @@ struct slot_info {
   uint32_t poll_head;      /* the ring's head at the previous pass (consumer.c drain_live) */
   uint32_t poll_gen;       /* owner_gen whose ring poll_head is of */
   void *alt_stack;         /* the trigger's signal stack for the slot's owners (trigger.c) */
-  uint32_t warm_pages;     /* pages of the ring written once from the process (slots.c
-                              fxt_slot_warm says who writes it); 0 with a new pool */
-  uint32_t cons_warm;      /* pages of a live ring the consumer has touched (slots.c
-                              touch_live): set by take_slot, then the consumer's */
+  uint32_t warm_pages;     /* pages of the ring written once from the process
+                              (slots_warm.c fxt_slot_warm says who writes it); 0 with a new pool */
+  uint32_t cons_warm;      /* pages of a live ring the consumer has touched
+                              (slots_warm.c touch_live): set by take_slot, then the consumer's */
   _Atomic uint32_t kern_warm; /* pages [0, kern_warm) of the ring the kernel has read once
                               from the process (fxt_kernel_touch): the consumer's (0 with a
                               new pool); atomic for fxt_slot_kernel_warm's readers */
   bool reserved;           /* the slot's file pages allocated (fxt_buffers_reserve_slot);
                               under pool_lock; false with a new pool */
   /* 1 while the owner waits for room in a full buffer, outermost emission (block mode,
-   * slots.c reserve_blocking): it has read its filter program already and reads none until
+   * slots_emit.c reserve_blocking): it has read its filter program already and reads none until
    * it leaves. Written by the owner (1 with release, 0 before the emission leaves), read by
    * fxt_slots_sync (acquire), which then need not wait for it. */
   _Atomic uint32_t parked;
@@ -92,12 +95,12 @@ struct session {
   unsigned char *meta;
   size_t meta_bytes, meta_map_bytes;
   struct fxt_sh *sh;
-  /* Signal context: records of emissions nested in a thread's own emission (slots.c pushes,
+  /* Signal context: records of emissions nested in a thread's own emission (slots_emit.c pushes,
    * the consumer pops and merges them into their thread's stream). */
   struct fxt_ingress *ingress;
   unsigned char *held;   /* the consumer's popped, not yet written ingress records */
 
-  /* Buffers directory (buffers.c): files under buffers_dir, or anonymous memory. */
+  /* Buffers directory (buffers_dir.c): files under buffers_dir, or anonymous memory. */
   char buffers_base[4096]; /* the configured directory; "" = anonymous memory */
   bool buffers_explicit;   /* configured (a failure is an error), not the default */
   char buffers_dir[4096];  /* this session's directory; "" when anonymous */
@@ -139,62 +142,6 @@ static inline struct fxt_sh_slot *sh_slot(const struct session *s, uint32_t i)
                                         (size_t)i * FXT_SH_SLOT_BYTES);
 }
 
-/* buffers.c */
-int fxt_buffers_setup(struct session *s, uint32_t nslots); /* maps pool and session file */
-void fxt_buffers_publish(struct session *s); /* string/tracepoint tables on; state RUNNING */
-void fxt_buffers_stop(struct session *s, bool clean); /* clean: files removed */
-int fxt_buffers_reserve_slot(struct session *s, uint32_t i); /* allocate before first touch */
-void fxt_buffers_maintain(struct session *s); /* consumer, each pass */
-int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep);
-int fxt_buffers_default_dir(char *out, size_t size);
-/* The sessions of this process's children that ended without stopping them: harvested into
- * their output files (harvest.h). The consumer thread after each pass; final (at the stop,
- * after the consumer ended): the markers of children still running go to the parent's
- * directory, or are dropped. */
-void fxt_buffers_harvest_children(struct session *s, bool final);
-
-/* slots.c */
-int fxt_slots_setup(struct session *s);
-size_t fxt_companion_storage_off(void); /* from the slot start */
-void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need); /* overwrite mode */
-void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid);
-void fxt_slot_free(struct session *s, uint32_t i);
-bool fxt_slots_quiesce(struct session *s); /* stop handshake; see session.c */
-void fxt_slots_sync(struct session *s);    /* no emission older than the call reads a filter */
-
-/* Writes a byte of each page of [p, p + n) (pages from p on) once from this process: on a VM
- * with shadow paging a page's first write from a process costs ~10 us even when the kernel has
- * populated it (slots.c fxt_slot_warm). For memory whose bytes nobody reads yet. */
-static inline void fxt_write_pages(void *p, size_t n)
-{
-  for (size_t off = 0; off < n; off += 4096)
-    ((volatile unsigned char *)p)[off] = 0;
-}
-
-/* Has the kernel read a few bytes of each page of [p, p + n) (pages from p on) once in this
- * process (a write of them to a scratch memfd): on a VM with shadow paging, the kernel's first
- * access to a user page (the consumer's write() of a ring's records) costs ~8-11 us a page even
- * when the process wrote it already: a ring's first lap went to the file at 2.7 ms a MiB,
- * later laps at 0.2 (slots.c). False when it could not (no memfd). The consumer thread only. */
-bool fxt_kernel_touch(const void *p, size_t n);
-
-/* slots.c */
-void fxt_slot_warm(struct session *s, uint32_t i);
-void fxt_slots_prewarm(struct session *s); /* the consumer, between passes */
-/* The consumer, between passes: has the kernel read the next pages of live buffers
- * (fxt_kernel_touch), a step at a time; true while pages are left. */
-bool fxt_slots_kernel_warm(struct session *s);
-/* Whether the kernel has read every page of slot i's ring bytes [from, from + len) (ring
- * positions) once: the consumer writes records from pages it has not through a staging copy. */
-bool fxt_slot_kernel_warm(const struct session *s, uint32_t i, uint32_t from, uint32_t len);
-
-/* clock.c */
-int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);
-/* The clock fxt_clock_setup chose ("tsc", "cntvct", "monotonic") and why, in words. */
-const char *fxt_clock_source(void);
-const char *fxt_clock_reason(void);
-void fxt_clock_sync(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
-
 /* session.c */
 void fxt_session_pause(bool paused);
 
@@ -208,34 +155,8 @@ static inline bool fxt_flight_recorder(const struct session *s)
   return s->cfg.mode == FXT_MODE_OVERWRITE && s->output[0] == 0;
 }
 
-/* consumer.c */
-int fxt_consumer_start(struct session *s);
-void fxt_consumer_stop(struct session *s);
-void fxt_consumer_wake(struct session *s);
-int fxt_consumer_flush(struct session *s);
-/* Has the consumer thread write a snapshot into fd (consumer.c; fxt_snapshot): returns its
- * result, FXT_EBUSY (one is under way: fd stays the caller's) or FXT_EAGAIN (not done within
- * timeout_ms). Otherwise fd is closed for the caller. Async-signal-safe. */
-int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms);
-/* A flight recorder's `trace` and per_cpu stats: has the consumer fill the live view's copies
- * with what every ring holds now (live.h), and from then on keep every ring's records out of
- * the view until fxt_consumer_view_release (so the reader sees each record once). Returns 0
- * (the caller reads the view, then releases), FXT_EBUSY or FXT_EAGAIN (not done within
- * timeout_ms: nothing to release). One caller at a time (session.c holds its lifecycle lock
- * throughout). */
-int fxt_consumer_view_hold(struct session *s, uint32_t timeout_ms);
-void fxt_consumer_view_release(void);
-
 /* session.c: fxt_snapshot from a signal handler (no lock; nothing while no consumer runs, or
  * on the consumer thread itself). */
 void fxt_snapshot_in_signal(const char *path, uint32_t timeout_ms);
-
-/* trigger.c: the trigger option's fatal-signal handlers (installed and removed under the
- * session's lock) and a thread's alternate signal stack (when it takes a slot). */
-int fxt_trigger_install(const char *path);
-/* A child of fork: its own snapshot file (the handlers are inherited). */
-void fxt_trigger_set_path(const char *path);
-void fxt_trigger_remove(void);
-void fxt_trigger_thread(struct slot_info *info);
 
 #endif

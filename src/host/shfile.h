@@ -211,7 +211,7 @@ struct fxt_sh_slot {
   _Atomic uint32_t rep_lost_bytes;      /* 60 */
   _Atomic uint64_t rep_nested;          /* 64 fxt_tslot.lost reported */
   /* The producer (the owner thread; the consumer once it is gone): overwriting the oldest
-   * records in overwrite mode (slots.c, fxt_pass_oldest), stated before the tail moves, so
+   * records in overwrite mode (slots_emit.c, fxt_pass_oldest), stated before the tail moves, so
    * that a death between the move and the overrun counters' update leaves them countable. */
   _Atomic uint32_t pass_state;          /* 72 1 while a pass is under way */
   _Atomic uint32_t pass_from;           /* 76 the tail it moves from */

@@ -3,7 +3,7 @@
  *
  * The handler runs on the thread's alternate signal stack where it has one (a stack overflow
  * leaves no room on the normal stack): every traced thread gets one when it takes a buffer
- * (fxt_trigger_thread, slots.c) unless it has its own. It writes the snapshot once, through
+ * (fxt_trigger_thread, slots_attach.c) unless it has its own. It writes the snapshot once, through
  * the consumer thread (which has the writers, the string table and the descriptions; the
  * handler only hands it a file and polls, nanosleep and atomics, for at most TRIGGER_WAIT_MS:
  * a consumer stuck on a lock the dying thread held costs that wait, no more). Then it chains
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "session_int.h"
+#include "trigger.h"
 
 #define TRIGGER_WAIT_MS 5000
 #define ALT_STACK_BYTES (64u << 10)

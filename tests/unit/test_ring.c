@@ -249,13 +249,15 @@ static void overwrite_counts_overruns_exactly(void **state)
   assert_int_equal(put(9, 10), -28); /* can never fit */
 }
 
-/* Bookkeeping records (kernel:meta events) are overwritten like others, but overrun_records
- * counts events only; overrun_bytes counts everything. */
+/* Bookkeeping records (kernel:meta events, as the tracer names them to the ring with
+ * fxt_ring_set_uncounted) are overwritten like others, but overrun_records counts events only;
+ * overrun_bytes counts everything. */
 static void overwrite_does_not_count_bookkeeping_records(void **state)
 {
   (void)state;
   struct fxt_ring_res res;
   assert_int_equal(fxt_ring_init(&ring, storage, 64, FXT_RING_OVERWRITE), 0);
+  fxt_ring_set_uncounted(&ring, 0xf | (uint64_t)0xffff << 32, 4u | (uint64_t)1 << 32);
   uint64_t meta[2] = {4u | 2u << 4 | (uint64_t)1 << 32 /* category 1: kernel:meta */, 7};
   assert_int_equal(fxt_ring_reserve(&ring, 16, &res), 0);
   assert_int_equal(fxt_ring_res_write(&res, meta, 16), 0);
