@@ -1,5 +1,5 @@
 /* fuzz/fuzz_tracedat.c - libFuzzer target for the trace.dat reader and its FXT conversion
- * (src/export/tracedat_read.h, tdr_fxt.h).
+ * (src/formats/tracedat_read.h, tdr_fxt.h).
  *
  * The input is read as a trace.dat and converted to FXT. Properties checked (abort() on a
  * violation, on top of ASan/UBSan):
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/export/fxtfile.h"
-#include "../src/export/tdr_fxt.h"
+#include "../src/formats/fxtfile.h"
+#include "../src/formats/tdr_fxt.h"
 
 static struct fxt_str_slot g_table[FXT_STRING_TABLE_SIZE];
 static struct fxt_decoder g_dec;

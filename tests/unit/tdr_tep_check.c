@@ -1,4 +1,4 @@
-/* tests/unit/tdr_tep_check.c - the trace.dat format parser (src/export/tdr_format.c) against
+/* tests/unit/tdr_tep_check.c - the trace.dat format parser (src/formats/tdr_format.c) against
  * libtraceevent, the library trace-cmd and perf parse the same texts with, over every event
  * format of the running kernel (events/<sys>/<event>/format under tracefs).
  *
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/tracedat_read.h"
+#include "formats/tracedat_read.h"
 
 /* libtraceevent's header has an enumerator beyond int (TEP_EVENT_FL_FAILED): not -pedantic. */
 #if defined(__GNUC__)

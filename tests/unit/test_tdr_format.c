@@ -1,4 +1,4 @@
-/* tests/unit/test_tdr_format.c - event format texts of trace.dat (src/export/tdr_format.c):
+/* tests/unit/test_tdr_format.c - event format texts of trace.dat (src/formats/tdr_format.c):
  * declarations of every kind the kernel writes, field values out of hand-built records
  * (sign extension, __data_loc, __rel_loc, flexible arrays), and the errors with their
  * offsets.
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "export/tracedat_read.h"
+#include "formats/tracedat_read.h"
 #include "tdr_formats.h"
 
 #define COMMON TDR_COMMON_FIELDS

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/fxtfile.h"
-#include "export/tdr_fxt.h"
+#include "formats/fxtfile.h"
+#include "formats/tdr_fxt.h"
 #include "report_lines.h"
 #include "tdr_formats.h"
 

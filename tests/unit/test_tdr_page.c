@@ -1,4 +1,4 @@
-/* tests/unit/test_tdr_page.c - the trace.dat page decoder (src/export/tdr_page.c) on pages
+/* tests/unit/test_tdr_page.c - the trace.dat page decoder (src/formats/tdr_page.c) on pages
  * built here byte by byte. Every expected timestamp, length and offset is worked out by hand
  * in the comments; record header words are written as the kernel lays them out:
  * little-endian: type_len = bits 0..4, time_delta = bits 5..31; big-endian: type_len = bits
@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "export/tracedat_read.h"
+#include "formats/tracedat_read.h"
 
 static const struct tdr_layout k_le8 = {false, 8, 0, 8, 16}; /* x86_64: 16-byte header */
 static const struct tdr_layout k_be4 = {true, 4, 0, 8, 12};  /* 32-bit long, big-endian */

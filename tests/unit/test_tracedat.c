@@ -1,4 +1,4 @@
-/* tests/unit/test_tracedat.c - fxtrace FXT files as trace.dat (src/export/tracedat.h), on FXT
+/* tests/unit/test_tracedat.c - fxtrace FXT files as trace.dat (src/formats/tracedat.h), on FXT
  * files built here record by record with the codec's encoders: the file's structure item by
  * item (spec tracedat.md §1, read back by a small v6 walker written here), the formats and
  * record bytes of typed, ad hoc and printk events, events placed on their thread's CPU in time
@@ -20,9 +20,9 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "export/text.h"
-#include "export/tracedat.h"
-#include "export/tracedat_sort.h"
+#include "formats/text.h"
+#include "formats/tracedat.h"
+#include "formats/tracedat_sort.h"
 
 #define FXB_BYTES (4u << 20)
 #include "fxt_build.h"

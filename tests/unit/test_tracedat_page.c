@@ -1,5 +1,5 @@
 /* tests/unit/test_tracedat_page.c - the ring-buffer page encoder of trace.dat
- * (src/export/tracedat_page.h): record headers and sizes by the kernel's rules, TIME_EXTEND,
+ * (src/formats/tracedat_page.h): record headers and sizes by the kernel's rules, TIME_EXTEND,
  * page boundaries, events too big for a page, missed events (counted or not). Every expected
  * byte is worked out by hand in the comments (the first page reproduces the worked example of
  * the spec, tracedat.md §4.2, whose bytes trace-cmd 3.1.6 decoded); none comes from the code
@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "export/tracedat_page.h"
+#include "formats/tracedat_page.h"
 
 static unsigned char page[FXT_TDP_PAGE_BYTES];
 

@@ -18,7 +18,7 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "export/text.h"
+#include "formats/text.h"
 
 /* A tracepoint description blob (docs/fxt-conventions.md): fields are (name ref, type,
  * bound). */

@@ -6,7 +6,7 @@
  * (job.release), and those pages are dropped, so files far larger than memory convert in
  * bounded resident memory. The output file is created at the first byte written, so a bad
  * input leaves no file behind (and an existing OUT untouched); a failure after that removes it
- * (export/fileio.h).
+ * (formats/fileio.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -16,9 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "export/json.h"
-#include "export/tdr_fxt.h"
-#include "export/tracedat.h"
+#include "formats/json.h"
+#include "formats/tdr_fxt.h"
+#include "formats/tracedat.h"
 #include "tool_io.h"
 
 static const char k_usage[] =

@@ -31,10 +31,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/fxtfile_int.h" /* struct fxtf_clockmap */
+#include "formats/fxtfile_int.h" /* struct fxtf_clockmap */
 #include <fxtrace/meta.h>
 
-#include "export/tdr_fxt.h"
+#include "formats/tdr_fxt.h"
 #include "record_merge.h"
 #include "tool_io.h"
 

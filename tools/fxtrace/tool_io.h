@@ -1,11 +1,11 @@
 /* tools/fxtrace/tool_io.h - whole-file input mappings and fd output for the commands that read
- * traces (convert, merge), over src/export/fileio.h. */
+ * traces (convert, merge), over src/formats/fileio.h. */
 #ifndef FXTRACE_TOOLS_TOOL_IO_H
 #define FXTRACE_TOOLS_TOOL_IO_H
 
 #include <stddef.h>
 
-#include "export/fileio.h"
+#include "formats/fileio.h"
 
 /* fxt_fio_map of a whole file: 0, or -1 after printing "fxtrace CMD: PATH: reason".
  * fxt_fio_unmap undoes it. */
