@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../src/formats/fxtfile.h"
-#include "../src/formats/text.h"
+#include "../src/base/text.h"
 
 static struct fxt_str_slot g_table[FXT_STRING_TABLE_SIZE];
 static struct fxt_decoder g_dec;

@@ -9,8 +9,8 @@
  * regular file"): callers name the file as they print it. The output keeps the errno of its
  * failure in saved_errno for the same purpose.
  */
-#ifndef FXTRACE_EXPORT_FILEIO_H
-#define FXTRACE_EXPORT_FILEIO_H
+#ifndef FXTRACE_FORMATS_FILEIO_H
+#define FXTRACE_FORMATS_FILEIO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,4 +65,4 @@ int fxt_fio_close(struct fxt_fio_out *out, int rc);
  * saying which (EIO when write(2) wrote nothing). */
 bool fxt_fio_write_all(int fd, const void *data, size_t n);
 
-#endif /* FXTRACE_EXPORT_FILEIO_H */
+#endif /* FXTRACE_FORMATS_FILEIO_H */

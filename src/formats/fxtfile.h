@@ -25,8 +25,8 @@
  *   FXT_EINVAL   NULL arguments
  * Nothing here is thread-safe; one fxtf_file per thread.
  */
-#ifndef FXTRACE_EXPORT_FXTFILE_H
-#define FXTRACE_EXPORT_FXTFILE_H
+#ifndef FXTRACE_FORMATS_FXTFILE_H
+#define FXTRACE_FORMATS_FXTFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,84 +35,9 @@
 #include <fxtrace/fxt.h>
 #include <fxtrace/tracepoint.h>
 
+#include "../base/fxtf_clock.h" /* the event model (fxtf_event.h), fxtf_ticks_to_ns */
+
 #define FXTF_ERR_SIZE 256u
-/* A thread whose CPU no `cpu` record has told yet. */
-#define FXTF_CPU_UNKNOWN UINT32_MAX
-
-/* Text inside the mapped file (not NUL-terminated). */
-struct fxtf_text {
-  const char *data;
-  uint32_t len;
-};
-
-struct fxtf_field {
-  struct fxtf_text name;
-  uint8_t type;   /* enum fxt_type */
-  uint32_t bound; /* string: max bytes; byte array: size */
-};
-
-/* A tracepoint description (blob `fxtrace:tracepoint`). */
-struct fxtf_desc {
-  uint64_t offset; /* of the blob record */
-  uint32_t provider;
-  uint32_t id;
-  uint16_t kind; /* enum fxt_tp_kind */
-  uint16_t nfields;
-  uint16_t system_ref, name_ref;
-  struct fxtf_text system, name, fmt;
-  struct fxtf_field fields[FXT_MAX_FIELDS];
-};
-
-struct fxtf_sync {
-  uint64_t offset;
-  uint64_t ticks, monotonic_ns, realtime_ns;
-};
-
-/* One provider segment: the records from a provider info record to the next one. */
-struct fxtf_provider {
-  uint32_t id; /* the process id */
-  struct fxtf_text name;         /* "fxtrace/1" */
-  struct fxtf_text process_name; /* kernel object type 1 of koid id; len 0 when none */
-  uint64_t offset, end;          /* [offset, end) of the file: its first record, the end of its
-                                    last run (other providers' runs may lie between:
-                                    fxtf_provider_at) */
-  uint64_t ticks_per_second;     /* 0: no initialization record */
-  uint32_t nsyncs;
-  struct fxtf_sync first_sync, last_sync;
-  const struct fxtf_sync *syncs; /* all nsyncs of them in file order, or NULL (readers that
-                                    keep only the first and last) */
-  uint64_t events;
-  /* The trace clock and why it was chosen (its kernel:meta `clock` record; "" without one:
-   * files of older versions, converted kernel traces). Cut at the array sizes. */
-  char clock_source[16];
-  char clock_reason[256];
-};
-
-struct fxtf_thread {
-  uint32_t provider; /* index of its provider */
-  uint64_t pid, tid;
-  struct fxtf_text comm; /* the latest kernel object name; len 0 and named false when none */
-  bool named;
-  uint32_t cpu; /* at the end of the file; FXTF_CPU_UNKNOWN */
-  uint64_t events;
-  uint64_t dropped, overrun, lost; /* records lost, by kind (drop_stats, overrun, lost) */
-  uint64_t trailing_lost;          /* records lost after its last event (not its CPU losses) */
-  bool trailing_unknown;           /* and some more of an unknown count */
-  uint64_t first_offset; /* of its first event or bookkeeping record; UINT64_MAX: none */
-};
-
-/* One event, as fxtf_event_at() returns it. */
-struct fxtf_event {
-  const struct fxtf_provider *provider;
-  const struct fxtf_thread *thread;
-  const struct fxtf_desc *desc; /* NULL when the file has no description for it */
-  uint64_t offset;
-  uint64_t ns;          /* CLOCK_MONOTONIC */
-  uint32_t cpu;         /* FXTF_CPU_UNKNOWN when no cpu record preceded it */
-  uint64_t lost_before; /* records of its thread, or of its CPU, lost just before it */
-  bool lost_unknown;    /* and some more, of an unknown count (`count_unknown`) */
-  struct fxt_event ev;  /* timestamp in ticks; thread koids = thread->pid/tid */
-};
 
 struct fxtf_name_count {
   struct fxtf_text system, name;
@@ -224,13 +149,6 @@ uint32_t fxtf_name_ids(const struct fxtf_file *f);
 /* The (latest) description of name id in provider, or NULL. */
 const struct fxtf_desc *fxtf_desc_find(const struct fxtf_file *f, uint32_t provider, int64_t name);
 
-/* Ticks of provider p on CLOCK_MONOTONIC, in ns: piecewise linear through its clock syncs
- * (fxtrace writes one about once a second: the counter's drift against CLOCK_MONOTONIC is
- * followed), the first and last segments extended beyond them; where the syncs are not in
- * order, or p keeps only its first and last, linear through those two; with one, through it
- * at the initialization record's rate; with none, ticks scaled by the rate (or taken as ns
- * without one). Saturates at 0 and UINT64_MAX. */
-uint64_t fxtf_ticks_to_ns(const struct fxtf_provider *p, uint64_t ticks);
 
 /* Helpers shared with `fxtrace check`, which walks files with its own decoder. */
 
@@ -248,4 +166,4 @@ int fxtf_parse_meta(const struct fxt_record *rec, struct fxtf_meta *out, char *e
 bool fxtf_text_is(struct fxtf_text t, const char *s);
 bool fxtf_str_is(const struct fxt_str_ref *r, const char *s);
 
-#endif /* FXTRACE_EXPORT_FXTFILE_H */
+#endif /* FXTRACE_FORMATS_FXTFILE_H */

@@ -1,8 +1,8 @@
 /* src/formats/fxtfile_int.h - internals shared by fxtfile.c (loading: the one decoding pass)
  * and fxtfile_index.c (lookup tables, time sort, re-reading events).
  */
-#ifndef FXTRACE_EXPORT_FXTFILE_INT_H
-#define FXTRACE_EXPORT_FXTFILE_INT_H
+#ifndef FXTRACE_FORMATS_FXTFILE_INT_H
+#define FXTRACE_FORMATS_FXTFILE_INT_H
 
 #include "fileio.h"
 #include "fxtfile.h"
@@ -16,22 +16,6 @@ struct fxtf_strslot {
   bool bound;
 };
 
-/* Mapping of ticks to ns: ns = base_ns + (ticks - base_ticks) * slope; or, with nsyncs >= 3
- * (in order of ticks and of ns), piecewise through syncs[] (fxtf_ticks_to_ns). */
-struct fxtf_clockmap {
-  uint64_t base_ticks, base_ns;
-  long double slope;
-  const struct fxtf_sync *syncs;
-  uint32_t nsyncs;
-};
-
-/* One line of a clock map (a segment between two syncs, or the whole map) and the ticks it
- * holds for, [lo, hi]; valid false before the first use. */
-struct fxtf_clockseg {
-  uint64_t lo, hi, base_ticks, base_ns;
-  long double slope;
-  bool valid;
-};
 struct fxtf_prov {
   struct fxtf_provider pub;
   struct fxtf_strslot *strings;
@@ -148,15 +132,7 @@ int fxtf_desc_add(struct fxtf_file *f, const struct fxtf_desc *d);
 /* Sorts entries by (ns, offset); 0 or FXT_ENOMEM. */
 int fxtf_sort_entries(struct fxtf_file *f);
 
-struct fxtf_clockmap fxtf_clockmap_of(const struct fxtf_provider *p);
-uint64_t fxtf_clockmap_apply(const struct fxtf_clockmap *m, uint64_t ticks);
-/* fxtf_clockmap_apply, the same ns, for a run of ticks: g keeps the line of the previous call
- * and is looked up again (a binary search and a division) only when ticks leave it. */
-uint64_t fxtf_clockmap_apply_seg(const struct fxtf_clockmap *m, struct fxtf_clockseg *g,
-                                 uint64_t ticks);
-
 void fxtf_free_tables(struct fxtf_file *f);
-
 
 /* The providers of a file as the exporters (json.c, tracedat.c) follow them over two passes,
  * split exactly as fxtf_open splits them: a provider info record starts one; a provider
@@ -192,4 +168,4 @@ int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add);
 /* Starts the second pass. */
 static inline void fxtf_segs_rewind(struct fxtf_segs *s) { s->cur = s->seen = 0; }
 
-#endif /* FXTRACE_EXPORT_FXTFILE_INT_H */
+#endif /* FXTRACE_FORMATS_FXTFILE_INT_H */

@@ -53,8 +53,8 @@
  *   any negative value the write callback returned: writing stopped there.
  * Not thread-safe per call; calls on different inputs may run in parallel.
  */
-#ifndef FXTRACE_EXPORT_JSON_H
-#define FXTRACE_EXPORT_JSON_H
+#ifndef FXTRACE_FORMATS_JSON_H
+#define FXTRACE_FORMATS_JSON_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -109,4 +109,4 @@ struct fxt_json_stats {
 int fxt_json_convert(const void *buf, size_t len, const struct fxt_json_options *opt,
                      struct fxt_json_stats *st, char *err, size_t err_size);
 
-#endif /* FXTRACE_EXPORT_JSON_H */
+#endif /* FXTRACE_FORMATS_JSON_H */

@@ -1,8 +1,8 @@
 /* src/formats/json_int.h - internals of the JSON exporter: the buffered output (json_out.c),
  * JSON value writers, and a small hash map for the converter's per-thread state (json.c).
  */
-#ifndef FXTRACE_EXPORT_JSON_INT_H
-#define FXTRACE_EXPORT_JSON_INT_H
+#ifndef FXTRACE_FORMATS_JSON_INT_H
+#define FXTRACE_FORMATS_JSON_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "text.h"
+#include "../base/text.h"
 #include "tracedat_sort.h"
 
 /* The output is handed to the write callback in blocks of at least this many bytes. */
@@ -134,4 +134,4 @@ int fxt_jorder_flow(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t n
 int fxt_jorder_write(struct fxt_jorder *o, struct fxt_jout *out);
 void fxt_jorder_free(struct fxt_jorder *o);
 
-#endif /* FXTRACE_EXPORT_JSON_INT_H */
+#endif /* FXTRACE_FORMATS_JSON_INT_H */

@@ -33,8 +33,8 @@
  *    `fxtrace report` prints "CPU:N [LOST n EVENTS]" ("[LOST EVENTS]" for count_unknown).
  * Records are written in time order (all CPUs merged), so each thread's records are ordered.
  */
-#ifndef FXTRACE_EXPORT_TDR_FXT_H
-#define FXTRACE_EXPORT_TDR_FXT_H
+#ifndef FXTRACE_FORMATS_TDR_FXT_H
+#define FXTRACE_FORMATS_TDR_FXT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -68,4 +68,4 @@ struct tdr_fxt_stats {
 int tdr_to_fxt(const void *buf, size_t len, tdr_write_fn write, void *write_ctx,
                struct tdr_fxt_stats *st, char *err, size_t err_size);
 
-#endif /* FXTRACE_EXPORT_TDR_FXT_H */
+#endif /* FXTRACE_FORMATS_TDR_FXT_H */

@@ -1,7 +1,7 @@
 /* src/formats/tdr_int.h - helpers shared by the trace.dat reader's files (tdr_*.c,
  * tracedat_read.c). */
-#ifndef FXTRACE_EXPORT_TDR_INT_H
-#define FXTRACE_EXPORT_TDR_INT_H
+#ifndef FXTRACE_FORMATS_TDR_INT_H
+#define FXTRACE_FORMATS_TDR_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,4 +28,4 @@ struct tdr_event;
 int tdr_parse_text(const char *text, size_t len, uint64_t offset, bool need_name,
                    struct tdr_event *ev, char *err, size_t err_size);
 
-#endif /* FXTRACE_EXPORT_TDR_INT_H */
+#endif /* FXTRACE_FORMATS_TDR_INT_H */

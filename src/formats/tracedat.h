@@ -40,8 +40,8 @@
  *   FXT_EINVAL               NULL arguments
  *   any negative value the write callback returned: writing stopped there.
  */
-#ifndef FXTRACE_EXPORT_TRACEDAT_H
-#define FXTRACE_EXPORT_TRACEDAT_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_H
+#define FXTRACE_FORMATS_TRACEDAT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -102,4 +102,4 @@ int fxt_tracedat_convert(const void *buf, size_t len, const struct fxt_tracedat_
 int fxt_tracedat_file(const char *in_path, const char *out_path, struct fxt_tracedat_stats *st,
                       char *err, size_t err_size);
 
-#endif /* FXTRACE_EXPORT_TRACEDAT_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_H */

@@ -9,7 +9,7 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "ftrace_format.h"
+#include "../base/ftrace_format.h"
 
 #define MAX_FIELDS 64u
 

@@ -35,15 +35,15 @@
  * duplicates of a field name (or of a common field's) get _2, _3... IDs: a typed
  * variant takes its tracepoint's id when free, the others the highest free ID.
  */
-#ifndef FXTRACE_EXPORT_TRACEDAT_EVENT_H
-#define FXTRACE_EXPORT_TRACEDAT_EVENT_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_EVENT_H
+#define FXTRACE_FORMATS_TRACEDAT_EVENT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "fxtfile.h"
 #include "json_int.h" /* struct fxt_jmap */
-#include "text.h"
+#include "../base/text.h"
 
 #define FXT_TDEV_NAME_MAX 48 /* a field name, NUL included */
 #define FXT_TDEV_MAX_VARIANTS 65535u
@@ -147,4 +147,4 @@ int fxt_tdev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, i
 /* The variant's format file text. */
 void fxt_tdev_format(struct fxt_tbuf *b, const struct fxt_tdvariant *v);
 
-#endif /* FXTRACE_EXPORT_TRACEDAT_EVENT_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_EVENT_H */

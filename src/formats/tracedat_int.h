@@ -1,12 +1,12 @@
 /* src/formats/tracedat_int.h - state of one trace.dat conversion, shared by tracedat.c (the
  * passes over the input and the CPU data) and tracedat_head.c (everything before the CPU data).
  */
-#ifndef FXTRACE_EXPORT_TRACEDAT_INT_H
-#define FXTRACE_EXPORT_TRACEDAT_INT_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_INT_H
+#define FXTRACE_FORMATS_TRACEDAT_INT_H
 
 #include "fxtfile_int.h"
 #include "json_int.h"
-#include "text.h"
+#include "../base/text.h"
 #include "tracedat.h"
 #include "tracedat_event.h"
 #include "tracedat_sort.h"
@@ -90,4 +90,4 @@ int tdw_write(struct tdw *c, const void *data, size_t n);
  * table needs the sizes: cpus[].pages are known). */
 int tdw_write_head(struct tdw *c);
 
-#endif /* FXTRACE_EXPORT_TRACEDAT_INT_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_INT_H */

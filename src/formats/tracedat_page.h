@@ -31,8 +31,8 @@
  *
  * Pure computation on caller memory: no allocation, no I/O.
  */
-#ifndef FXTRACE_EXPORT_TRACEDAT_PAGE_H
-#define FXTRACE_EXPORT_TRACEDAT_PAGE_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_PAGE_H
+#define FXTRACE_FORMATS_TRACEDAT_PAGE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -92,4 +92,4 @@ int fxt_tdpage_add(struct fxt_tdpage *p, uint64_t ts, uint64_t missed, const voi
  * commit word. */
 uint64_t fxt_tdpage_finish(struct fxt_tdpage *p);
 
-#endif /* FXTRACE_EXPORT_TRACEDAT_PAGE_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_PAGE_H */

@@ -24,8 +24,8 @@
  *   FXT_EINVAL   NULL arguments
  * Nothing here is thread-safe; one tdr_file per thread.
  */
-#ifndef FXTRACE_EXPORT_TRACEDAT_READ_H
-#define FXTRACE_EXPORT_TRACEDAT_READ_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_READ_H
+#define FXTRACE_FORMATS_TRACEDAT_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -248,4 +248,4 @@ int tdr_iter_next(struct tdr_iter *it, struct tdr_item *item, char *err, size_t 
 bool tdr_iter_peek_ts(const struct tdr_iter *it, uint64_t *ts);
 void tdr_iter_free(struct tdr_iter *it);
 
-#endif /* FXTRACE_EXPORT_TRACEDAT_READ_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_READ_H */

@@ -17,8 +17,8 @@
  *   FXT_EINVAL  adding after fxt_tdsort_finish, or reading before it.
  * One thread at a time per sorter.
  */
-#ifndef FXTRACE_EXPORT_TRACEDAT_SORT_H
-#define FXTRACE_EXPORT_TRACEDAT_SORT_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_SORT_H
+#define FXTRACE_FORMATS_TRACEDAT_SORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -79,4 +79,4 @@ int fxt_tdsort_next(struct fxt_tdsort *s, struct fxt_tdkey *k, const void **payl
 /* Frees everything and closes (so deletes) the temporary file. */
 void fxt_tdsort_free(struct fxt_tdsort *s);
 
-#endif /* FXTRACE_EXPORT_TRACEDAT_SORT_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_SORT_H */

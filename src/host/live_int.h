@@ -20,7 +20,7 @@
 
 #include <fxtrace/emit.h>
 
-#include "../formats/text.h"
+#include "../base/text.h"
 #include "cpunote.h"
 #include "intern.h"
 #include "session_int.h"

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../formats/ftrace_format.h"
-#include "../formats/text.h"
+#include "../base/ftrace_format.h"
+#include "../base/tbuf.h"
 #include "control.h"
 #include "filters.h"
 #include "live.h"
@@ -190,7 +190,7 @@ static void put_enable(struct fxt_tbuf *b, const struct find *f)
 }
 
 /* The kernel's format file (spec ftrace-text.md 3): common fields, then the event's fields
- * laid out as a C struct after them (src/formats/ftrace_format.h), then the print format with
+ * laid out as a C struct after them (src/base/ftrace_format.h), then the print format with
  * its arguments. */
 static void format_file(struct fxt_tbuf *b, const struct fxt_tracepoint *tp)
 {

@@ -24,7 +24,7 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "formats/text.h"
+#include "base/text.h"
 #include "formats/tracedat.h"
 
 #define FXB_BYTES (1u << 20)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "formats/fxtfile.h"
-#include "formats/text.h"
+#include "base/text.h"
 
 /* An event in time order and the LOST line report prints before it ("" for none). */
 struct want_event {

@@ -17,7 +17,7 @@
 
 #include "formats/fxtfile.h"
 #include "formats/fxtfile_int.h"
-#include "formats/text.h"
+#include "base/text.h"
 #include "report_lines.h"
 
 /* ---- building files --------------------------------------------------------------------- */

@@ -20,7 +20,7 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "formats/text.h"
+#include "base/text.h"
 #include "formats/tracedat.h"
 #include "formats/tracedat_sort.h"
 

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/fxtfile_int.h" /* struct fxtf_clockmap */
+#include "base/fxtf_clock.h"
 #include <fxtrace/meta.h>
 
 #include "formats/tdr_fxt.h"

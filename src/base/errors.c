@@ -1,4 +1,4 @@
-/* errors.c - names and messages for fxtrace return codes. */
+/* src/base/errors.c - names and messages for fxtrace return codes. */
 #include <fxtrace/errors.h>
 
 #include <errno.h>

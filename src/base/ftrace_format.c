@@ -1,4 +1,4 @@
-/* src/formats/ftrace_format.c - record layout and format-file head of ftrace events (see
+/* src/base/ftrace_format.c - record layout and format-file head of ftrace events (see
  * ftrace_format.h).
  */
 #include "ftrace_format.h"

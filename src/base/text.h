@@ -1,12 +1,13 @@
-/* src/formats/text.h - ftrace text (spec ftrace-text.md §1) for fxtrace events: the line
- * prefix, a printf-style renderer of print formats over FXT arguments, and whole lines.
+/* src/base/text.h - ftrace text (spec ftrace-text.md §1) for fxtrace events: the line
+ * prefix, a printf-style renderer of print formats over FXT arguments, and whole lines; for
+ * `fxtrace report` and the tracer's live `trace` files alike.
  *
- * Everything appends to a growable buffer (struct fxt_tbuf). Rendering never fails on any
- * input: a conversion without a matching argument prints "<?>", a malformed conversion prints
- * as written. On out-of-memory the buffer stops growing and sets oom; writes are dropped.
+ * Everything appends to a growable buffer (struct fxt_tbuf, tbuf.h). Rendering never fails
+ * on any input: a conversion without a matching argument prints "<?>", a malformed conversion
+ * prints as written.
  */
-#ifndef FXTRACE_EXPORT_TEXT_H
-#define FXTRACE_EXPORT_TEXT_H
+#ifndef FXTRACE_BASE_TEXT_H
+#define FXTRACE_BASE_TEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,44 +15,14 @@
 
 #include <fxtrace/fxt.h>
 
-#include "fxtfile.h"
+#include "fxtf_clock.h" /* the event model (fxtf_event.h), fxtf_ticks_to_ns */
+#include "tbuf.h"
 
 /* Printed wherever an argument is missing or of a type the conversion cannot print. */
 #define FXT_TEXT_BAD_ARG "<?>"
 /* Widths and precisions are capped here: a format cannot make a line of gigabytes. */
 #define FXT_TEXT_MAX_WIDTH 4096
 
-/* fxt_text_prefix's last line start, "<comm>-<pid> [<cpu>] ..... ", kept for the next line
- * of the same comm, pid and CPU (consecutive lines are mostly one thread's), and its last
- * seconds, "<seconds>."; empty (len 0) after fxt_tbuf_init. */
-struct fxt_tbuf_prefix {
-  uint64_t pid, sec;
-  uint32_t cpu;
-  uint8_t comm_len, len, sec_len;
-  bool comm_ok; /* comm is well-formed UTF-8 */
-  char comm[16];
-  char text[64];
-  char sec_text[24];
-};
-
-struct fxt_tbuf {
-  char *data;
-  size_t len, cap;
-  bool oom;
-  struct fxt_tbuf_prefix pc;
-};
-
-void fxt_tbuf_init(struct fxt_tbuf *b);
-void fxt_tbuf_free(struct fxt_tbuf *b);
-/* Room for n more bytes at data + len; false (and oom set) when memory ran out. */
-bool fxt_tbuf_grow(struct fxt_tbuf *b, size_t n);
-static inline bool fxt_tbuf_reserve(struct fxt_tbuf *b, size_t n) {
-  return b->cap - b->len >= n || fxt_tbuf_grow(b, n);
-}
-void fxt_tbuf_put(struct fxt_tbuf *b, const char *s, size_t n);
-void fxt_tbuf_puts(struct fxt_tbuf *b, const char *s);
-/* NUL-terminates the contents (not counted in len); for tests and messages. */
-const char *fxt_tbuf_str(struct fxt_tbuf *b);
 
 /* The prefix "%16s-%-7d [%03d] ..... %5lu.%06lu: " of one line: comm cut to 15 bytes, "<...>"
  * when comm_len is 0; cpu FXTF_CPU_UNKNOWN prints as 0; the time rounded to microseconds
@@ -85,4 +56,4 @@ void fxt_text_lost(struct fxt_tbuf *b, uint32_t cpu, uint64_t n, bool unknown);
  * dur=<us>us, id=N, async_begin id=0x.., flow_step id=0x.., ...). */
 void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e);
 
-#endif /* FXTRACE_EXPORT_TEXT_H */
+#endif /* FXTRACE_BASE_TEXT_H */

@@ -1,8 +1,7 @@
-/* src/formats/fxtfile_clock.c - a provider's ticks to CLOCK_MONOTONIC ns through its clock
- * syncs (fxtfile_int.h: fxtf_clockmap), the way every reader and the live text place events.
- * In the tracer (the text of an event, live.c), not only in the formats library: moved out of
- * fxtfile_index.c unchanged. */
-#include "fxtfile_int.h"
+/* src/base/fxtf_clock.c - a provider's ticks to CLOCK_MONOTONIC ns through its clock syncs
+ * (fxtf_clock.h), the way every reader and the live text place events: below both the tracer
+ * (the text of an event, live.c) and the formats library. */
+#include "fxtf_clock.h"
 
 /* True when syncs[0..n) go forward in ticks and do not go back in ns. */
 static bool syncs_in_order(const struct fxtf_sync *s, uint32_t n) {

@@ -1,4 +1,4 @@
-/* src/formats/text.c - ftrace text for fxtrace events (see text.h). Hot paths (prefix,
+/* src/base/text.c - ftrace text for fxtrace events (see text.h). Hot paths (prefix,
  * integers, strings) are written by hand: `fxtrace report` prints millions of lines a second
  * and snprintf would dominate. Floats go through snprintf.
  */
@@ -7,42 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- buffer ------------------------------------------------------------------------------ */
-
-void fxt_tbuf_init(struct fxt_tbuf *b) { memset(b, 0, sizeof *b); }
-
-void fxt_tbuf_free(struct fxt_tbuf *b) {
-  free(b->data);
-  fxt_tbuf_init(b);
-}
-
-bool fxt_tbuf_grow(struct fxt_tbuf *b, size_t n) {
-  if (b->oom || n > SIZE_MAX / 4 - b->len) {
-    b->oom = true;
-    return false;
-  }
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap - b->len < n)
-    cap *= 2;
-  char *p = realloc(b->data, cap);
-  if (p == NULL) {
-    b->oom = true;
-    return false;
-  }
-  b->data = p;
-  b->cap = cap;
-  return true;
-}
-
-void fxt_tbuf_put(struct fxt_tbuf *b, const char *s, size_t n) {
-  if (n == 0 || !fxt_tbuf_reserve(b, n))
-    return;
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-}
-
-void fxt_tbuf_puts(struct fxt_tbuf *b, const char *s) { fxt_tbuf_put(b, s, strlen(s)); }
 
 /* The writers below are inlined: a line makes a dozen of them, and a call each was a fifth of
  * `fxtrace report`'s instructions. */
@@ -81,13 +45,6 @@ static inline void put_fill(struct fxt_tbuf *b, char c, size_t n) {
     return;
   memset(b->data + b->len, c, n);
   b->len += n;
-}
-
-const char *fxt_tbuf_str(struct fxt_tbuf *b) {
-  if (!fxt_tbuf_reserve(b, 1))
-    return "";
-  b->data[b->len] = '\0';
-  return b->data;
 }
 
 /* "00" "01" ... "99": decimal two digits at a time (half the divisions). */

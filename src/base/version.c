@@ -1,4 +1,4 @@
-/* version.c - the version of the library actually linked. */
+/* src/base/version.c - the version of the library actually linked. */
 #include <fxtrace/version.h>
 
 #define FXT_STR2(x) #x

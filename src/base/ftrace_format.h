@@ -1,4 +1,4 @@
-/* src/formats/ftrace_format.h - the layout of an ftrace event record and the head of its
+/* src/base/ftrace_format.h - the layout of an ftrace event record and the head of its
  * `format` file (spec ftrace-text.md §3), for fxtrace's field types: one place that says how a
  * field list becomes kernel-style record bytes, shared by the live tracefs tree
  * (src/host/tracefs.c, events/<sys>/<ev>/format) and the trace.dat writer (tracedat.c).
@@ -18,14 +18,14 @@
  *   bytes          u8 name[bound]       bound 0        the bytes
  *   (other)        as u64
  */
-#ifndef FXTRACE_EXPORT_FTRACE_FORMAT_H
-#define FXTRACE_EXPORT_FTRACE_FORMAT_H
+#ifndef FXTRACE_BASE_FTRACE_FORMAT_H
+#define FXTRACE_BASE_FTRACE_FORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "text.h"
+#include "tbuf.h"
 
 /* Bytes of the common fields; event fields start here. */
 #define FXT_FF_COMMON_BYTES 8u
@@ -60,4 +60,4 @@ uint32_t fxt_ff_layout(const struct fxt_ff_field *f, uint32_t n, uint32_t *offse
 void fxt_ff_head(struct fxt_tbuf *b, const char *name, size_t name_len, uint32_t id,
                  const struct fxt_ff_field *f, uint32_t n);
 
-#endif /* FXTRACE_EXPORT_FTRACE_FORMAT_H */
+#endif /* FXTRACE_BASE_FTRACE_FORMAT_H */
