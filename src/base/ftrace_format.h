@@ -1,7 +1,7 @@
 /* src/base/ftrace_format.h - the layout of an ftrace event record and the head of its
  * `format` file (spec ftrace-text.md §3), for fxtrace's field types: one place that says how a
  * field list becomes kernel-style record bytes, shared by the live tracefs tree
- * (src/host/tracefs.c, events/<sys>/<ev>/format) and the trace.dat writer (tracedat.c).
+ * (src/host/tracefs.c, events/<sys>/<ev>/format) and the trace.dat writer (tracedat_write.c).
  *
  * A record is `struct { struct trace_entry ent; <fields> }`: the 8 bytes of common fields
  * (common_type u16, common_flags u8, common_preempt_count u8, common_pid s32), then each field

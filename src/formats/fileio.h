@@ -1,5 +1,6 @@
-/* src/formats/fileio.h - the files around a conversion (json.h, tracedat.h and tdr_fxt.h take
- * memory and a write callback; fxtfile.h reads memory): the input mapped whole and read-only,
+/* src/formats/fileio.h - the files around a conversion (json.h, tracedat_write.h and
+ * tracedat_import.h take memory and a write callback; fxtfile.h reads memory): the input mapped
+  * whole and read-only,
  * its pages dropped as a converter says it is done with them, so memory stays bounded; the
  * output created at its first byte, so a bad input leaves no file behind (and an existing one
  * untouched), and removed when the conversion fails after that.

@@ -134,7 +134,7 @@ int fxtf_sort_entries(struct fxtf_file *f);
 
 void fxtf_free_tables(struct fxtf_file *f);
 
-/* The providers of a file as the exporters (json.c, tracedat.c) follow them over two passes,
+/* The providers of a file as the exporters (json.c, tracedat_write.c) follow them over two passes,
  * split exactly as fxtf_open splits them: a provider info record starts one; a provider
  * section returns to the latest one of its id (starts one when there is none); a record that
  * needs a provider before any (initialization, string, event, tracepoint description, kernel

@@ -5,7 +5,7 @@
  * whole file and collects each provider's clock syncs (its last one ends the provider), so a
  * bad file is rejected before a byte is written; the second pass makes one JSON event per
  * FXT event (a begin/end pair: one) and hands it to an external sort (json_order.c, over the
- * trace.dat writer's tracedat_sort.c: runs of 4 MiB spilled to an unlinked temporary file in
+ * trace.dat writer's tracedat_write_sort.c: runs of 4 MiB spilled to an unlinked temporary file in
  * $TMPDIR), so the output is in time order: DevTools reads events in file order, pairing "B"
  * and "E" across threads and binding flows as it goes. Metadata ("M") comes first. State
  * kept: the decoder's tables (about 520 KiB), each provider's clock mapping, per thread its

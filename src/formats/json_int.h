@@ -11,7 +11,7 @@
 
 #include "json.h"
 #include "../base/text.h"
-#include "tracedat_sort.h"
+#include "tracedat_write_sort.h"
 
 /* The output is handed to the write callback in blocks of at least this many bytes. */
 #define FXT_JOUT_FLUSH (256u * 1024u)
@@ -111,7 +111,7 @@ struct fxt_jorder {
   uint64_t flows_bound; /* flows moved to an enclosing slice's start */
   uint64_t runs;        /* sorted runs spilled to the temporary file */
   bool ready;
-  char err[FXT_TDSORT_ERR_SIZE];
+  char err[FXT_TD_SORT_ERR_SIZE];
 };
 
 /* tmpdir NULL: $TMPDIR, else /tmp; run_bytes 0: 4 MiB (the flows' and slices' sort gets a

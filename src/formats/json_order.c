@@ -8,7 +8,7 @@
  * into `events` at that slice's start (DevTools binds a flow event only to a slice that
  * starts at its "ts"; Perfetto and chrome://tracing to the enclosing slice, which this keeps).
  *
- * A record's payload is at most FXT_TDSORT_MAX_PAYLOAD bytes: longer text goes in chunks of
+ * A record's payload is at most FXT_TD_SORT_MAX_PAYLOAD bytes: longer text goes in chunks of
  * consecutive seq (nothing sorts between them: same time, and no other record has a seq in
  * between), the first chunk's key saying the whole length (key.lost) and carrying
  * JORD_FIRST, so the text is joined again when read.
@@ -37,9 +37,9 @@ static int sort_fail(struct fxt_jorder *o, struct fxt_tdsort *s, int rc) {
 int fxt_jorder_init(struct fxt_jorder *o, const char *tmpdir, size_t run_bytes) {
   memset(o, 0, sizeof *o);
   run_bytes = run_bytes ? run_bytes : JORD_RUN;
-  int rc = fxt_tdsort_init(&o->events, run_bytes, tmpdir);
+  int rc = fxt_td_sort_init(&o->events, run_bytes, tmpdir);
   if (rc == 0) /* (the sort takes at least its minimum) */
-    rc = fxt_tdsort_init(&o->binds, run_bytes / 4, tmpdir);
+    rc = fxt_td_sort_init(&o->binds, run_bytes / 4, tmpdir);
   fxt_tbuf_init(&o->text);
   o->ready = true;
   return rc != 0 ? sort_fail(o, &o->events, rc) : 0;
@@ -48,8 +48,8 @@ int fxt_jorder_init(struct fxt_jorder *o, const char *tmpdir, size_t run_bytes) 
 void fxt_jorder_free(struct fxt_jorder *o) {
   if (!o->ready)
     return;
-  fxt_tdsort_free(&o->events);
-  fxt_tdsort_free(&o->binds);
+  fxt_td_sort_free(&o->events);
+  fxt_td_sort_free(&o->binds);
   fxt_tbuf_free(&o->text);
   for (size_t i = 0; i < o->nstacks; i++)
     free(o->stacks[i].v);
@@ -62,7 +62,7 @@ void fxt_jorder_free(struct fxt_jorder *o) {
 static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint16_t major, uint64_t ns,
                uint64_t seq_flag, uint16_t flags, const void *head, size_t hn, const char *text,
                size_t n) {
-  unsigned char chunk[FXT_TDSORT_MAX_PAYLOAD];
+  unsigned char chunk[FXT_TD_SORT_MAX_PAYLOAD];
   size_t total = hn + n, done = 0;
   bool first = true;
   do {
@@ -78,7 +78,7 @@ static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint16_t major, uint6
     k += take;
     struct fxt_tdkey key = {ns, seq_flag | o->seq++, first ? total : 0, major,
                             (uint16_t)(flags | (first ? JORD_FIRST : 0)), (uint32_t)k};
-    int rc = fxt_tdsort_add(s, &key, chunk);
+    int rc = fxt_td_sort_add(s, &key, chunk);
     if (rc != 0)
       return sort_fail(o, s, rc);
     first = false;
@@ -109,7 +109,7 @@ int fxt_jorder_flow(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t n
 /* The next whole record of s (its chunks joined in o->text): 1, 0 at the end, or < 0. */
 static int next_record(struct fxt_jorder *o, struct fxt_tdsort *s, struct fxt_tdkey *key) {
   const void *p;
-  int rc = fxt_tdsort_next(s, key, &p);
+  int rc = fxt_td_sort_next(s, key, &p);
   if (rc <= 0)
     return rc < 0 ? sort_fail(o, s, rc) : 0;
   uint64_t total = key->lost;
@@ -117,7 +117,7 @@ static int next_record(struct fxt_jorder *o, struct fxt_tdsort *s, struct fxt_td
   fxt_tbuf_put(&o->text, p, key->size);
   while (o->text.len < total && !o->text.oom) {
     struct fxt_tdkey more;
-    if ((rc = fxt_tdsort_next(s, &more, &p)) < 0)
+    if ((rc = fxt_td_sort_next(s, &more, &p)) < 0)
       return sort_fail(o, s, rc);
     if (rc == 0) {
       snprintf(o->err, sizeof o->err, "a record's text was cut in the sort");
@@ -155,7 +155,7 @@ static struct fxt_jstack *stack_of(struct fxt_jorder *o, uint64_t pid, uint64_t 
 
 /* Reads binds in time order and puts each flow into events at its slice's start. */
 static int bind_flows(struct fxt_jorder *o) {
-  int rc = fxt_tdsort_finish(&o->binds);
+  int rc = fxt_td_sort_finish(&o->binds);
   if (rc != 0)
     return sort_fail(o, &o->binds, rc);
   struct fxt_tdkey key;
@@ -201,11 +201,11 @@ static int bind_flows(struct fxt_jorder *o) {
 
 int fxt_jorder_write(struct fxt_jorder *o, struct fxt_jout *out) {
   int rc = bind_flows(o);
-  if (rc == 0 && (rc = fxt_tdsort_finish(&o->events)) != 0)
+  if (rc == 0 && (rc = fxt_td_sort_finish(&o->events)) != 0)
     rc = sort_fail(o, &o->events, rc);
   const void *p;
   struct fxt_tdkey key;
-  while (rc == 0 && (rc = fxt_tdsort_next(&o->events, &key, &p)) == 1) {
+  while (rc == 0 && (rc = fxt_td_sort_next(&o->events, &key, &p)) == 1) {
     if (key.flags & JORD_FIRST)
       fxt_json_raw(&out->b, o->written++ ? ",\n" : "\n");
     fxt_json_put(&out->b, p, key.size);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 /* The trace.dat writer module (CMakeLists.txt) and the one function it exports, with
- * fxt_tracedat_file's contract (src/formats/tracedat.h). */
+ * fxt_tracedat_file's contract (src/formats/tracedat_write.h). */
 #define DAT_MODULE "fxtrace-tracedat.so"
 #define DAT_ENTRY "fxt_tracedat_module_file"
 

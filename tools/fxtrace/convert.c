@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 
 #include "formats/json.h"
-#include "formats/tdr_fxt.h"
-#include "formats/tracedat.h"
+#include "formats/tracedat_import.h"
+#include "formats/tracedat_write.h"
 #include "tool_io.h"
 
 static const char k_usage[] =
@@ -114,8 +114,8 @@ static int to_tracedat(struct job *j) {
 }
 
 static int to_fxt(struct job *j) {
-  struct tdr_fxt_stats st;
-  int rc = tdr_to_fxt(j->data, j->len, j->write, j->write_ctx, &st, j->err, sizeof j->err);
+  struct fxt_td_fxt_stats st;
+  int rc = fxt_td_to_fxt(j->data, j->len, j->write, j->write_ctx, &st, j->err, sizeof j->err);
   snprintf(j->summary, sizeof j->summary,
            "trace.dat v%" PRIu32 ", %" PRIu32 " CPUs, clock %s: %" PRIu64 " events (%" PRIu64
            " context switches, %" PRIu64 " wakeups), %" PRIu64 " tasks, %" PRIu64
@@ -250,7 +250,7 @@ int cmd_convert(int argc, char **argv) {
     fxt_fio_unmap(&in);
     return cli_usage_error("convert", k_usage, "OUT is FILE itself");
   }
-  if (tdr_is_tracedat(in.data, in.len) != t->from_tracedat) {
+  if (fxt_td_is_tracedat(in.data, in.len) != t->from_tracedat) {
     fxt_fio_unmap(&in);
     cli_file_error("convert", a.in, t->from_tracedat
                                         ? "not a trace.dat file: only a trace.dat converts to fxt"

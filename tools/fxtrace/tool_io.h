@@ -11,7 +11,7 @@
  * fxt_fio_unmap undoes it. */
 int tool_map(const char *cmd, const char *path, struct fxt_fio_in *in);
 
-/* The write function of tdr_to_fxt and fxt_json_convert over a file descriptor: ctx is an
+/* The write function of fxt_td_to_fxt and fxt_json_convert over a file descriptor: ctx is an
  * int * (the fd). 0, or FXT_ENOSPC on a write error (errno tells which). */
 int tool_write_fd(void *ctx, const void *data, size_t n);
 

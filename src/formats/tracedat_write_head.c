@@ -1,8 +1,8 @@
-/* src/formats/tracedat_head.c - everything of a trace.dat before the CPU data (spec tracedat.md
- * §1, version 6): built in memory, since the CPU table at its end needs the data sizes, then
- * handed out at once, padded to the first page boundary.
+/* src/formats/tracedat_write_head.c - everything of a trace.dat before the CPU data (spec
+ * tracedat.md §1, version 6): built in memory, since the CPU table at its end needs the data
+ * sizes, then handed out at once, padded to the first page boundary.
  */
-#include "tracedat_int.h"
+#include "tracedat_write_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #include <fxtrace/version.h>
 
-#include "tracedat_page.h"
+#include "tracedat_write_page.h"
 
 /* The kernel's events/header_page and events/header_event (x86_64, 4 KiB pages; spec
  * ftrace-text.md §3.4): the reader takes the page layout (and the long size) from the first. */
@@ -76,7 +76,7 @@ static int cmp_variant(const void *pa, const void *pb) {
 }
 
 /* Item 10: the event systems and their formats. */
-static int put_formats(struct tdw *c, struct fxt_tbuf *b) {
+static int put_formats(struct fxt_td_writer *c, struct fxt_tbuf *b) {
   uint32_t n = c->events.n, nsys = 0;
   struct fxt_tdvariant **v = malloc((n ? n : 1) * sizeof *v);
   struct fxt_tbuf f;
@@ -96,7 +96,7 @@ static int put_formats(struct tdw *c, struct fxt_tbuf *b) {
     put_u32(b, j - i);
     for (uint32_t k = i; k < j; k++) {
       f.len = 0;
-      fxt_tdev_format(&f, v[k]);
+      fxt_td_ev_format(&f, v[k]);
       put_block64(b, f.data, f.len);
     }
   }
@@ -108,13 +108,13 @@ static int put_formats(struct tdw *c, struct fxt_tbuf *b) {
 
 /* Item 13: "<tid> <comm>\n" per named thread, the first of a tid (trace-cmd keeps one name
  * per pid); comm cut to 15 bytes and kept on its line, as report prints it. */
-static int put_cmdlines(struct tdw *c, struct fxt_tbuf *b) {
+static int put_cmdlines(struct fxt_td_writer *c, struct fxt_tbuf *b) {
   struct fxt_tbuf t;
   struct fxt_jmap seen = {0};
   fxt_tbuf_init(&t);
   int rc = 0;
   for (uint32_t i = 0; i < c->nthreads && rc == 0; i++) {
-    const struct tdw_thread *th = &c->threads[i];
+    const struct fxt_td_writer_thread *th = &c->threads[i];
     if (!th->named || th->comm.len == 0)
       continue;
     uint64_t *v = fxt_jmap_get(&seen, th->tid & UINT32_MAX, 0); /* the pid as report has it */
@@ -149,7 +149,7 @@ static int put_secs(char *p, size_t n, const char *label, uint64_t ns) {
 }
 
 /* Item 15a: options, ended by a bare u16 0. */
-static void put_options(struct tdw *c, struct fxt_tbuf *b) {
+static void put_options(struct fxt_td_writer *c, struct fxt_tbuf *b) {
   char text[512];
   int n = snprintf(text, sizeof text, "%s\n", k_clock);
   put_option(b, OPT_TRACECLOCK, text, (size_t)n + 1);
@@ -170,7 +170,7 @@ static void put_options(struct tdw *c, struct fxt_tbuf *b) {
     cpus[i] = (unsigned char)(c->ncpus >> (8 * i));
   put_option(b, OPT_CPUCOUNT, (const char *)cpus, 4);
   for (uint32_t i = 0; i < c->ncpus; i++) {
-    const struct tdw_cpu *cpu = &c->cpus[i];
+    const struct fxt_td_writer_cpu *cpu = &c->cpus[i];
     /* As trace-cmd records them after reading the buffers out: nothing left (entries,
      * bytes), everything read (read events). */
     n = snprintf(text, sizeof text,
@@ -185,7 +185,7 @@ static void put_options(struct tdw *c, struct fxt_tbuf *b) {
   put_u16(b, 0);
 }
 
-int tdw_write_head(struct tdw *c) {
+int fxt_td_write_head(struct fxt_td_writer *c) {
   struct fxt_tbuf b;
   fxt_tbuf_init(&b);
   fxt_tbuf_put(&b, "\x17\x08\x44tracing6", 11);
@@ -221,7 +221,7 @@ int tdw_write_head(struct tdw *c) {
     rc = FXT_ENOMEM;
   uint64_t at = start;
   for (uint32_t i = 0; rc == 0 && i < c->ncpus; i++) { /* the CPU table: offset, size */
-    struct tdw_cpu *cpu = &c->cpus[i];
+    struct fxt_td_writer_cpu *cpu = &c->cpus[i];
     uint64_t size = cpu->pages * FXT_TDP_PAGE_BYTES;
     cpu->offset = size ? at : 0;
     for (int k = 0; k < 8; k++) {
@@ -231,9 +231,9 @@ int tdw_write_head(struct tdw *c) {
     at += size;
   }
   if (rc == FXT_ENOMEM)
-    rc = tdw_fail(c, rc, UINT64_MAX, "out of memory");
+    rc = fxt_td_writer_fail(c, rc, UINT64_MAX, "out of memory");
   else if (rc == 0)
-    rc = tdw_write(c, b.data, b.len);
+    rc = fxt_td_write(c, b.data, b.len);
   fxt_tbuf_free(&b);
   return rc;
 }

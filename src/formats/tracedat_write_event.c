@@ -1,7 +1,7 @@
-/* src/formats/tracedat_event.c - formats and records of fxtrace events in trace.dat (see
- * tracedat_event.h).
+/* src/formats/tracedat_write_event.c - formats and records of fxtrace events in trace.dat (see
+ * tracedat_write_event.h).
  */
-#include "tracedat_event.h"
+#include "tracedat_write_event.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +94,8 @@ static bool is_printk(const struct fxt_event *ev, const struct fxtf_desc *desc) 
   return (desc != NULL && desc->kind == FXT_TP_PRINTK) || fxtf_str_is(&ev->category, "printk");
 }
 
-void fxt_tdev_key_of(struct fxt_tdev_key *k, const struct fxt_event *ev,
-                     const struct fxtf_desc *desc, uint32_t cls) {
+void fxt_td_ev_key_of(struct fxt_td_ev_key *k, const struct fxt_event *ev,
+                      const struct fxtf_desc *desc, uint32_t cls) {
   memset(k, 0, sizeof *k);
   k->ev_type = (uint8_t)ev->type;
   k->nargs = (uint8_t)ev->num_args;
@@ -103,16 +103,16 @@ void fxt_tdev_key_of(struct fxt_tdev_key *k, const struct fxt_event *ev,
   k->system = text_of(&ev->category);
   k->name = text_of(&ev->name);
   if (is_printk(ev, desc))
-    k->kind = FXT_TDEV_PRINTK;
+    k->kind = FXT_TD_EV_PRINTK;
   else if (desc != NULL && desc->kind == FXT_TP_TYPED && ev->type == FXT_EVENT_INSTANT)
-    k->kind = FXT_TDEV_TYPED;
+    k->kind = FXT_TD_EV_TYPED;
   else
-    k->kind = FXT_TDEV_ADHOC;
+    k->kind = FXT_TD_EV_ADHOC;
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   h = fnv(h, &k->kind, 1);
   h = fnv(h, &k->ev_type, 1);
   h = fnv(h, &k->nargs, 1);
-  if (k->kind == FXT_TDEV_TYPED) {
+  if (k->kind == FXT_TD_EV_TYPED) {
     k->desc = desc;
     k->cls = cls;
     for (uint32_t i = 0; i < k->nargs; i++)
@@ -129,11 +129,11 @@ void fxt_tdev_key_of(struct fxt_tdev_key *k, const struct fxt_event *ev,
   k->hash = fnv(h, k->types, k->nargs);
 }
 
-static bool key_eq(const struct fxt_tdvariant *v, const struct fxt_tdev_key *k) {
+static bool key_eq(const struct fxt_tdvariant *v, const struct fxt_td_ev_key *k) {
   if (v->hash != k->hash || v->kind != k->kind || v->ev_type != k->ev_type ||
       v->nargs != k->nargs || memcmp(v->types, k->types, k->nargs) != 0)
     return false;
-  if (k->kind == FXT_TDEV_TYPED)
+  if (k->kind == FXT_TD_EV_TYPED)
     return v->cls == k->cls;
   for (uint32_t i = 0; i < k->nargs; i++)
     if (!text_eq(v->arg_names[i], text_of(&k->args[i].name)))
@@ -146,7 +146,7 @@ static bool key_eq(const struct fxt_tdvariant *v, const struct fxt_tdev_key *k) 
  * row with no event name and no info (trace-cmd itself reads all 16 bits). */
 #define TDEV_ID_MAX 32767u
 
-void fxt_tdev_table_init(struct fxt_tdev_table *t) {
+void fxt_td_ev_table_init(struct fxt_td_ev_table *t) {
   memset(t, 0, sizeof *t);
   t->top = TDEV_ID_MAX;
 }
@@ -162,7 +162,7 @@ static void variant_free(struct fxt_tdvariant *v) {
   free(v);
 }
 
-void fxt_tdev_table_free(struct fxt_tdev_table *t) {
+void fxt_td_ev_table_free(struct fxt_td_ev_table *t) {
   for (uint32_t i = 0; i < t->n; i++)
     variant_free(t->v[i]);
   free(t->v);
@@ -210,7 +210,7 @@ static bool name_taken(const struct fxt_tdfield *f, uint32_t n, const char *name
 /* Names field n from text (made an identifier, then _2, _3... while taken). */
 static void name_field(struct fxt_tdfield *f, uint32_t n, const char *text, size_t len,
                        const char *suffix) {
-  char base[FXT_TDEV_NAME_MAX];
+  char base[FXT_TD_EV_NAME_MAX];
   size_t sl = strlen(suffix);
   ident(base, sizeof base - sl - 12, text, len); /* room for the suffix and "_NNN" */
   memcpy(base + strlen(base), suffix, sl + 1);
@@ -265,20 +265,20 @@ static void add_slot(struct build *b, uint8_t kind, uint32_t arg, uint32_t arg_t
 /* Fields and slots of the arguments: typed ones named by their description, others by
  * themselves. Typed and printk formats are rendered over the arguments as they are, so each
  * argument is a slot; an ad hoc format has no conversion for a null argument. */
-static void arg_fields(struct build *b, const struct fxt_tdev_key *k) {
+static void arg_fields(struct build *b, const struct fxt_td_ev_key *k) {
   for (uint32_t i = 0; i < k->nargs; i++) {
     const struct fxt_arg *a = &k->args[i];
-    uint8_t type = k->kind == FXT_TDEV_TYPED ? k->types[i] : type_of_arg(a->type);
+    uint8_t type = k->kind == FXT_TD_EV_TYPED ? k->types[i] : type_of_arg(a->type);
     if (type == 0) { /* null, blob: nothing to store (a blob's text is rendered) */
-      if (a->type == FXT_ARG_BLOB || k->kind != FXT_TDEV_ADHOC)
+      if (a->type == FXT_ARG_BLOB || k->kind != FXT_TD_EV_ADHOC)
         add_slot(b, FXT_TDSLOT_ARG, i, a->type, -1);
       continue;
     }
     struct fxtf_text name = text_of(&a->name);
     char argn[16];
-    if (k->kind == FXT_TDEV_TYPED && i < k->desc->nfields) {
+    if (k->kind == FXT_TD_EV_TYPED && i < k->desc->nfields) {
       name = k->desc->fields[i].name;
-    } else if (k->kind == FXT_TDEV_TYPED) {
+    } else if (k->kind == FXT_TD_EV_TYPED) {
       snprintf(argn, sizeof argn, "arg%u", i);
       name = (struct fxtf_text){argn, (uint32_t)strlen(argn)};
     }
@@ -306,7 +306,7 @@ static const char *const k_async_flow[] = {
 
 /* What text.c prints for an ad hoc event (adhoc_head, fxt_text_pairs) as a printf format over
  * slots: the head's values, then one conversion per argument. */
-static void adhoc_format(struct build *b, const struct fxt_tdev_key *k, struct fxt_tbuf *fmt) {
+static void adhoc_format(struct build *b, const struct fxt_td_ev_key *k, struct fxt_tbuf *fmt) {
   bool head = true;
   switch (k->ev_type) {
   case FXT_EVENT_COUNTER:
@@ -444,7 +444,7 @@ static bool flags_in(const struct conv *c, const char *allowed) {
 /* The argument expression of slot s for a conversion of `bits`. */
 static void put_expr(struct build *b, const struct fxt_tdslot *s, uint32_t bits) {
   const struct fxt_tdfield *f = &b->f[s->field];
-  char e[3 * FXT_TDEV_NAME_MAX + 64];
+  char e[3 * FXT_TD_EV_NAME_MAX + 64];
   uint32_t size;
   int sg;
   fxt_ff_type(f->type, &size, &sg);
@@ -547,7 +547,7 @@ static void render(struct build *b, uint32_t from, uint32_t slots, bool literal)
 }
 
 /* Translates v->fmt into b->print and b->args, adding rendered fields. */
-static void translate(struct build *b, const struct fxt_tdev_key *k) {
+static void translate(struct build *b, const struct fxt_td_ev_key *k) {
   const char *fmt = b->v->fmt, *p = fmt, *end = fmt + b->v->fmt_len;
   while (p < end) {
     uint32_t at = (uint32_t)(p - fmt);
@@ -578,7 +578,7 @@ static void translate(struct build *b, const struct fxt_tdev_key *k) {
       put_quoted(&b->print, c.p, c.end);
     } else if (c.c == 0) {
       render(b, at, c.stars, true); /* ... after taking the arguments of its '*'s */
-    } else if (k->kind == FXT_TDEV_ADHOC && c.stars == 0 && s != NULL &&
+    } else if (k->kind == FXT_TD_EV_ADHOC && c.stars == 0 && s != NULL &&
                s->arg_type == FXT_ARG_BLOB) {
       flush_group(b, at); /* a blob: text.c's value text in a field of its own */
       struct fxt_tdfield *f = add_field(b, FXT_TYPE_STR, FXT_TDSRC_VALUE, s->arg,
@@ -599,10 +599,10 @@ static void translate(struct build *b, const struct fxt_tdev_key *k) {
 /* ---- variants ------------------------------------------------------------------------------ */
 
 /* v->fmt: the format text.c renders the event with. */
-static void variant_fmt(struct build *b, const struct fxt_tdev_key *k, struct fxt_tbuf *fmt) {
-  if (k->kind == FXT_TDEV_TYPED) {
+static void variant_fmt(struct build *b, const struct fxt_td_ev_key *k, struct fxt_tbuf *fmt) {
+  if (k->kind == FXT_TD_EV_TYPED) {
     fxt_tbuf_put(fmt, k->desc->fmt.data, k->desc->fmt.len);
-  } else if (k->kind == FXT_TDEV_PRINTK) { /* the line's own newline ends it (text.c) */
+  } else if (k->kind == FXT_TD_EV_PRINTK) { /* the line's own newline ends it (text.c) */
     uint32_t n = k->name.len;
     fxt_tbuf_put(fmt, k->name.data, n && k->name.data[n - 1] == '\n' ? n - 1 : n);
   } else {
@@ -612,7 +612,7 @@ static void variant_fmt(struct build *b, const struct fxt_tdev_key *k, struct fx
 }
 
 /* Fields, slots, print format and layout of a new variant. */
-static int build_variant(struct build *b, const struct fxt_tdev_key *k) {
+static int build_variant(struct build *b, const struct fxt_td_ev_key *k) {
   struct fxt_tdvariant *v = b->v;
   struct fxt_tbuf fmt;
   fxt_tbuf_init(&fmt);
@@ -660,8 +660,8 @@ static int build_variant(struct build *b, const struct fxt_tdev_key *k) {
 }
 
 /* The ID of a new variant: its tracepoint's when free, else the highest free one. */
-static int take_id(struct fxt_tdev_table *t, const struct fxt_tdev_key *k, uint16_t *id) {
-  uint32_t want = k->kind == FXT_TDEV_TYPED ? k->desc->id : 0;
+static int take_id(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k, uint16_t *id) {
+  uint32_t want = k->kind == FXT_TD_EV_TYPED ? k->desc->id : 0;
   if (want == 0 || want > TDEV_ID_MAX || (t->used[want / 8] & (1u << (want % 8)))) {
     while (t->top > 0 && (t->used[t->top / 8] & (1u << (t->top % 8))))
       t->top--;
@@ -674,7 +674,7 @@ static int take_id(struct fxt_tdev_table *t, const struct fxt_tdev_key *k, uint1
   return 0;
 }
 
-static struct fxt_tdvariant *new_variant(struct fxt_tdev_table *t, const struct fxt_tdev_key *k,
+static struct fxt_tdvariant *new_variant(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
                                          int *rc) {
   struct fxt_tdvariant *v = calloc(1, sizeof *v);
   struct build *b = calloc(1, sizeof *b);
@@ -684,14 +684,14 @@ static struct fxt_tdvariant *new_variant(struct fxt_tdev_table *t, const struct 
     v->kind = k->kind;
     v->ev_type = k->ev_type;
     v->cls = k->cls;
-    v->system = k->kind == FXT_TDEV_TYPED ? k->desc->system : k->system;
-    v->name = k->kind == FXT_TDEV_TYPED ? k->desc->name : k->name;
+    v->system = k->kind == FXT_TD_EV_TYPED ? k->desc->system : k->system;
+    v->name = k->kind == FXT_TD_EV_TYPED ? k->desc->name : k->name;
     v->nargs = k->nargs;
     memcpy(v->types, k->types, k->nargs);
     for (uint32_t i = 0; i < k->nargs; i++)
       v->arg_names[i] = text_of(&k->args[i].name);
     v->sys_name = ident_dup(v->system);
-    v->ev_name = k->kind == FXT_TDEV_PRINTK ? ident_dup((struct fxtf_text){"printk", 6})
+    v->ev_name = k->kind == FXT_TD_EV_PRINTK ? ident_dup((struct fxtf_text){"printk", 6})
                                             : ident_dup(v->name);
     b->v = v;
     *rc = v->sys_name && v->ev_name ? build_variant(b, k) : FXT_ENOMEM;
@@ -706,8 +706,8 @@ static struct fxt_tdvariant *new_variant(struct fxt_tdev_table *t, const struct 
   return v;
 }
 
-struct fxt_tdvariant *fxt_tdev_get(struct fxt_tdev_table *t, const struct fxt_tdev_key *k,
-                                   int *rc) {
+struct fxt_tdvariant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
+                                    int *rc) {
   uint64_t *head = fxt_jmap_get(&t->map, k->hash, 0);
   *rc = FXT_ENOMEM;
   if (head == NULL)
@@ -715,7 +715,7 @@ struct fxt_tdvariant *fxt_tdev_get(struct fxt_tdev_table *t, const struct fxt_td
   for (uint64_t i = head[0]; i != 0; i = t->v[i - 1]->next)
     if (key_eq(t->v[i - 1], k))
       return t->v[i - 1];
-  if (t->n >= FXT_TDEV_MAX_VARIANTS) {
+  if (t->n >= FXT_TD_EV_MAX_VARIANTS) {
     *rc = FXT_E2BIG;
     return NULL;
   }
@@ -782,8 +782,8 @@ static void slot_values(const struct fxt_tdvariant *v, const struct fxt_event *e
   }
 }
 
-int fxt_tdev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, int32_t pid,
-                    uint64_t dur_ns, struct fxt_tbuf *out, struct fxt_tbuf *scratch) {
+int fxt_td_ev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, int32_t pid,
+                     uint64_t dur_ns, struct fxt_tbuf *out, struct fxt_tbuf *scratch) {
   out->len = 0;
   if (!fxt_tbuf_reserve(out, v->fixed))
     return FXT_ENOMEM;
@@ -833,7 +833,7 @@ int fxt_tdev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, i
   return rc ? rc : out->oom ? FXT_ENOMEM : 0;
 }
 
-void fxt_tdev_format(struct fxt_tbuf *b, const struct fxt_tdvariant *v) {
+void fxt_td_ev_format(struct fxt_tbuf *b, const struct fxt_tdvariant *v) {
   struct fxt_ff_field ff[MAX_FIELDS];
   for (uint32_t i = 0; i < v->nfields; i++)
     ff[i] = (struct fxt_ff_field){v->fields[i].name, strlen(v->fields[i].name),

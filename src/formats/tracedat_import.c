@@ -1,4 +1,4 @@
-/* src/formats/tdr_fxt.c - a trace.dat as an fxtrace FXT file (tdr_fxt.h).
+/* src/formats/tracedat_import.c - a trace.dat as an fxtrace FXT file (tracedat_import.h).
  *
  * One pass: the iterator (tracedat_read.c) hands every CPU's records merged by time; each is
  * encoded with the FXT encoders (include/fxtrace/fxt.h) into a 256 KiB buffer that goes to the
@@ -7,7 +7,7 @@
  * small entry per task and per event format, and the output buffer.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "tdr_fxt.h"
+#include "tracedat_import.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include <fxtrace/meta.h>
 #include <fxtrace/tracepoint.h>
 
-#include "tdr_int.h"
+#include "tracedat_read_int.h"
 
 #define PROVIDER_ID 0u
 #define PROVIDER_NAME "fxtrace/1"
@@ -37,7 +37,7 @@
 struct out {
   unsigned char *buf;
   size_t len;
-  tdr_write_fn write;
+  fxt_td_write_fn write;
   void *ctx;
   uint64_t total;
   int error;
@@ -109,9 +109,9 @@ struct evstate {
 };
 
 struct conv {
-  const struct tdr_file *f;
+  const struct fxt_td_file *f;
   struct out o;
-  struct tdr_fxt_stats *st;
+  struct fxt_td_fxt_stats *st;
   char *err;
   size_t err_size;
   struct str_slot *strs;
@@ -140,14 +140,15 @@ static int put(struct conv *c, int64_t n) {
   if (c->o.error)
     return c->o.error;
   if (n < 0)
-    return tdr_fail(c->err, c->err_size, (int)n, 0, "encoding a record: %s", fxt_strerror((int)n));
+    return fxt_td_fail(c->err, c->err_size, (int)n, 0, "encoding a record: %s",
+                       fxt_strerror((int)n));
   c->o.len += (size_t)n;
   return 0;
 }
 #define PUT(c, encoder, r) put((c), encoder(room(&(c)->o), FXT_MAX_RECORD_BYTES, (r)))
 
 static int nomem(struct conv *c) {
-  return tdr_fail(c->err, c->err_size, FXT_ENOMEM, 0, "out of memory");
+  return fxt_td_fail(c->err, c->err_size, FXT_ENOMEM, 0, "out of memory");
 }
 
 /* The ref of a string: its table index (a string record is written the first time), or the
@@ -325,11 +326,11 @@ static int clock_sync(struct conv *c, uint64_t ts) {
   return PUT(c, fxt_encode_event, e);
 }
 
-static bool text_is(struct tdr_text t, const char *s) {
+static bool text_is(struct fxt_td_text t, const char *s) {
   return t.len == strlen(s) && memcmp(t.data, s, t.len) == 0;
 }
 
-static uint64_t ticks_per_second(const struct tdr_file *f) {
+static uint64_t ticks_per_second(const struct fxt_td_file *f) {
   if (text_is(f->clock, "uptime")) /* jiffies as clock_t: USER_HZ */
     return 100;
   if (text_is(f->clock, "x86-tsc") && f->has_tsc2nsec) {
@@ -399,24 +400,24 @@ static int head(struct conv *c, uint64_t first_ts) {
 /* ---- event formats --------------------------------------------------------------------------- */
 
 /* The fxtrace field type of a trace.dat field, and its bound. */
-static uint8_t field_type(const struct tdr_field *f, uint32_t *bound) {
+static uint8_t field_type(const struct fxt_td_field *f, uint32_t *bound) {
   static const uint8_t k_int[2][4] = {{FXT_TYPE_U8, FXT_TYPE_U16, FXT_TYPE_U32, FXT_TYPE_U64},
                                       {FXT_TYPE_S8, FXT_TYPE_S16, FXT_TYPE_S32, FXT_TYPE_S64}};
   *bound = 0;
   switch (f->kind) {
-  case TDR_FIELD_INT:
+  case FXT_TD_FIELD_INT:
     return k_int[f->is_signed][f->size == 1 ? 0 : f->size == 2 ? 1 : f->size == 4 ? 2 : 3];
-  case TDR_FIELD_PTR:
+  case FXT_TD_FIELD_PTR:
     return FXT_TYPE_PTR;
-  case TDR_FIELD_FLOAT:
+  case FXT_TD_FIELD_FLOAT:
     return FXT_TYPE_DOUBLE;
-  case TDR_FIELD_STR:
-  case TDR_FIELD_DSTR:
-    *bound = f->kind == TDR_FIELD_STR && f->size && f->size < MAX_TEXT ? f->size : MAX_TEXT;
+  case FXT_TD_FIELD_STR:
+  case FXT_TD_FIELD_DSTR:
+    *bound = f->kind == FXT_TD_FIELD_STR && f->size && f->size < MAX_TEXT ? f->size : MAX_TEXT;
     return FXT_TYPE_STR;
   default:
-    *bound =
-        f->kind == TDR_FIELD_BYTES && f->size && f->size < MAX_HEX_BYTES ? f->size : MAX_HEX_BYTES;
+    *bound = f->kind == FXT_TD_FIELD_BYTES && f->size && f->size < MAX_HEX_BYTES ? f->size
+                                                                                 : MAX_HEX_BYTES;
     return FXT_TYPE_BYTES;
   }
 }
@@ -458,14 +459,15 @@ static void put32(unsigned char *p, uint32_t v) {
  * formats share (fxtrace's own trace.dat writer makes one per ad-hoc variant of a name; the
  * kernel never does), one untyped description of the name with no fields, whose events are
  * shown as name=value pairs. */
-static int describe(struct conv *c, const struct tdr_event *ev, struct evstate *s, uint16_t kind) {
+static int describe(struct conv *c, const struct fxt_td_event *ev, struct evstate *s,
+                    uint16_t kind) {
   unsigned char blob[16 + MAX_FMT + FXT_MAX_ARGS * 8];
   uint32_t fmt_len = 0;
   bool indexed = s->cat.index != FXT_STR_REF_INLINE && s->name.index != FXT_STR_REF_INLINE;
   unsigned char *fields = blob + 16 + MAX_FMT; /* moved behind the format at the end */
   uint32_t nfields = kind == FXT_TP_TYPED ? s->nargs : 0;
   for (uint32_t i = 0; i < nfields; i++) {
-    const struct tdr_field *f = &ev->fields[ev->ncommon + i];
+    const struct fxt_td_field *f = &ev->fields[ev->ncommon + i];
     uint32_t bound;
     uint8_t type = field_type(f, &bound);
     const char *conv = conversion(type);
@@ -500,7 +502,7 @@ static int describe(struct conv *c, const struct tdr_event *ev, struct evstate *
   return PUT(c, fxt_encode_blob, &b);
 }
 
-static int32_t field_index(const struct tdr_event *ev, const char *name) {
+static int32_t field_index(const struct fxt_td_event *ev, const char *name) {
   for (uint32_t i = ev->ncommon; i < ev->nfields; i++)
     if (text_is(ev->fields[i].name, name))
       return (int32_t)i;
@@ -508,7 +510,7 @@ static int32_t field_index(const struct tdr_event *ev, const char *name) {
 }
 
 /* Strings, description and sched_* roles of an event, the first time it is seen. */
-static int prepare(struct conv *c, const struct tdr_event *ev, struct evstate *s) {
+static int prepare(struct conv *c, const struct fxt_td_event *ev, struct evstate *s) {
   s->ready = true;
   uint32_t own = ev->nfields - ev->ncommon;
   s->nargs = own > FXT_MAX_ARGS ? FXT_MAX_ARGS : own;
@@ -517,7 +519,7 @@ static int prepare(struct conv *c, const struct tdr_event *ev, struct evstate *s
   if (rc == 0)
     rc = intern(c, ev->name.data, ev->name.len, &s->name);
   for (uint32_t i = 0; rc == 0 && i < s->nargs; i++) {
-    const struct tdr_field *f = &ev->fields[ev->ncommon + i];
+    const struct fxt_td_field *f = &ev->fields[ev->ncommon + i];
     rc = intern(c, f->name.data, f->name.len, &s->argname[i]);
   }
   struct evstate *lead = &c->ev[s->leader];
@@ -543,13 +545,13 @@ static int prepare(struct conv *c, const struct tdr_event *ev, struct evstate *s
 
 static const char k_hexdigits[] = "0123456789abcdef";
 
-static int field(struct conv *c, const struct tdr_field *f, const struct tdr_item *it, uint64_t *u,
-                 const unsigned char **b, uint32_t *n) {
-  return tdr_field_value(f, it->rec.data, it->rec.len, c->f->lay.big_endian, it->rec.offset, u, b,
-                         n, c->err, c->err_size);
+static int field(struct conv *c, const struct fxt_td_field *f, const struct fxt_td_item *it,
+                 uint64_t *u, const unsigned char **b, uint32_t *n) {
+  return fxt_td_field_value(f, it->rec.data, it->rec.len, c->f->lay.big_endian, it->rec.offset, u,
+                            b, n, c->err, c->err_size);
 }
 
-static int make_arg(struct conv *c, const struct tdr_field *f, const struct tdr_item *it,
+static int make_arg(struct conv *c, const struct fxt_td_field *f, const struct fxt_td_item *it,
                     uint32_t slot, struct fxt_arg *a) {
   uint64_t u;
   const unsigned char *b;
@@ -558,7 +560,7 @@ static int make_arg(struct conv *c, const struct tdr_field *f, const struct tdr_
   if (rc)
     return rc;
   switch (f->kind) {
-  case TDR_FIELD_INT:
+  case FXT_TD_FIELD_INT:
     if (f->size == 8)
       a->type = f->is_signed ? FXT_ARG_INT64 : FXT_ARG_UINT64;
     else
@@ -568,11 +570,11 @@ static int make_arg(struct conv *c, const struct tdr_field *f, const struct tdr_
     else
       a->value.u32 = (uint32_t)u;
     return 0;
-  case TDR_FIELD_PTR:
+  case FXT_TD_FIELD_PTR:
     a->type = FXT_ARG_POINTER;
     a->value.pointer = u;
     return 0;
-  case TDR_FIELD_FLOAT:
+  case FXT_TD_FIELD_FLOAT:
     a->type = FXT_ARG_DOUBLE;
     if (f->size == 8) {
       memcpy(&a->value.f64, &u, sizeof a->value.f64);
@@ -583,8 +585,8 @@ static int make_arg(struct conv *c, const struct tdr_field *f, const struct tdr_
       a->value.f64 = x;
     }
     return 0;
-  case TDR_FIELD_STR:
-  case TDR_FIELD_DSTR:
+  case FXT_TD_FIELD_STR:
+  case FXT_TD_FIELD_DSTR:
     a->type = FXT_ARG_STRING;
     n = n > MAX_TEXT ? MAX_TEXT : n;
     a->value.str = n ? fxt_str_inline((const char *)b, (uint16_t)n) : fxt_str_empty();
@@ -602,9 +604,9 @@ static int make_arg(struct conv *c, const struct tdr_field *f, const struct tdr_
 }
 
 /* An integer role field (0 when absent or not an integer). */
-static int64_t role_int(struct conv *c, const struct tdr_event *ev, const struct evstate *s,
-                        int role, const struct tdr_item *it, int *rc) {
-  if (s->rf[role] < 0 || ev->fields[s->rf[role]].kind != TDR_FIELD_INT || *rc)
+static int64_t role_int(struct conv *c, const struct fxt_td_event *ev, const struct evstate *s,
+                        int role, const struct fxt_td_item *it, int *rc) {
+  if (s->rf[role] < 0 || ev->fields[s->rf[role]].kind != FXT_TD_FIELD_INT || *rc)
     return 0;
   uint64_t u = 0;
   const unsigned char *b;
@@ -613,12 +615,12 @@ static int64_t role_int(struct conv *c, const struct tdr_event *ev, const struct
   return (int64_t)u;
 }
 
-static int role_comm(struct conv *c, const struct tdr_event *ev, const struct evstate *s, int role,
-                     const struct tdr_item *it, int32_t tid) {
+static int role_comm(struct conv *c, const struct fxt_td_event *ev, const struct evstate *s,
+                     int role, const struct fxt_td_item *it, int32_t tid) {
   uint64_t u;
   const unsigned char *b = NULL;
   uint32_t n = 0;
-  if (s->rf[role] < 0 || ev->fields[s->rf[role]].kind != TDR_FIELD_STR)
+  if (s->rf[role] < 0 || ev->fields[s->rf[role]].kind != FXT_TD_FIELD_STR)
     return name_thread(c, tid, NULL, 0);
   int rc = field(c, &ev->fields[s->rf[role]], it, &u, &b, &n);
   return rc ? rc : name_thread(c, tid, b, n);
@@ -652,8 +654,8 @@ static struct fxt_arg arg_i32(struct fxt_str_ref name, int32_t v) {
   return a;
 }
 
-static int sched_record(struct conv *c, const struct tdr_event *ev, const struct evstate *s,
-                        const struct tdr_item *it) {
+static int sched_record(struct conv *c, const struct fxt_td_event *ev, const struct evstate *s,
+                        const struct fxt_td_item *it) {
   int rc = 0;
   uint16_t cpu = it->cpu > UINT16_MAX ? UINT16_MAX : (uint16_t)it->cpu;
   if (s->role == ROLE_SWITCH) {
@@ -700,8 +702,8 @@ static int sched_record(struct conv *c, const struct tdr_event *ev, const struct
   return PUT(c, fxt_encode_wakeup, w);
 }
 
-static int record(struct conv *c, const struct tdr_item *it) {
-  const struct tdr_event *ev = it->event;
+static int record(struct conv *c, const struct fxt_td_item *it) {
+  const struct fxt_td_event *ev = it->event;
   struct evstate *s = &c->ev[ev - c->f->events];
   int rc = s->ready ? 0 : prepare(c, ev, s);
   if (rc == 0 && s->role != ROLE_NONE)
@@ -728,7 +730,7 @@ static int record(struct conv *c, const struct tdr_item *it) {
   return rc ? rc : PUT(c, fxt_encode_event, e);
 }
 
-static int missed(struct conv *c, const struct tdr_item *it) {
+static int missed(struct conv *c, const struct fxt_td_item *it) {
   c->st->lost_pages++;
   if (it->missed_known)
     c->st->lost_known += it->missed_count;
@@ -743,7 +745,7 @@ static int missed(struct conv *c, const struct tdr_item *it) {
 static int cpustat_losses(struct conv *c) {
   int rc = 0;
   for (uint32_t i = 0; rc == 0 && i < c->f->ncpustats; i++) {
-    const struct tdr_cpustat *s = &c->f->cpustats[i];
+    const struct fxt_td_cpustat *s = &c->f->cpustats[i];
     uint64_t total = 0, v[3] = {s->overrun, s->commit_overrun, s->dropped};
     for (int k = 0; k < 3; k++)
       total += v[k] == UINT64_MAX ? 0 : v[k];
@@ -770,12 +772,12 @@ static int group_names(struct conv *c) {
   memset(slot, 0, (size_t)mask * sizeof *slot);
   mask--;
   for (uint32_t i = 0; i < n; i++) {
-    const struct tdr_event *ev = &c->f->events[i];
+    const struct fxt_td_event *ev = &c->f->events[i];
     uint32_t h = (hash_bytes(ev->system.data, ev->system.len) * 31u) ^
                  hash_bytes(ev->name.data, ev->name.len);
     uint32_t j = h & mask;
     for (; slot[j] != 0; j = (j + 1) & mask) {
-      const struct tdr_event *o = &c->f->events[slot[j] - 1];
+      const struct fxt_td_event *o = &c->f->events[slot[j] - 1];
       if (o->system.len == ev->system.len && o->name.len == ev->name.len &&
           memcmp(o->system.data, ev->system.data, ev->system.len) == 0 &&
           memcmp(o->name.data, ev->name.data, ev->name.len) == 0)
@@ -790,24 +792,24 @@ static int group_names(struct conv *c) {
   return 0;
 }
 
-static int run(struct conv *c, struct tdr_iter *it) {
+static int run(struct conv *c, struct fxt_td_iter *it) {
   uint64_t first = 0;
-  tdr_iter_peek_ts(it, &first);
+  fxt_td_iter_peek_ts(it, &first);
   c->last_ts = first;
   int rc = head(c, first);
   for (uint32_t i = 0; rc == 0 && i < c->f->ncmdlines; i++) { /* names known in advance */
-    const struct tdr_cmdline *cl = &c->f->cmdlines[i];
+    const struct fxt_td_cmdline *cl = &c->f->cmdlines[i];
     struct thr *t = thread_slot(c, cl->pid);
     if (t == NULL)
       return nomem(c);
     t->name_len = (uint8_t)(cl->comm.len > COMM_MAX ? COMM_MAX : cl->comm.len);
     memcpy(t->name, cl->comm.data, t->name_len);
   }
-  struct tdr_item item;
-  while (rc == 0 && (rc = tdr_iter_next(it, &item, c->err, c->err_size)) == 1) {
+  struct fxt_td_item item;
+  while (rc == 0 && (rc = fxt_td_iter_next(it, &item, c->err, c->err_size)) == 1) {
     if (item.rec.ts > c->last_ts)
       c->last_ts = item.rec.ts;
-    if (item.kind == TDR_ITEM_MISSED) {
+    if (item.kind == FXT_TD_ITEM_MISSED) {
       rc = missed(c, &item);
       continue;
     }
@@ -830,15 +832,15 @@ static int run(struct conv *c, struct tdr_iter *it) {
   return rc;
 }
 
-int tdr_to_fxt(const void *buf, size_t len, tdr_write_fn write, void *write_ctx,
-               struct tdr_fxt_stats *st, char *err, size_t err_size) {
-  struct tdr_fxt_stats local;
+int fxt_td_to_fxt(const void *buf, size_t len, fxt_td_write_fn write, void *write_ctx,
+                  struct fxt_td_fxt_stats *st, char *err, size_t err_size) {
+  struct fxt_td_fxt_stats local;
   st = st ? st : &local;
   memset(st, 0, sizeof *st);
   if (write == NULL)
     return FXT_EINVAL;
-  struct tdr_file *f = NULL;
-  int rc = tdr_open(buf, len, &f, err, err_size);
+  struct fxt_td_file *f = NULL;
+  int rc = fxt_td_open(buf, len, &f, err, err_size);
   if (rc)
     return rc;
   st->version = f->version;
@@ -848,7 +850,7 @@ int tdr_to_fxt(const void *buf, size_t len, tdr_write_fn write, void *write_ctx,
     for (uint32_t i = 0; i < f->buffers[b].ncpus; i++)
       st->bytes_in += f->buffers[b].cpus[i].size;
   struct conv *c = calloc(1, sizeof *c);
-  struct tdr_iter *it = NULL;
+  struct fxt_td_iter *it = NULL;
   if (c != NULL) {
     c->f = f;
     c->st = st;
@@ -864,8 +866,8 @@ int tdr_to_fxt(const void *buf, size_t len, tdr_write_fn write, void *write_ctx,
     c->page_lost = calloc(c->npage_lost + 1, sizeof *c->page_lost);
   }
   if (c == NULL || !c->o.buf || !c->strs || !c->thr || !c->ev || !c->page_lost)
-    rc = tdr_fail(err, err_size, FXT_ENOMEM, 0, "out of memory");
-  else if ((rc = group_names(c)) == 0 && (rc = tdr_iter_new(f, &it, err, err_size)) == 0)
+    rc = fxt_td_fail(err, err_size, FXT_ENOMEM, 0, "out of memory");
+  else if ((rc = group_names(c)) == 0 && (rc = fxt_td_iter_new(f, &it, err, err_size)) == 0)
     rc = run(c, it);
   if (c != NULL) {
     st->bytes_out = c->o.total;
@@ -876,7 +878,7 @@ int tdr_to_fxt(const void *buf, size_t len, tdr_write_fn write, void *write_ctx,
     free(c->page_lost);
     free(c);
   }
-  tdr_iter_free(it);
-  tdr_close(f);
+  fxt_td_iter_free(it);
+  fxt_td_close(f);
   return rc;
 }

@@ -1,5 +1,5 @@
-/* src/formats/tracedat.c - fxtrace FXT files as trace.dat (see tracedat.h): the passes over the
- * input and the CPU data. The head of the file is tracedat_head.c.
+/* src/formats/tracedat_write.c - fxtrace FXT files as trace.dat (see tracedat_write.h): the passes
+ * over the input and the CPU data. The head of the file is tracedat_write_head.c.
  *
  * Providers are told apart as fxtfile.c does (a provider info record, or a provider section of
  * another id, starts one; records before any belong to an anonymous provider 0), threads by
@@ -7,14 +7,14 @@
  * thread's name is its latest kernel object name; times go through fxtf_clockmap_of, so every
  * event lands where `fxtrace report` puts it.
  */
-#include "tracedat_int.h"
+#include "tracedat_write_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracedat_page.h"
+#include "tracedat_write_page.h"
 
 /* The release callback is called each time a pass has moved this far. */
 #define RELEASE_BYTES (8u << 20)
@@ -22,7 +22,7 @@
 #define OUT_PAGES 32u
 #define MAX_CPU 65534u
 
-int tdw_fail(struct tdw *c, int code, uint64_t off, const char *fmt, ...) {
+int fxt_td_writer_fail(struct fxt_td_writer *c, int code, uint64_t off, const char *fmt, ...) {
   if (c->err == NULL || c->err_size == 0)
     return code;
   int n = off == UINT64_MAX ? 0 : snprintf(c->err, c->err_size, "offset %llu: ",
@@ -36,17 +36,19 @@ int tdw_fail(struct tdw *c, int code, uint64_t off, const char *fmt, ...) {
   return code;
 }
 
-int tdw_write(struct tdw *c, const void *data, size_t n) {
+int fxt_td_write(struct fxt_td_writer *c, const void *data, size_t n) {
   if (n == 0)
     return 0;
   int rc = c->opt->write(c->opt->write_ctx, data, n);
   if (rc < 0)
-    return tdw_fail(c, rc, UINT64_MAX, "write failed (%d)", rc);
+    return fxt_td_writer_fail(c, rc, UINT64_MAX, "write failed (%d)", rc);
   c->st.bytes += n;
   return 0;
 }
 
-static int oom(struct tdw *c) { return tdw_fail(c, FXT_ENOMEM, UINT64_MAX, "out of memory"); }
+static int oom(struct fxt_td_writer *c) {
+  return fxt_td_writer_fail(c, FXT_ENOMEM, UINT64_MAX, "out of memory");
+}
 
 static uint64_t hash_text(uint64_t h, struct fxtf_text t) { /* FNV-1a, length first */
   for (uint32_t i = 0; i < 4; i++)
@@ -69,7 +71,7 @@ static bool text_eq(struct fxtf_text a, struct fxtf_text b) {
 
 /* A provider ends (pass 2): the losses of CPUs none of its events came after are trailing,
  * in the CPU stats only. */
-static void close_cpu_losses(struct tdw *c) {
+static void close_cpu_losses(struct fxt_td_writer *c) {
   for (uint32_t i = 0; i < c->ncpus; i++) {
     c->st.lost_trailing += c->cpus[i].pend_lost;
     c->cpus[i].pend_lost = 0;
@@ -79,12 +81,12 @@ static void close_cpu_losses(struct tdw *c) {
 
 /* Follows the current record into its provider (fxtf_segs_step); string refs start afresh in
  * each provider. */
-static int step_provider(struct tdw *c, bool add) {
+static int step_provider(struct fxt_td_writer *c, bool add) {
   int rc = fxtf_segs_step(&c->segs, &c->rec, add);
   if (rc == FXT_ENOMEM)
     return oom(c);
   if (rc < 0)
-    return tdw_fail(c, FXT_EBADMSG, c->rec.offset, "input changed between passes");
+    return fxt_td_writer_fail(c, FXT_EBADMSG, c->rec.offset, "input changed between passes");
   if (rc >= 1) /* thread refs are the provider's */
     memset(c->refs, 0, sizeof c->refs);
   if (rc == 1 && !add) /* not on a return to a provider (2): its losses are still open */
@@ -94,7 +96,7 @@ static int step_provider(struct tdw *c, bool add) {
 
 /* ---- threads --------------------------------------------------------------------------------- */
 
-static int64_t thread_get(struct tdw *c, uint64_t pid, uint64_t tid) {
+static int64_t thread_get(struct fxt_td_writer *c, uint64_t pid, uint64_t tid) {
   uint64_t *head = fxt_jmap_get(&c->thread_map, tid, pid);
   if (head == NULL)
     return oom(c);
@@ -104,7 +106,7 @@ static int64_t thread_get(struct tdw *c, uint64_t pid, uint64_t tid) {
   if (fxtf_grow((void **)&c->threads, &c->cap_threads, (uint64_t)c->nthreads + 1,
                 sizeof *c->threads))
     return oom(c);
-  struct tdw_thread *t = &c->threads[c->nthreads];
+  struct fxt_td_writer_thread *t = &c->threads[c->nthreads];
   memset(t, 0, sizeof *t);
   t->prov = c->segs.cur - 1;
   t->pid = pid;
@@ -117,7 +119,7 @@ static int64_t thread_get(struct tdw *c, uint64_t pid, uint64_t tid) {
 }
 
 /* The thread of an event: through the ref cache when it has a thread ref. */
-static int64_t event_thread(struct tdw *c, const struct fxt_event *ev) {
+static int64_t event_thread(struct fxt_td_writer *c, const struct fxt_event *ev) {
   uint8_t ref = ev->thread.index;
   if (ref != 0 && c->refs[ref] != 0)
     return c->refs[ref] - 1;
@@ -128,7 +130,7 @@ static int64_t event_thread(struct tdw *c, const struct fxt_event *ev) {
 }
 
 /* A kernel object naming a thread (its koid argument `process` says the pid). */
-static int name_thread(struct tdw *c, const struct fxt_kernel_object *k) {
+static int name_thread(struct fxt_td_writer *c, const struct fxt_kernel_object *k) {
   if (k->obj_type != FXT_KOBJ_THREAD)
     return 0;
   uint64_t pid = c->segs.v[c->segs.cur - 1].p.id;
@@ -159,7 +161,7 @@ static bool same_content(const struct fxtf_desc *a, const struct fxtf_desc *b) {
 /* The class of description idx: the first description of the same content (equal
  * tracepoints of several processes share their formats). Classes of one content hash are
  * chained through cnext. */
-static int desc_class(struct tdw *c, uint32_t idx) {
+static int desc_class(struct fxt_td_writer *c, uint32_t idx) {
   const struct fxtf_desc *d = &c->descs[idx].d;
   uint64_t h = hash_text(hash_text(hash_text(UINT64_C(0xcbf29ce484222325), d->system), d->name),
                          d->fmt);
@@ -184,7 +186,7 @@ static uint64_t desc_key(struct fxtf_text system, struct fxtf_text name) {
   return hash_text(hash_text(UINT64_C(0xcbf29ce484222325), system), name);
 }
 
-static int add_desc(struct tdw *c) {
+static int add_desc(struct fxt_td_writer *c) {
   struct fxtf_desc d;
   int rc = fxtf_parse_desc(&c->dec, &c->rec, &d, c->err, c->err_size);
   if (rc)
@@ -217,7 +219,8 @@ static int add_desc(struct tdw *c) {
   return 0;
 }
 
-static const struct tdw_desc *find_desc(struct tdw *c, const struct fxt_event *ev) {
+static const struct fxt_td_writer_desc *find_desc(struct fxt_td_writer *c,
+                                                  const struct fxt_event *ev) {
   struct fxtf_text sys = text_of(&ev->category), name = text_of(&ev->name);
   const uint64_t *v = fxt_jmap_find(&c->desc_map, c->segs.cur - 1, desc_key(sys, name));
   for (uint64_t i = v ? v[0] : 0; i != 0; i = c->descs[i - 1].next)
@@ -228,7 +231,7 @@ static const struct tdw_desc *find_desc(struct tdw *c, const struct fxt_event *e
 
 /* ---- pass 1: validate; providers' clocks, thread names, descriptions ------------------------ */
 
-static int scan_record(struct tdw *c) {
+static int scan_record(struct fxt_td_writer *c) {
   const struct fxt_record *rec = &c->rec;
   int rc = step_provider(c, true);
   if (rc)
@@ -255,7 +258,7 @@ static int scan_record(struct tdw *c) {
 
 /* ---- pass 2: each event's record into the sort ---------------------------------------------- */
 
-static struct tdw_cpu *cpu_of(struct tdw *c, uint32_t cpu) {
+static struct fxt_td_writer_cpu *cpu_of(struct fxt_td_writer *c, uint32_t cpu) {
   if (cpu >= c->ncpus) {
     if (fxtf_grow((void **)&c->cpus, &c->cap_cpus, (uint64_t)cpu + 1, sizeof *c->cpus))
       return NULL;
@@ -267,10 +270,10 @@ static struct tdw_cpu *cpu_of(struct tdw *c, uint32_t cpu) {
 
 /* CPU n of the current record (an event's, a CPU loss's); NULL with the error in *rc when
  * trace.dat has no such CPU or memory ran out. */
-static struct tdw_cpu *record_cpu(struct tdw *c, uint32_t n, int *rc) {
-  struct tdw_cpu *cpu = n > MAX_CPU ? NULL : cpu_of(c, n);
+static struct fxt_td_writer_cpu *record_cpu(struct fxt_td_writer *c, uint32_t n, int *rc) {
+  struct fxt_td_writer_cpu *cpu = n > MAX_CPU ? NULL : cpu_of(c, n);
   if (n > MAX_CPU)
-    *rc = tdw_fail(c, FXT_E2BIG, c->rec.offset, "CPU %u: trace.dat takes CPUs 0..%u", n,
+    *rc = fxt_td_writer_fail(c, FXT_E2BIG, c->rec.offset, "CPU %u: trace.dat takes CPUs 0..%u", n,
                    MAX_CPU);
   else if (cpu == NULL)
     *rc = oom(c);
@@ -278,7 +281,7 @@ static struct tdw_cpu *record_cpu(struct tdw *c, uint32_t n, int *rc) {
 }
 
 /* Hands a thread's losses so far to the CPU its next event (or, at the end, it) is on. */
-static uint64_t take_losses(struct tdw_thread *t, struct tdw_cpu *cpu) {
+static uint64_t take_losses(struct fxt_td_writer_thread *t, struct fxt_td_writer_cpu *cpu) {
   uint64_t n = t->pend_dropped + t->pend_overrun + t->pend_lost;
   cpu->overrun += t->pend_overrun;
   cpu->dropped += t->pend_dropped + t->pend_lost;
@@ -288,9 +291,9 @@ static uint64_t take_losses(struct tdw_thread *t, struct tdw_cpu *cpu) {
 
 /* A CPU's own losses (a loss record with a `cpu` argument): in its stats now, and before the
  * provider's next event on it. */
-static int add_cpu_loss(struct tdw *c, const struct fxtf_meta *m) {
+static int add_cpu_loss(struct fxt_td_writer *c, const struct fxtf_meta *m) {
   int rc = 0;
-  struct tdw_cpu *cpu = record_cpu(c, m->cpu, &rc);
+  struct fxt_td_writer_cpu *cpu = record_cpu(c, m->cpu, &rc);
   if (cpu == NULL)
     return rc;
   if (m->kind == FXTF_META_OVERRUN)
@@ -302,12 +305,12 @@ static int add_cpu_loss(struct tdw *c, const struct fxtf_meta *m) {
   return 0;
 }
 
-static int add_event(struct tdw *c, struct tdw_thread *t) {
+static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
   const struct fxt_event *ev = &c->rec.u.event;
   const struct fxtf_seg *p = &c->segs.v[c->segs.cur - 1];
   uint32_t n = t->cpu == FXTF_CPU_UNKNOWN ? 0 : t->cpu;
   int rc = 0;
-  struct tdw_cpu *cpu = record_cpu(c, n, &rc);
+  struct fxt_td_writer_cpu *cpu = record_cpu(c, n, &rc);
   if (cpu == NULL)
     return rc;
   struct fxt_tdkey k = {fxtf_clockmap_apply(&p->map, ev->timestamp), c->rec.offset, 0,
@@ -317,20 +320,20 @@ static int add_event(struct tdw *c, struct tdw_thread *t) {
     k.flags |= FXT_TDKEY_LOST_UNKNOWN;
   t->pend_unknown = cpu->pend_unknown = false;
   cpu->pend_lost = 0;
-  const struct tdw_desc *d = find_desc(c, ev);
-  struct fxt_tdev_key key;
-  fxt_tdev_key_of(&key, ev, d ? &d->d : NULL, d ? d->cls : 0);
-  struct fxt_tdvariant *v = fxt_tdev_get(&c->events, &key, &rc);
+  const struct fxt_td_writer_desc *d = find_desc(c, ev);
+  struct fxt_td_ev_key key;
+  fxt_td_ev_key_of(&key, ev, d ? &d->d : NULL, d ? d->cls : 0);
+  struct fxt_tdvariant *v = fxt_td_ev_get(&c->events, &key, &rc);
   if (v == NULL)
-    return rc == FXT_E2BIG ? tdw_fail(c, rc, c->rec.offset, "more than %u kinds of event",
-                                      FXT_TDEV_MAX_VARIANTS)
+    return rc == FXT_E2BIG ? fxt_td_writer_fail(c, rc, c->rec.offset, "more than %u kinds of event",
+                                                FXT_TD_EV_MAX_VARIANTS)
                            : oom(c);
   uint64_t dur = 0;
   if (ev->type == FXT_EVENT_DURATION_COMPLETE) { /* as text.c computes it */
     uint64_t end = fxtf_clockmap_apply(&p->map, ev->trailer);
     dur = end > k.ns ? end - k.ns : 0;
   }
-  rc = fxt_tdev_record(v, ev, (int32_t)(uint32_t)t->tid, dur, &c->payload, &c->scratch);
+  rc = fxt_td_ev_record(v, ev, (int32_t)(uint32_t)t->tid, dur, &c->payload, &c->scratch);
   if (rc == FXT_ENOMEM)
     return oom(c);
   v->events++;
@@ -341,11 +344,11 @@ static int add_event(struct tdw *c, struct tdw_thread *t) {
   } else {
     k.size = (uint32_t)c->payload.len;
   }
-  rc = fxt_tdsort_add(&c->sort, &k, c->payload.data);
-  return rc ? tdw_fail(c, rc, UINT64_MAX, "%s", c->sort.err) : 0;
+  rc = fxt_td_sort_add(&c->sort, &k, c->payload.data);
+  return rc ? fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err) : 0;
 }
 
-static int sort_record(struct tdw *c) {
+static int sort_record(struct fxt_td_writer *c) {
   const struct fxt_record *rec = &c->rec;
   int rc = step_provider(c, false);
   if (rc || rec->kind != FXT_KIND_EVENT) {
@@ -361,7 +364,7 @@ static int sort_record(struct tdw *c) {
   int64_t id = event_thread(c, &rec->u.event);
   if (id < 0)
     return (int)id;
-  struct tdw_thread *t = &c->threads[id];
+  struct fxt_td_writer_thread *t = &c->threads[id];
   if (m.has_cpu)
     return add_cpu_loss(c, &m);
   t->pend_unknown |= m.count_unknown;
@@ -375,7 +378,7 @@ static int sort_record(struct tdw *c) {
 }
 
 /* One pass of the decoder over the whole input, handing each record to fn. */
-static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
+static int pass(struct fxt_td_writer *c, int (*fn)(struct fxt_td_writer *c)) {
   struct fxtf_tables more; /* the providers' tables: freed below */
   int rc = fxtf_decoder_init(&c->dec, c->buf, c->len, c->table, &more);
   fxtf_segs_rewind(&c->segs);
@@ -414,11 +417,11 @@ static int pass(struct tdw *c, int (*fn)(struct tdw *c)) {
 /* ---- CPU data ---------------------------------------------------------------------------- */
 
 struct emit {
-  struct tdw *c;
+  struct fxt_td_writer *c;
   bool write; /* false: only count pages and bytes */
   unsigned char *out;
   uint32_t nout; /* finished pages in out */
-  struct fxt_tdpage page;
+  struct fxt_td_wpage page;
   uint32_t cpu;
   uint64_t missed; /* too big events and their losses, for the next page of the CPU */
   bool missed_unknown; /* and losses of an unknown count among them */
@@ -426,7 +429,7 @@ struct emit {
 };
 
 static int flush_pages(struct emit *e) {
-  int rc = e->write ? tdw_write(e->c, e->out, (size_t)e->nout * FXT_TDP_PAGE_BYTES) : 0;
+  int rc = e->write ? fxt_td_write(e->c, e->out, (size_t)e->nout * FXT_TDP_PAGE_BYTES) : 0;
   e->nout = 0;
   return rc;
 }
@@ -435,19 +438,19 @@ static int flush_pages(struct emit *e) {
 static int end_page(struct emit *e) {
   if (e->page.events == 0)
     return 0;
-  fxt_tdpage_finish(&e->page);
-  struct tdw_cpu *cpu = &e->c->cpus[e->cpu];
+  fxt_td_page_finish(&e->page);
+  struct fxt_td_writer_cpu *cpu = &e->c->cpus[e->cpu];
   cpu->pages += e->write ? 0 : 1;
   e->c->st.pages += e->write ? 1 : 0;
   e->c->st.time_extends += e->write ? e->page.extends : 0;
   e->pages++;
   int rc = ++e->nout == OUT_PAGES ? flush_pages(e) : 0;
-  fxt_tdpage_init(&e->page, e->write ? e->out + (size_t)e->nout * FXT_TDP_PAGE_BYTES : NULL);
+  fxt_td_page_init(&e->page, e->write ? e->out + (size_t)e->nout * FXT_TDP_PAGE_BYTES : NULL);
   return rc;
 }
 
 static int emit_record(struct emit *e, const struct fxt_tdkey *k, const void *payload) {
-  struct tdw *c = e->c;
+  struct fxt_td_writer *c = e->c;
   if (k->cpu != e->cpu) { /* the sort gives CPU after CPU */
     int rc = end_page(e);
     if (rc)
@@ -464,20 +467,20 @@ static int emit_record(struct emit *e, const struct fxt_tdkey *k, const void *pa
   }
   uint64_t missed = e->missed + k->lost;
   uint64_t mark = e->missed_unknown ? FXT_TDP_MISSED_UNKNOWN : missed;
-  int rc = fxt_tdpage_add(&e->page, k->ns, mark, payload, k->size);
+  int rc = fxt_td_page_add(&e->page, k->ns, mark, payload, k->size);
   if (rc == FXT_ENOSPC) {
     if ((rc = end_page(e)) != 0)
       return rc;
-    rc = fxt_tdpage_add(&e->page, k->ns, mark, payload, k->size);
+    rc = fxt_td_page_add(&e->page, k->ns, mark, payload, k->size);
   }
   if (rc)
-    return tdw_fail(c, rc, UINT64_MAX, "internal error: page refused a record (%d)", rc);
+    return fxt_td_writer_fail(c, rc, UINT64_MAX, "internal error: page refused a record (%d)", rc);
   if (e->write) {
     c->st.missed += missed;
     c->st.missed_unknown += e->missed_unknown;
     c->st.events++;
   } else {
-    struct tdw_cpu *cpu = &c->cpus[k->cpu];
+    struct fxt_td_writer_cpu *cpu = &c->cpus[k->cpu];
     if (cpu->events++ == 0)
       cpu->oldest_ns = k->ns;
   }
@@ -487,20 +490,20 @@ static int emit_record(struct emit *e, const struct fxt_tdkey *k, const void *pa
 }
 
 /* The sorted records as pages: counted per CPU (write false), or written out. */
-static int emit_pages(struct tdw *c, bool write) {
+static int emit_pages(struct fxt_td_writer *c, bool write) {
   struct emit e = {.c = c, .write = write};
   if (write && (e.out = malloc((size_t)OUT_PAGES * FXT_TDP_PAGE_BYTES)) == NULL)
     return oom(c);
-  fxt_tdpage_init(&e.page, e.out);
-  int rc = fxt_tdsort_rewind(&c->sort);
+  fxt_td_page_init(&e.page, e.out);
+  int rc = fxt_td_sort_rewind(&c->sort);
   if (rc)
-    rc = tdw_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
+    rc = fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
   struct fxt_tdkey k;
   const void *payload;
   while (rc == 0) {
-    rc = fxt_tdsort_next(&c->sort, &k, &payload);
+    rc = fxt_td_sort_next(&c->sort, &k, &payload);
     if (rc < 0)
-      rc = tdw_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
+      rc = fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
     if (rc <= 0)
       break;
     rc = emit_record(&e, &k, payload);
@@ -514,8 +517,8 @@ static int emit_pages(struct tdw *c, bool write) {
   for (uint32_t i = 0; i < c->ncpus; i++)
     want += c->cpus[i].pages;
   if (rc == 0 && write && e.pages != want)
-    rc = tdw_fail(c, FXT_EBADMSG, UINT64_MAX, "internal error: %llu pages, %llu sized",
-                  (unsigned long long)e.pages, (unsigned long long)want);
+    rc = fxt_td_writer_fail(c, FXT_EBADMSG, UINT64_MAX, "internal error: %llu pages, %llu sized",
+                            (unsigned long long)e.pages, (unsigned long long)want);
   free(e.out);
   return rc;
 }
@@ -523,13 +526,13 @@ static int emit_pages(struct tdw *c, bool write) {
 /* ---- the conversion ----------------------------------------------------------------------- */
 
 /* Losses after a thread's last event: in its CPU's stats. */
-static int trailing_losses(struct tdw *c) {
+static int trailing_losses(struct fxt_td_writer *c) {
   for (uint32_t i = 0; i < c->nthreads; i++) {
-    struct tdw_thread *t = &c->threads[i];
+    struct fxt_td_writer_thread *t = &c->threads[i];
     uint32_t n = t->cpu == FXTF_CPU_UNKNOWN || t->cpu > MAX_CPU ? 0 : t->cpu;
     if (t->pend_dropped + t->pend_overrun + t->pend_lost == 0)
       continue;
-    struct tdw_cpu *cpu = cpu_of(c, n);
+    struct fxt_td_writer_cpu *cpu = cpu_of(c, n);
     if (cpu == NULL)
       return oom(c);
     c->st.lost_trailing += take_losses(t, cpu);
@@ -537,8 +540,8 @@ static int trailing_losses(struct tdw *c) {
   return cpu_of(c, 0) ? 0 : oom(c); /* at least one CPU */
 }
 
-static int convert(struct tdw *c) {
-  fxt_tdev_table_init(&c->events);
+static int convert(struct fxt_td_writer *c) {
+  fxt_td_ev_table_init(&c->events);
   int rc = pass(c, scan_record);
   if (rc)
     return rc;
@@ -547,30 +550,30 @@ static int convert(struct tdw *c) {
     if (c->segs.v[i].p.nsyncs && c->segs.v[i].p.last_sync.monotonic_ns > c->end_ns)
       c->end_ns = c->segs.v[i].p.last_sync.monotonic_ns;
   }
-  rc = fxt_tdsort_init(&c->sort, c->opt->run_bytes, c->opt->tmpdir);
+  rc = fxt_td_sort_init(&c->sort, c->opt->run_bytes, c->opt->tmpdir);
   c->sort_ready = true;
   if (rc == 0)
     rc = pass(c, sort_record);
   close_cpu_losses(c);
   if (rc == 0)
     rc = trailing_losses(c);
-  if (rc == 0 && (rc = fxt_tdsort_finish(&c->sort)) != 0)
-    rc = tdw_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
+  if (rc == 0 && (rc = fxt_td_sort_finish(&c->sort)) != 0)
+    rc = fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
   c->st.sort_runs = c->sort.nruns;
   if (rc == 0)
     rc = emit_pages(c, false);
   if (rc == 0)
-    rc = tdw_write_head(c);
+    rc = fxt_td_write_head(c);
   if (rc == 0)
     rc = emit_pages(c, true);
   return rc;
 }
 
 /* Frees what the conversion holds (c itself is the caller's). */
-static void release_all(struct tdw *c) {
+static void release_all(struct fxt_td_writer *c) {
   if (c->sort_ready)
-    fxt_tdsort_free(&c->sort);
-  fxt_tdev_table_free(&c->events);
+    fxt_td_sort_free(&c->sort);
+  fxt_td_ev_table_free(&c->events);
   fxt_tbuf_free(&c->payload);
   fxt_tbuf_free(&c->scratch);
   fxt_jmap_free(&c->thread_map);
@@ -584,7 +587,7 @@ static void release_all(struct tdw *c) {
 
 int fxt_tracedat_convert(const void *buf, size_t len, const struct fxt_tracedat_options *opt,
                          struct fxt_tracedat_stats *st, char *err, size_t err_size) {
-  struct tdw *c = NULL;
+  struct fxt_td_writer *c = NULL;
   int rc = FXT_EINVAL;
   if (st != NULL)
     memset(st, 0, sizeof *st);

@@ -1,7 +1,7 @@
-/* src/formats/tracedat_file.c - an FXT file written as a trace.dat file (tracedat.h): the file
- * plumbing (fileio.h) around fxt_tracedat_convert for the session's `output=X.dat` and
+/* src/formats/tracedat_write_file.c - an FXT file written as a trace.dat file (tracedat_write.h):
+ * the file plumbing (fileio.h) around fxt_tracedat_convert for the session's `output=X.dat` and
  * `fxtrace record -o X.dat`. */
-#include "tracedat.h"
+#include "tracedat_write.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* src/formats/tdr_format.c - event format texts of a trace.dat (tracedat_read.h).
+/* src/formats/tracedat_read_format.c - event format texts of a trace.dat (tracedat_read.h).
  *
  * Reads what the kernel's events/<sys>/<event>/format files hold (spec ftrace-text.md §3):
  * "name: N", "ID: N" and one line per field,
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tdr_int.h"
+#include "tracedat_read_int.h"
 #include "tracedat_read.h"
 
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -21,20 +21,20 @@ static bool is_ident(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-static struct tdr_text trim(const char *s, const char *e) {
+static struct fxt_td_text trim(const char *s, const char *e) {
   while (s < e && is_space(*s))
     s++;
   while (e > s && is_space(e[-1]))
     e--;
-  return (struct tdr_text){s, (uint32_t)(e - s)};
+  return (struct fxt_td_text){s, (uint32_t)(e - s)};
 }
 
-static bool starts(struct tdr_text t, const char *prefix) {
+static bool starts(struct fxt_td_text t, const char *prefix) {
   size_t n = strlen(prefix);
   return t.len >= n && memcmp(t.data, prefix, n) == 0;
 }
 
-static bool contains(struct tdr_text t, const char *word) {
+static bool contains(struct fxt_td_text t, const char *word) {
   size_t n = strlen(word);
   for (uint32_t i = 0; i + n <= t.len; i++)
     if (memcmp(t.data + i, word, n) == 0)
@@ -43,7 +43,7 @@ static bool contains(struct tdr_text t, const char *word) {
 }
 
 /* A decimal number after "key:" inside line (up to its ';'); false when absent or bad. */
-static bool keyed_number(struct tdr_text line, const char *key, uint64_t *v) {
+static bool keyed_number(struct fxt_td_text line, const char *key, uint64_t *v) {
   size_t n = strlen(key);
   for (uint32_t i = 0; i + n <= line.len; i++) {
     if (memcmp(line.data + i, key, n) != 0 || (i > 0 && is_ident(line.data[i - 1])))
@@ -66,7 +66,7 @@ static bool keyed_number(struct tdr_text line, const char *key, uint64_t *v) {
 }
 
 /* Splits a declaration into type and name and classifies it. */
-static int parse_decl(struct tdr_text decl, uint64_t at, struct tdr_field *f, char *err,
+static int parse_decl(struct fxt_td_text decl, uint64_t at, struct fxt_td_field *f, char *err,
                       size_t err_size) {
   bool dynamic = false;
   if (starts(decl, "__data_loc ") || starts(decl, "__rel_loc ")) {
@@ -92,57 +92,57 @@ static int parse_decl(struct tdr_text decl, uint64_t at, struct tdr_field *f, ch
   while (name > s && is_ident(name[-1]))
     name--;
   if (name == e || (name[0] >= '0' && name[0] <= '9'))
-    return tdr_fail(err, err_size, FXT_EBADMSG, at, "field declaration '%.*s' has no name",
-                    (int)decl.len, decl.data);
-  f->name = (struct tdr_text){name, (uint32_t)(e - name)};
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "field declaration '%.*s' has no name",
+                       (int)decl.len, decl.data);
+  f->name = (struct fxt_td_text){name, (uint32_t)(e - name)};
   f->type = trim(s, name);
   if (f->type.len == 0)
-    return tdr_fail(err, err_size, FXT_EBADMSG, at, "field '%.*s' has no type", (int)f->name.len,
-                    f->name.data);
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "field '%.*s' has no type", (int)f->name.len,
+                       f->name.data);
   bool text = contains(f->type, "char");
   if (f->size == 0 && (dynamic || !array))
-    return tdr_fail(err, err_size, FXT_EBADMSG, at,
-                    "field '%.*s' of size 0 (only an array "
-                    "may be empty: it then holds the rest of the record)",
-                    (int)f->name.len, f->name.data);
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+                       "field '%.*s' of size 0 (only an array "
+                       "may be empty: it then holds the rest of the record)",
+                       (int)f->name.len, f->name.data);
   if (dynamic) {
     if (f->size != 4)
-      return tdr_fail(err, err_size, FXT_EBADMSG, at,
-                      "dynamic field '%.*s' of size %u (its location word is 4 bytes)",
-                      (int)f->name.len, f->name.data, f->size);
-    f->kind = text ? TDR_FIELD_DSTR : TDR_FIELD_DBYTES;
+      return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+                         "dynamic field '%.*s' of size %u (its location word is 4 bytes)",
+                         (int)f->name.len, f->name.data, f->size);
+    f->kind = text ? FXT_TD_FIELD_DSTR : FXT_TD_FIELD_DBYTES;
   } else if (array)
-    f->kind = text ? TDR_FIELD_STR : TDR_FIELD_BYTES;
+    f->kind = text ? FXT_TD_FIELD_STR : FXT_TD_FIELD_BYTES;
   else if (contains(f->type, "*"))
-    f->kind = f->size == 4 || f->size == 8 ? TDR_FIELD_PTR : TDR_FIELD_BYTES;
+    f->kind = f->size == 4 || f->size == 8 ? FXT_TD_FIELD_PTR : FXT_TD_FIELD_BYTES;
   else if ((starts(f->type, "double") && f->type.len == 6 && f->size == 8) ||
            (starts(f->type, "float") && f->type.len == 5 && f->size == 4))
-    f->kind = TDR_FIELD_FLOAT;
+    f->kind = FXT_TD_FIELD_FLOAT;
   else
-    f->kind = f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8 ? TDR_FIELD_INT
-                                                                           : TDR_FIELD_BYTES;
+    f->kind = f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8 ? FXT_TD_FIELD_INT
+                                                                           : FXT_TD_FIELD_BYTES;
   return 0;
 }
 
 /* One "field:" line. */
-static int parse_field(struct tdr_text line, uint64_t at, struct tdr_field *f, char *err,
+static int parse_field(struct fxt_td_text line, uint64_t at, struct fxt_td_field *f, char *err,
                        size_t err_size) {
   memset(f, 0, sizeof *f);
   const char *p = line.data, *e = line.data + line.len;
   const char *colon = memchr(p, ':', (size_t)(e - p));
   const char *semi = colon ? memchr(colon, ';', (size_t)(e - colon)) : NULL;
   if (semi == NULL)
-    return tdr_fail(err, err_size, FXT_EBADMSG, at,
-                    "field line without ';' after its "
-                    "declaration");
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+                       "field line without ';' after its "
+                       "declaration");
   uint64_t off, size, sign = 0;
-  struct tdr_text rest = {semi, (uint32_t)(e - semi)};
+  struct fxt_td_text rest = {semi, (uint32_t)(e - semi)};
   if (!keyed_number(rest, "offset:", &off) || !keyed_number(rest, "size:", &size))
-    return tdr_fail(err, err_size, FXT_EBADMSG, at, "field line without offset: and size:");
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "field line without offset: and size:");
   if (off > UINT16_MAX || size > UINT16_MAX)
-    return tdr_fail(err, err_size, FXT_EBADMSG, at,
-                    "field at offset %llu of size %llu (a record is at most 65535 bytes)",
-                    (unsigned long long)off, (unsigned long long)size);
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+                       "field at offset %llu of size %llu (a record is at most 65535 bytes)",
+                       (unsigned long long)off, (unsigned long long)size);
   keyed_number(rest, "signed:", &sign); /* absent in very old kernels */
   f->offset = (uint32_t)off;
   f->size = (uint32_t)size;
@@ -150,12 +150,12 @@ static int parse_field(struct tdr_text line, uint64_t at, struct tdr_field *f, c
   return parse_decl(trim(colon + 1, semi), at, f, err, err_size);
 }
 
-static bool is_common(const struct tdr_field *f) {
+static bool is_common(const struct fxt_td_field *f) {
   return f->name.len > 7 && memcmp(f->name.data, "common_", 7) == 0;
 }
 
-int tdr_parse_text(const char *text, size_t len, uint64_t offset, bool need_name,
-                   struct tdr_event *ev, char *err, size_t err_size) {
+int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_name,
+                      struct fxt_td_event *ev, char *err, size_t err_size) {
   memset(ev, 0, sizeof *ev);
   ev->offset = offset;
   bool have_id = false;
@@ -164,7 +164,7 @@ int tdr_parse_text(const char *text, size_t len, uint64_t offset, bool need_name
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *le = nl ? nl : end;
-    struct tdr_text line = trim(p, le);
+    struct fxt_td_text line = trim(p, le);
     uint64_t at = offset + (uint64_t)(p - text);
     p = nl ? nl + 1 : end;
     if (starts(line, "name:")) {
@@ -172,33 +172,33 @@ int tdr_parse_text(const char *text, size_t len, uint64_t offset, bool need_name
     } else if (starts(line, "ID:")) {
       uint64_t id;
       if (!keyed_number(line, "ID:", &id) || id > UINT16_MAX) {
-        tdr_event_free(ev);
-        return tdr_fail(err, err_size, FXT_EBADMSG, at, "format ID is not a number 0..65535");
+        fxt_td_event_free(ev);
+        return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "format ID is not a number 0..65535");
       }
       ev->id = (uint32_t)id;
       have_id = true;
     } else if (starts(line, "field:") || starts(line, "field :")) {
       if (ev->nfields == cap) {
         uint32_t ncap = cap ? cap * 2 : 16;
-        struct tdr_field *more = realloc(ev->fields, ncap * sizeof *more);
+        struct fxt_td_field *more = realloc(ev->fields, ncap * sizeof *more);
         if (more == NULL) {
-          tdr_event_free(ev);
-          return tdr_fail(err, err_size, FXT_ENOMEM, at, "out of memory");
+          fxt_td_event_free(ev);
+          return fxt_td_fail(err, err_size, FXT_ENOMEM, at, "out of memory");
         }
         ev->fields = more;
         cap = ncap;
       }
-      struct tdr_field *f = &ev->fields[ev->nfields];
+      struct fxt_td_field *f = &ev->fields[ev->nfields];
       int rc = parse_field(line, at, f, err, err_size);
       if (rc) {
-        tdr_event_free(ev);
+        fxt_td_event_free(ev);
         return rc;
       }
       if (is_common(f) && ev->ncommon != ev->nfields) {
-        rc = tdr_fail(err, err_size, FXT_EBADMSG, at,
-                      "common field '%.*s' after the event's own fields", (int)f->name.len,
-                      f->name.data);
-        tdr_event_free(ev);
+        rc = fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+                         "common field '%.*s' after the event's own fields", (int)f->name.len,
+                         f->name.data);
+        fxt_td_event_free(ev);
         return rc;
       }
       ev->ncommon += is_common(f);
@@ -208,66 +208,67 @@ int tdr_parse_text(const char *text, size_t len, uint64_t offset, bool need_name
     }
   }
   if (need_name && (ev->name.len == 0 || !have_id)) {
-    tdr_event_free(ev);
-    return tdr_fail(err, err_size, FXT_EBADMSG, offset, "event format without %s",
-                    ev->name.len == 0 ? "a name: line" : "an ID: line");
+    fxt_td_event_free(ev);
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, offset, "event format without %s",
+                       ev->name.len == 0 ? "a name: line" : "an ID: line");
   }
   return 0;
 }
 
-int tdr_parse_format(const char *text, size_t len, uint64_t offset, struct tdr_text system,
-                     struct tdr_event *ev, char *err, size_t err_size) {
-  int rc = tdr_parse_text(text, len, offset, true, ev, err, err_size);
+int fxt_td_parse_format(const char *text, size_t len, uint64_t offset, struct fxt_td_text system,
+                        struct fxt_td_event *ev, char *err, size_t err_size) {
+  int rc = fxt_td_parse_text(text, len, offset, true, ev, err, err_size);
   ev->system = system;
   return rc;
 }
 
-void tdr_event_free(struct tdr_event *ev) {
+void fxt_td_event_free(struct fxt_td_event *ev) {
   free(ev->fields);
   ev->fields = NULL;
   ev->nfields = ev->ncommon = 0;
 }
 
-int tdr_field_value(const struct tdr_field *f, const unsigned char *data, uint32_t len,
-                    bool big_endian, uint64_t rec_offset, uint64_t *u, const unsigned char **bytes,
-                    uint32_t *n, char *err, size_t err_size) {
+int fxt_td_field_value(const struct fxt_td_field *f, const unsigned char *data, uint32_t len,
+                       bool big_endian, uint64_t rec_offset, uint64_t *u,
+                       const unsigned char **bytes, uint32_t *n, char *err, size_t err_size) {
   *u = 0;
   *bytes = NULL;
   *n = 0;
   if ((uint64_t)f->offset + f->size > len || f->offset > len)
-    return tdr_fail(err, err_size, FXT_EBADMSG, rec_offset,
-                    "record of %u bytes, field '%.*s' needs bytes %u..%u", len, (int)f->name.len,
-                    f->name.data, f->offset, f->offset + (f->size ? f->size - 1 : 0));
+    return fxt_td_fail(err, err_size, FXT_EBADMSG, rec_offset,
+                       "record of %u bytes, field '%.*s' needs bytes %u..%u", len, (int)f->name.len,
+                       f->name.data, f->offset, f->offset + (f->size ? f->size - 1 : 0));
   const unsigned char *p = data + f->offset;
   uint32_t size = f->size ? f->size : len - f->offset; /* a flexible array: the rest */
   switch (f->kind) {
-  case TDR_FIELD_INT:
-  case TDR_FIELD_PTR:
-  case TDR_FIELD_FLOAT:
-    *u = tdr_rd(p, f->size, big_endian);
-    if (f->kind == TDR_FIELD_INT && f->is_signed && f->size < 8 && (*u >> (8 * f->size - 1)) != 0)
+  case FXT_TD_FIELD_INT:
+  case FXT_TD_FIELD_PTR:
+  case FXT_TD_FIELD_FLOAT:
+    *u = fxt_td_rd(p, f->size, big_endian);
+    if (f->kind == FXT_TD_FIELD_INT && f->is_signed && f->size < 8 &&
+        (*u >> (8 * f->size - 1)) != 0)
       *u |= ~UINT64_C(0) << (8 * f->size);
     return 0;
-  case TDR_FIELD_STR:
+  case FXT_TD_FIELD_STR:
     *bytes = p;
     *n = (uint32_t)strnlen((const char *)p, size);
     return 0;
-  case TDR_FIELD_BYTES:
+  case FXT_TD_FIELD_BYTES:
     *bytes = p;
     *n = size;
     return 0;
   default: { /* dynamic: u32 location = length << 16 | offset */
-    uint32_t loc = (uint32_t)tdr_rd(p, 4, big_endian);
+    uint32_t loc = (uint32_t)fxt_td_rd(p, 4, big_endian);
     uint64_t off = loc & 0xffffu, l = loc >> 16;
     if (f->rel)
       off += (uint64_t)f->offset + f->size;
     if (off + l > len)
-      return tdr_fail(err, err_size, FXT_EBADMSG, rec_offset,
-                      "record of %u bytes, dynamic field '%.*s' points at bytes %llu..%llu", len,
-                      (int)f->name.len, f->name.data, (unsigned long long)off,
-                      (unsigned long long)(off + l) - (l > 0));
+      return fxt_td_fail(err, err_size, FXT_EBADMSG, rec_offset,
+                         "record of %u bytes, dynamic field '%.*s' points at bytes %llu..%llu", len,
+                         (int)f->name.len, f->name.data, (unsigned long long)off,
+                         (unsigned long long)(off + l) - (l > 0));
     *bytes = data + off;
-    *n = f->kind == TDR_FIELD_DSTR ? (uint32_t)strnlen((const char *)*bytes, (size_t)l)
+    *n = f->kind == FXT_TD_FIELD_DSTR ? (uint32_t)strnlen((const char *)*bytes, (size_t)l)
                                    : (uint32_t)l;
     return 0;
   }

@@ -1,4 +1,4 @@
-/* src/formats/tracedat_event.h - fxtrace events as ftrace events for trace.dat: the `format`
+/* src/formats/tracedat_write_event.h - fxtrace events as ftrace events for trace.dat: the `format`
  * of each kind of event (spec ftrace-text.md §3) and the record bytes of each event, such that
  * libtraceevent (trace-cmd report, KernelShark) prints what `fxtrace report` prints.
  *
@@ -35,8 +35,8 @@
  * duplicates of a field name (or of a common field's) get _2, _3... IDs: a typed
  * variant takes its tracepoint's id when free, the others the highest free ID.
  */
-#ifndef FXTRACE_FORMATS_TRACEDAT_EVENT_H
-#define FXTRACE_FORMATS_TRACEDAT_EVENT_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_WRITE_EVENT_H
+#define FXTRACE_FORMATS_TRACEDAT_WRITE_EVENT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,10 +45,10 @@
 #include "json_int.h" /* struct fxt_jmap */
 #include "../base/text.h"
 
-#define FXT_TDEV_NAME_MAX 48 /* a field name, NUL included */
-#define FXT_TDEV_MAX_VARIANTS 65535u
+#define FXT_TD_EV_NAME_MAX 48 /* a field name, NUL included */
+#define FXT_TD_EV_MAX_VARIANTS 65535u
 
-enum fxt_tdev_kind { FXT_TDEV_TYPED, FXT_TDEV_PRINTK, FXT_TDEV_ADHOC };
+enum fxt_td_ev_kind { FXT_TD_EV_TYPED, FXT_TD_EV_PRINTK, FXT_TD_EV_ADHOC };
 
 /* Where a field's bytes come from. */
 enum fxt_tdsrc {
@@ -62,7 +62,7 @@ enum fxt_tdsrc {
 };
 
 struct fxt_tdfield {
-  char name[FXT_TDEV_NAME_MAX];
+  char name[FXT_TD_EV_NAME_MAX];
   uint8_t type; /* enum fxt_type */
   uint8_t src;  /* enum fxt_tdsrc */
   uint8_t arg;
@@ -85,7 +85,7 @@ struct fxt_tdvariant {
   uint64_t hash;
   uint32_t next; /* next variant of the same hash + 1; 0: none */
   uint16_t id;
-  uint8_t kind; /* enum fxt_tdev_kind */
+  uint8_t kind; /* enum fxt_td_ev_kind */
   uint8_t ev_type;
   uint32_t cls;               /* typed: the description class */
   struct fxtf_text system;    /* as in the file */
@@ -105,8 +105,8 @@ struct fxt_tdvariant {
   uint64_t events; /* records made */
 };
 
-/* What makes an event's variant (fxt_tdev_key_of fills it). */
-struct fxt_tdev_key {
+/* What makes an event's variant (fxt_td_ev_key_of fills it). */
+struct fxt_td_ev_key {
   uint8_t kind, ev_type, nargs;
   uint8_t types[FXT_MAX_ARGS];
   uint32_t cls;
@@ -116,7 +116,7 @@ struct fxt_tdev_key {
   uint64_t hash;
 };
 
-struct fxt_tdev_table {
+struct fxt_td_ev_table {
   struct fxt_tdvariant **v;
   uint32_t n, cap;
   struct fxt_jmap map; /* hash -> first variant + 1 */
@@ -124,27 +124,27 @@ struct fxt_tdev_table {
   uint32_t top; /* IDs from here down are tried for variants without an id of their own */
 };
 
-void fxt_tdev_table_init(struct fxt_tdev_table *t);
-void fxt_tdev_table_free(struct fxt_tdev_table *t);
+void fxt_td_ev_table_init(struct fxt_td_ev_table *t);
+void fxt_td_ev_table_free(struct fxt_td_ev_table *t);
 
 /* The key of an event: desc is its description (NULL: none), cls the class of equal
  * descriptions it belongs to. */
-void fxt_tdev_key_of(struct fxt_tdev_key *k, const struct fxt_event *ev,
-                     const struct fxtf_desc *desc, uint32_t cls);
+void fxt_td_ev_key_of(struct fxt_td_ev_key *k, const struct fxt_event *ev,
+                      const struct fxtf_desc *desc, uint32_t cls);
 
 /* The variant of key k, made when new. Returns it, or NULL with *rc = FXT_ENOMEM or
- * FXT_E2BIG (more than FXT_TDEV_MAX_VARIANTS). */
-struct fxt_tdvariant *fxt_tdev_get(struct fxt_tdev_table *t, const struct fxt_tdev_key *k,
-                                   int *rc);
+ * FXT_E2BIG (more than FXT_TD_EV_MAX_VARIANTS). */
+struct fxt_tdvariant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
+                                    int *rc);
 
 /* The record of an event of variant v into out (replaced): common fields (type = v->id,
  * flags and preempt count 0, pid), fields, strings. dur_ns: duration complete events' length.
  * scratch: for rendered fields. Returns 0, or FXT_E2BIG when a string would end past the
  * 64 KiB a __data_loc can address, or FXT_ENOMEM. */
-int fxt_tdev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, int32_t pid,
-                    uint64_t dur_ns, struct fxt_tbuf *out, struct fxt_tbuf *scratch);
+int fxt_td_ev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, int32_t pid,
+                     uint64_t dur_ns, struct fxt_tbuf *out, struct fxt_tbuf *scratch);
 
 /* The variant's format file text. */
-void fxt_tdev_format(struct fxt_tbuf *b, const struct fxt_tdvariant *v);
+void fxt_td_ev_format(struct fxt_tbuf *b, const struct fxt_tdvariant *v);
 
-#endif /* FXTRACE_FORMATS_TRACEDAT_EVENT_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_WRITE_EVENT_H */

@@ -1,8 +1,8 @@
-/* src/formats/tracedat_sort.c - external merge sort of the trace.dat writer's events (see
- * tracedat_sort.h).
+/* src/formats/tracedat_write_sort.c - external merge sort of the trace.dat writer's events (see
+ * tracedat_write_sort.h).
  */
 #define _GNU_SOURCE
-#include "tracedat_sort.h"
+#include "tracedat_write_sort.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,18 +19,18 @@
 #define MAX_RUN (1u << 30) /* records are found in a run by 32-bit offsets */
 
 _Static_assert(sizeof(struct fxt_tdkey) == 32, "a key is 32 bytes, a multiple of 8");
-_Static_assert(FXT_TDSORT_READ_BYTES >= KEY_BYTES + FXT_TDSORT_MAX_PAYLOAD,
+_Static_assert(FXT_TD_SORT_READ_BYTES >= KEY_BYTES + FXT_TD_SORT_MAX_PAYLOAD,
                "a read buffer holds the biggest record");
 
 /* The sort index of a run: the key's order fields and where the record is in the arena. */
-struct fxt_tdsort_ent {
+struct fxt_td_sort_ent {
   uint64_t ns, seq;
   uint32_t at;
   uint16_t cpu;
 };
 
 /* A run being read: a file run through buf, or the memory run through the sort index. */
-struct fxt_tdsort_cursor {
+struct fxt_td_sort_cursor {
   unsigned char *buf;   /* NULL for the memory run */
   uint64_t next, end;   /* file offsets still to read into buf */
   size_t pos, len;      /* unread bytes buf[pos..len) */
@@ -49,7 +49,7 @@ static int fail(struct fxt_tdsort *s, int code, const char *what, int sys_errno)
   return code;
 }
 
-int fxt_tdsort_init(struct fxt_tdsort *s, size_t run_bytes, const char *tmpdir) {
+int fxt_td_sort_init(struct fxt_tdsort *s, size_t run_bytes, const char *tmpdir) {
   memset(s, 0, sizeof *s);
   s->fd = -1;
   s->run_bytes = run_bytes == 0 ? DEFAULT_RUN
@@ -61,14 +61,14 @@ int fxt_tdsort_init(struct fxt_tdsort *s, size_t run_bytes, const char *tmpdir) 
   return s->arena ? 0 : fail(s, FXT_ENOMEM, "out of memory", 0);
 }
 
-static bool ent_less(const struct fxt_tdsort_ent *a, const struct fxt_tdsort_ent *b) {
+static bool ent_less(const struct fxt_td_sort_ent *a, const struct fxt_td_sort_ent *b) {
   if (a->cpu != b->cpu)
     return a->cpu < b->cpu;
   return a->ns != b->ns ? a->ns < b->ns : a->seq < b->seq;
 }
 
 static int ent_cmp(const void *pa, const void *pb) {
-  const struct fxt_tdsort_ent *a = pa, *b = pb;
+  const struct fxt_td_sort_ent *a = pa, *b = pb;
   return ent_less(a, b) ? -1 : ent_less(b, a) ? 1 : 0;
 }
 
@@ -117,7 +117,7 @@ static int spill(struct fxt_tdsort *s) {
     return FXT_ENOSPC;
   if (s->nruns == s->cap_runs) {
     size_t cap = s->cap_runs ? s->cap_runs * 2 : 16;
-    struct fxt_tdsort_run *r = realloc(s->runs, cap * sizeof *r);
+    struct fxt_td_sort_run *r = realloc(s->runs, cap * sizeof *r);
     if (r == NULL)
       return fail(s, FXT_ENOMEM, "out of memory", 0);
     s->runs = r;
@@ -144,16 +144,16 @@ static int spill(struct fxt_tdsort *s) {
   int rc = write_all(s, block, n);
   if (rc)
     return rc;
-  s->runs[s->nruns++] = (struct fxt_tdsort_run){start, s->file_len};
+  s->runs[s->nruns++] = (struct fxt_td_sort_run){start, s->file_len};
   s->arena_len = 0;
   s->nents = 0;
   return 0;
 }
 
-int fxt_tdsort_add(struct fxt_tdsort *s, const struct fxt_tdkey *k, const void *payload) {
+int fxt_td_sort_add(struct fxt_tdsort *s, const struct fxt_tdkey *k, const void *payload) {
   if (s->finished)
     return fail(s, FXT_EINVAL, "record added after the end", 0);
-  if (k->size > FXT_TDSORT_MAX_PAYLOAD)
+  if (k->size > FXT_TD_SORT_MAX_PAYLOAD)
     return fail(s, FXT_E2BIG, "record payload too big to sort", 0);
   size_t len = record_bytes(k->size);
   if (s->arena_len + len > s->run_bytes) {
@@ -163,7 +163,7 @@ int fxt_tdsort_add(struct fxt_tdsort *s, const struct fxt_tdkey *k, const void *
   }
   if (s->nents == s->cap_ents) {
     size_t cap = s->cap_ents ? s->cap_ents * 2 : 1024;
-    struct fxt_tdsort_ent *e = realloc(s->ents, cap * sizeof *e);
+    struct fxt_td_sort_ent *e = realloc(s->ents, cap * sizeof *e);
     if (e == NULL)
       return fail(s, FXT_ENOMEM, "out of memory", 0);
     s->ents = e;
@@ -174,7 +174,7 @@ int fxt_tdsort_add(struct fxt_tdsort *s, const struct fxt_tdkey *k, const void *
   if (k->size)
     memcpy(rec + KEY_BYTES, payload, k->size);
   memset(rec + KEY_BYTES + k->size, 0, len - KEY_BYTES - k->size);
-  s->ents[s->nents++] = (struct fxt_tdsort_ent){k->ns, k->seq, (uint32_t)s->arena_len, k->cpu};
+  s->ents[s->nents++] = (struct fxt_td_sort_ent){k->ns, k->seq, (uint32_t)s->arena_len, k->cpu};
   s->arena_len += len;
   s->records++;
   return 0;
@@ -207,7 +207,7 @@ static void sift_down(struct fxt_tdsort *s, uint32_t i) {
 
 /* Loads the cursor's next record into c->key/payload: 1, 0 at the end of its run, or an
  * error. */
-static int cur_load(struct fxt_tdsort *s, struct fxt_tdsort_cursor *c) {
+static int cur_load(struct fxt_tdsort *s, struct fxt_td_sort_cursor *c) {
   if (c->buf == NULL) { /* the memory run */
     if (c->ent >= s->nents)
       return 0;
@@ -220,7 +220,7 @@ static int cur_load(struct fxt_tdsort *s, struct fxt_tdsort_cursor *c) {
     if (c->len - c->pos >= KEY_BYTES) {
       memcpy(&c->key, c->buf + c->pos, KEY_BYTES);
       size_t len = record_bytes(c->key.size);
-      if (c->key.size <= FXT_TDSORT_MAX_PAYLOAD && c->len - c->pos >= len) {
+      if (c->key.size <= FXT_TD_SORT_MAX_PAYLOAD && c->len - c->pos >= len) {
         c->payload = c->buf + c->pos + KEY_BYTES;
         c->pos += len;
         return 1;
@@ -231,7 +231,7 @@ static int cur_load(struct fxt_tdsort *s, struct fxt_tdsort_cursor *c) {
     memmove(c->buf, c->buf + c->pos, c->len - c->pos); /* keep the part of a record read */
     c->len -= c->pos;
     c->pos = 0;
-    size_t want = FXT_TDSORT_READ_BYTES - c->len;
+    size_t want = FXT_TD_SORT_READ_BYTES - c->len;
     if (want > c->end - c->next)
       want = (size_t)(c->end - c->next);
     while (want > 0) {
@@ -250,7 +250,7 @@ static int cur_load(struct fxt_tdsort *s, struct fxt_tdsort_cursor *c) {
   return 0;
 }
 
-int fxt_tdsort_finish(struct fxt_tdsort *s) {
+int fxt_td_sort_finish(struct fxt_tdsort *s) {
   if (s->finished)
     return 0;
   sort_run(s);
@@ -261,18 +261,18 @@ int fxt_tdsort_finish(struct fxt_tdsort *s) {
   if (s->cur == NULL || s->heap == NULL)
     return fail(s, FXT_ENOMEM, "out of memory", 0);
   for (size_t i = 0; i < s->nruns; i++)
-    if ((s->cur[i].buf = malloc(FXT_TDSORT_READ_BYTES)) == NULL)
+    if ((s->cur[i].buf = malloc(FXT_TD_SORT_READ_BYTES)) == NULL)
       return fail(s, FXT_ENOMEM, "out of memory", 0);
-  return fxt_tdsort_rewind(s);
+  return fxt_td_sort_rewind(s);
 }
 
-int fxt_tdsort_rewind(struct fxt_tdsort *s) {
+int fxt_td_sort_rewind(struct fxt_tdsort *s) {
   if (!s->finished)
     return fail(s, FXT_EINVAL, "read before the end of adding", 0);
   s->nheap = 0;
   s->pending = false;
   for (size_t i = 0; i <= s->nruns; i++) {
-    struct fxt_tdsort_cursor *c = &s->cur[i];
+    struct fxt_td_sort_cursor *c = &s->cur[i];
     c->pos = c->len = c->ent = 0;
     if (i < s->nruns) {
       c->next = s->runs[i].start;
@@ -289,7 +289,7 @@ int fxt_tdsort_rewind(struct fxt_tdsort *s) {
   return 0;
 }
 
-int fxt_tdsort_next(struct fxt_tdsort *s, struct fxt_tdkey *k, const void **payload) {
+int fxt_td_sort_next(struct fxt_tdsort *s, struct fxt_tdkey *k, const void **payload) {
   if (!s->finished)
     return fail(s, FXT_EINVAL, "read before the end of adding", 0);
   if (s->pending && s->nheap > 0) {
@@ -304,14 +304,14 @@ int fxt_tdsort_next(struct fxt_tdsort *s, struct fxt_tdkey *k, const void **payl
   s->pending = false;
   if (s->nheap == 0)
     return 0;
-  struct fxt_tdsort_cursor *c = &s->cur[s->heap[0]];
+  struct fxt_td_sort_cursor *c = &s->cur[s->heap[0]];
   *k = c->key;
   *payload = c->payload;
   s->pending = true;
   return 1;
 }
 
-void fxt_tdsort_free(struct fxt_tdsort *s) {
+void fxt_td_sort_free(struct fxt_tdsort *s) {
   if (s->cur != NULL)
     for (size_t i = 0; i < s->nruns; i++)
       free(s->cur[i].buf);

@@ -1,5 +1,6 @@
-/* src/formats/tracedat_page.c - ring-buffer pages of trace.dat (see tracedat_page.h). */
-#include "tracedat_page.h"
+/* src/formats/tracedat_write_page.c - ring-buffer pages of trace.dat (see tracedat_write_page.h).
+ * */
+#include "tracedat_write_page.h"
 
 #include <string.h>
 
@@ -25,12 +26,12 @@ static uint32_t header_word(uint32_t type_len, uint64_t delta) {
   return type_len | (uint32_t)(delta & DELTA_MAX) << FXT_TDP_TYPE_LEN_BITS;
 }
 
-void fxt_tdpage_init(struct fxt_tdpage *p, unsigned char *buf) {
+void fxt_td_page_init(struct fxt_td_wpage *p, unsigned char *buf) {
   memset(p, 0, sizeof *p);
   p->buf = buf;
 }
 
-uint32_t fxt_tdpage_record_bytes(uint32_t n) {
+uint32_t fxt_td_page_record_bytes(uint32_t n) {
   if (n > FXT_TDP_MAX_PAYLOAD)
     return 0;
   uint32_t len = n ? n : 1;
@@ -40,9 +41,9 @@ uint32_t fxt_tdpage_record_bytes(uint32_t n) {
   return len == 12 ? 16 : len;
 }
 
-int fxt_tdpage_add(struct fxt_tdpage *p, uint64_t ts, uint64_t missed, const void *payload,
-                   uint32_t n) {
-  uint32_t rec = fxt_tdpage_record_bytes(n);
+int fxt_td_page_add(struct fxt_td_wpage *p, uint64_t ts, uint64_t missed, const void *payload,
+                    uint32_t n) {
+  uint32_t rec = fxt_td_page_record_bytes(n);
   if (rec == 0)
     return FXT_E2BIG;
   uint64_t delta = 0;
@@ -90,7 +91,7 @@ int fxt_tdpage_add(struct fxt_tdpage *p, uint64_t ts, uint64_t missed, const voi
   return 0;
 }
 
-uint64_t fxt_tdpage_finish(struct fxt_tdpage *p) {
+uint64_t fxt_td_page_finish(struct fxt_td_wpage *p) {
   uint64_t commit = p->len;
   bool stored = p->missed && p->missed != FXT_TDP_MISSED_UNKNOWN &&
                 FXT_TDP_DATA_BYTES - p->len >= 8;

@@ -1,4 +1,4 @@
-/* src/formats/tdr_fxt.h - a trace.dat (tracedat_read.h) as an fxtrace FXT file.
+/* src/formats/tracedat_import.h - a trace.dat (tracedat_read.h) as an fxtrace FXT file.
  *
  * The output follows docs/fxt-conventions.md with one provider, the kernel: id 0, name
  * `fxtrace/1`, a kernel-object record naming process 0 "kernel", and:
@@ -29,12 +29,12 @@
  *    thread 0/0 with args num_records, num_bytes (0: unknown), cpu, and `count_unknown` true
  *    when the page does not store the count; at the end, per CPU, a `lost` record for what the
  *    CPUSTAT option's overrun + commit overrun + dropped events count beyond the pages'. The
- *    readers (fxtfile.h, tracedat.h) put such a loss before the next event on its CPU, where
+ *    readers (fxtfile.h, tracedat_write.h) put such a loss before the next event on its CPU, where
  *    `fxtrace report` prints "CPU:N [LOST n EVENTS]" ("[LOST EVENTS]" for count_unknown).
  * Records are written in time order (all CPUs merged), so each thread's records are ordered.
  */
-#ifndef FXTRACE_FORMATS_TDR_FXT_H
-#define FXTRACE_FORMATS_TDR_FXT_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_IMPORT_H
+#define FXTRACE_FORMATS_TRACEDAT_IMPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,9 +43,9 @@
 
 /* Receives the output bytes in order; 0, or a negative value that ends the conversion (and
  * is returned by it). */
-typedef int (*tdr_write_fn)(void *ctx, const void *data, size_t n);
+typedef int (*fxt_td_write_fn)(void *ctx, const void *data, size_t n);
 
-struct tdr_fxt_stats {
+struct fxt_td_fxt_stats {
   uint32_t version, cpus;
   char clock[32];
   uint64_t records; /* data records read */
@@ -65,7 +65,7 @@ struct tdr_fxt_stats {
 
 /* Converts buf[0..len) (a whole trace.dat). Errors as tracedat_read.h, or write's own. The
  * output goes through write only; on error what was written is incomplete. st may be NULL. */
-int tdr_to_fxt(const void *buf, size_t len, tdr_write_fn write, void *write_ctx,
-               struct tdr_fxt_stats *st, char *err, size_t err_size);
+int fxt_td_to_fxt(const void *buf, size_t len, fxt_td_write_fn write, void *write_ctx,
+                  struct fxt_td_fxt_stats *st, char *err, size_t err_size);
 
-#endif /* FXTRACE_FORMATS_TDR_FXT_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_IMPORT_H */

@@ -1,4 +1,4 @@
-/* src/formats/tracedat_page.h - one page of the Linux ring buffer, as trace-cmd's trace.dat
+/* src/formats/tracedat_write_page.h - one page of the Linux ring buffer, as trace-cmd's trace.dat
  * holds them per CPU (spec tracedat.md §4, kernel/trace/ring_buffer.c): 64-bit kernel layout
  * (a `long` is 8 bytes), little-endian, 4096-byte pages.
  *
@@ -31,8 +31,8 @@
  *
  * Pure computation on caller memory: no allocation, no I/O.
  */
-#ifndef FXTRACE_FORMATS_TRACEDAT_PAGE_H
-#define FXTRACE_FORMATS_TRACEDAT_PAGE_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_WRITE_PAGE_H
+#define FXTRACE_FORMATS_TRACEDAT_WRITE_PAGE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,7 +46,7 @@
 
 #define FXT_TDP_MISSED_EVENTS (UINT64_C(1) << 31)
 #define FXT_TDP_MISSED_STORED (UINT64_C(1) << 30)
-/* `missed` of fxt_tdpage_add: events were lost, how many is not known (RB_MISSED_EVENTS
+/* `missed` of fxt_td_page_add: events were lost, how many is not known (RB_MISSED_EVENTS
  * without a count; `trace-cmd report` says [EVENTS DROPPED]). */
 #define FXT_TDP_MISSED_UNKNOWN UINT64_MAX
 
@@ -58,7 +58,7 @@
 #define FXT_TDP_TIME_EXTEND 30u
 #define FXT_TDP_TIME_STAMP 31u
 
-struct fxt_tdpage {
+struct fxt_td_wpage {
   unsigned char *buf; /* FXT_TDP_PAGE_BYTES, or NULL: only sizes are computed */
   uint32_t len;       /* data bytes used */
   uint32_t events;    /* data records */
@@ -69,11 +69,11 @@ struct fxt_tdpage {
 };
 
 /* An empty page over buf (NULL: count only). */
-void fxt_tdpage_init(struct fxt_tdpage *p, unsigned char *buf);
+void fxt_td_page_init(struct fxt_td_wpage *p, unsigned char *buf);
 
 /* Bytes a data record with an n-byte payload takes (no TIME_EXTEND), or 0 when n is more
  * than FXT_TDP_MAX_PAYLOAD. */
-uint32_t fxt_tdpage_record_bytes(uint32_t n);
+uint32_t fxt_td_page_record_bytes(uint32_t n);
 
 /* Appends one event at ts (not before the page's latest) with n payload bytes (copied when
  * the page has a buffer; payload may be NULL without one), `missed` events having been lost
@@ -84,12 +84,12 @@ uint32_t fxt_tdpage_record_bytes(uint32_t n);
  *                another and add it there, where it always fits;
  *   FXT_E2BIG    n > FXT_TDP_MAX_PAYLOAD: no page takes it (nothing changed);
  *   FXT_EINVAL   ts is before the page's latest record. */
-int fxt_tdpage_add(struct fxt_tdpage *p, uint64_t ts, uint64_t missed, const void *payload,
-                   uint32_t n);
+int fxt_td_page_add(struct fxt_td_wpage *p, uint64_t ts, uint64_t missed, const void *payload,
+                    uint32_t n);
 
 /* Writes the page header (and the missed count when it fits and is known) and zeros after
  * the data; the page is then ready to be written out (when it has a buffer). Returns the
  * commit word. */
-uint64_t fxt_tdpage_finish(struct fxt_tdpage *p);
+uint64_t fxt_td_page_finish(struct fxt_td_wpage *p);
 
-#endif /* FXTRACE_FORMATS_TRACEDAT_PAGE_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_WRITE_PAGE_H */

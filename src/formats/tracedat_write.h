@@ -1,10 +1,11 @@
-/* src/formats/tracedat.h - fxtrace FXT files as trace-cmd's trace.dat, version 6 (spec
+/* src/formats/tracedat_write.h - fxtrace FXT files as trace-cmd's trace.dat, version 6 (spec
  * ../shared/spec/tracedat.md), for `trace-cmd report` and KernelShark.
  *
  * The file, in one pass of output:
  *   initial part (magic, "6", little-endian, long size 8, page size 4096), header_page and
  *   header_event (the kernel's x86_64 text); no ftrace formats; one event system per fxtrace
- *   system with one `format` per kind of event (tracedat_event.h: kernel layout, common_type =
+ *   system with one `format` per kind of event (tracedat_write_event.h: kernel layout, common_type
+  * =
  *   its ID); empty kallsyms and printk formats; saved cmdlines "<tid> <comm>" for every named
  *   thread (comm cut to 15 bytes, as `fxtrace report`); the CPU count; options TRACECLOCK
  *   ("[mono]": timestamps are CLOCK_MONOTONIC ns, so report prints seconds.micros), UNAME,
@@ -12,7 +13,7 @@
  *   once it has read the buffers out: entries and bytes 0, read events = events written,
  *   overrun = records overwritten, dropped events = records dropped or lost otherwise and
  *   events too big for a page); "flyrecord", the CPU table, the trace clock; then, page-aligned,
- *   each CPU's ring-buffer pages (tracedat_page.h).
+ *   each CPU's ring-buffer pages (tracedat_write_page.h).
  *
  * Events go to the CPU their thread was on (its latest `cpu` record; none yet: CPU 0, as
  * `fxtrace report` prints them), in time order (ties: file order), at CLOCK_MONOTONIC ns
@@ -40,8 +41,8 @@
  *   FXT_EINVAL               NULL arguments
  *   any negative value the write callback returned: writing stopped there.
  */
-#ifndef FXTRACE_FORMATS_TRACEDAT_H
-#define FXTRACE_FORMATS_TRACEDAT_H
+#ifndef FXTRACE_FORMATS_TRACEDAT_WRITE_H
+#define FXTRACE_FORMATS_TRACEDAT_WRITE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -102,4 +103,4 @@ int fxt_tracedat_convert(const void *buf, size_t len, const struct fxt_tracedat_
 int fxt_tracedat_file(const char *in_path, const char *out_path, struct fxt_tracedat_stats *st,
                       char *err, size_t err_size);
 
-#endif /* FXTRACE_FORMATS_TRACEDAT_H */
+#endif /* FXTRACE_FORMATS_TRACEDAT_WRITE_H */
