@@ -22,6 +22,12 @@ struct fxtf_text {
   uint32_t len;
 };
 
+/* The text of a decoded string ref ("" for an empty one). */
+static inline struct fxtf_text fxtf_text_of(const struct fxt_str_ref *r) {
+  struct fxtf_text t = {r->data ? r->data : "", r->len};
+  return t;
+}
+
 struct fxtf_field {
   struct fxtf_text name;
   uint8_t type;   /* enum fxt_type */

@@ -4,6 +4,7 @@
 #ifndef FXTRACE_FORMATS_FXTFILE_INT_H
 #define FXTRACE_FORMATS_FXTFILE_INT_H
 
+#include "../base/errmsg.h"
 #include "fileio.h"
 #include "fxtfile.h"
 

@@ -10,7 +10,6 @@
  */
 #include "json_int.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,89 +165,6 @@ static void put_where(struct conv *c, uint64_t pid, uint64_t tid, uint64_t ns) {
 
 static const char *ref_data(const struct fxt_str_ref *r) { return r->data ? r->data : ""; }
 
-static bool numeric(const struct fxt_arg *a) {
-  switch (a->type) {
-  case FXT_ARG_INT32:
-  case FXT_ARG_UINT32:
-  case FXT_ARG_INT64:
-  case FXT_ARG_UINT64:
-  case FXT_ARG_KOID:
-  case FXT_ARG_BOOL:
-    return true;
-  case FXT_ARG_DOUBLE:
-    return isfinite(a->value.f64);
-  default:
-    return false;
-  }
-}
-
-/* A counter sample: every integer as a number (readers plot doubles), bools as 0 and 1. */
-static void put_number(struct fxt_tbuf *b, const struct fxt_arg *a) {
-  switch (a->type) {
-  case FXT_ARG_INT32: fxt_json_i64(b, a->value.i32); return;
-  case FXT_ARG_UINT32: fxt_json_u64(b, a->value.u32); return;
-  case FXT_ARG_INT64: fxt_json_i64(b, a->value.i64); return;
-  case FXT_ARG_BOOL: fxt_json_raw(b, a->value.b ? "1" : "0"); return;
-  case FXT_ARG_DOUBLE: fxt_json_double(b, a->value.f64); return;
-  default: fxt_json_u64(b, a->value.u64); return; /* uint64, koid */
-  }
-}
-
-static void put_value(struct fxt_tbuf *b, const struct fxt_arg *a) {
-  switch (a->type) {
-  case FXT_ARG_INT32: fxt_json_i64(b, a->value.i32); return;
-  case FXT_ARG_UINT32: fxt_json_u64(b, a->value.u32); return;
-  case FXT_ARG_INT64: fxt_json_i64_safe(b, a->value.i64); return;
-  case FXT_ARG_UINT64: fxt_json_u64_safe(b, a->value.u64); return;
-  case FXT_ARG_KOID: fxt_json_u64_safe(b, a->value.koid); return;
-  case FXT_ARG_DOUBLE: fxt_json_double(b, a->value.f64); return;
-  case FXT_ARG_STRING: fxt_json_str(b, ref_data(&a->value.str), a->value.str.len); return;
-  case FXT_ARG_POINTER: fxt_json_hex(b, a->value.pointer); return;
-  case FXT_ARG_BOOL: fxt_json_raw(b, a->value.b ? "true" : "false"); return;
-  case FXT_ARG_BLOB:
-    FXT_JSON_LIT(b, "\"<blob ");
-    fxt_json_u64(b, a->value.blob.size);
-    FXT_JSON_LIT(b, " bytes>\"");
-    return;
-  default: FXT_JSON_LIT(b, "null"); return;
-  }
-}
-
-static bool same_name(const struct fxt_arg *x, const struct fxt_arg *y) {
-  return x->name.len == y->name.len &&
-         (x->name.len == 0 || memcmp(x->name.data, y->name.data, x->name.len) == 0);
-}
-
-/* ,"args":{...}; counter samples keep only numeric arguments (and always have "args"). A name
- * an earlier argument already has becomes "name #2", "name #3"... (JSON keys are unique). */
-static void put_args(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t n, bool counter) {
-  if (n == 0 && !counter)
-    return;
-  FXT_JSON_LIT(b, ",\"args\":{");
-  bool first = true;
-  for (uint32_t i = 0; i < n; i++) {
-    const struct fxt_arg *a = &args[i];
-    if (counter && !numeric(a))
-      continue;
-    uint64_t dup = 0;
-    for (uint32_t j = 0; j < i; j++)
-      dup += same_name(a, &args[j]);
-    fxt_json_raw(b, first ? "\"" : ",\"");
-    first = false;
-    fxt_json_str_body(b, ref_data(&a->name), a->name.len);
-    if (dup) {
-      FXT_JSON_LIT(b, " #");
-      fxt_json_u64(b, dup + 1);
-    }
-    FXT_JSON_LIT(b, "\":");
-    if (counter)
-      put_number(b, a);
-    else
-      put_value(b, a);
-  }
-  FXT_JSON_LIT(b, "}");
-}
-
 static bool is_printk(const struct conv *c, const struct fxt_event *ev) {
   if (fxtf_str_is(&ev->category, "printk"))
     return true;
@@ -328,7 +244,7 @@ static void put_head(struct conv *c, const struct fxt_event *ev) {
   put_thread(c, ev->thread.process_koid, ev->thread.thread_koid);
 }
 
-/* The members of ,"args":{...} that put_args wrote to b from at (nothing when none). */
+/* The members of ,"args":{...} that fxt_json_args wrote to b from at (nothing when none). */
 static size_t args_members(struct fxt_tbuf *b, size_t at, const char **start) {
   size_t n = b->len - at, lead = sizeof(",\"args\":{") - 1;
   if (n <= lead) {
@@ -353,7 +269,7 @@ static int on_begin(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
     put_head(c, ev);
     FXT_JSON_LIT(&c->ev, ",\"ts\":");
     fxt_json_us(&c->ev, ns);
-    put_args(&c->ev, ev->args, ev->num_args, false);
+    fxt_json_args(&c->ev, ev->args, ev->num_args, false);
     FXT_JSON_LIT(&c->ev, "}");
     close_event(c, ns);
     return c->ord_rc;
@@ -361,7 +277,7 @@ static int on_begin(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
   c->ev.len = 0;
   put_head(c, ev);
   bg->head_len = c->ev.len;
-  put_args(&c->ev, ev->args, ev->num_args, false);
+  fxt_json_args(&c->ev, ev->args, ev->num_args, false);
   const char *members;
   bg->args_len = args_members(&c->ev, bg->head_len, &members);
   fxt_tbuf_put(&t->text, c->ev.data, bg->head_len);
@@ -375,7 +291,7 @@ static void write_end(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
   put_head(c, ev);
   FXT_JSON_LIT(&c->ev, ",\"ts\":");
   fxt_json_us(&c->ev, ns);
-  put_args(&c->ev, ev->args, ev->num_args, false);
+  fxt_json_args(&c->ev, ev->args, ev->num_args, false);
   FXT_JSON_LIT(&c->ev, "}");
   close_event(c, ns);
 }
@@ -399,7 +315,7 @@ static int on_end(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
     return c->ord_rc;
   }
   c->args.len = 0;
-  put_args(&c->args, ev->args, ev->num_args, false);
+  fxt_json_args(&c->args, ev->args, ev->num_args, false);
   const char *end_members;
   size_t end_len = args_members(&c->args, 0, &end_members);
   open_event(c, "X");
@@ -467,7 +383,7 @@ static int emit_event(struct conv *c, const struct fxt_event *ev) {
   default:
     break;
   }
-  put_args(b, ev->args, ev->num_args, ev->type == FXT_EVENT_COUNTER);
+  fxt_json_args(b, ev->args, ev->num_args, ev->type == FXT_EVENT_COUNTER);
   if (c->ord_rc != 0 || b->oom)
     return c->ord_rc ? c->ord_rc : fail(c, FXT_ENOMEM, "out of memory");
   if (flow)

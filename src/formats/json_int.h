@@ -66,6 +66,9 @@ void fxt_json_double(struct fxt_tbuf *b, double v);
 void fxt_json_hex(struct fxt_tbuf *b, uint64_t v);
 /* Nanoseconds as microseconds with three decimals: 1234567 -> 1234.567. */
 void fxt_json_us(struct fxt_tbuf *b, uint64_t ns);
+/* ,"args":{...}; counter samples keep only numeric arguments (and always have "args"). A name
+ * an earlier argument already has becomes "name #2", "name #3"... (JSON keys are unique). */
+void fxt_json_args(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t n, bool counter);
 
 /* ---- map (a, b) -> two values --------------------------------------------------------------- */
 
@@ -101,7 +104,7 @@ struct fxt_jstack {
  * to a temporary file in tmpdir), flows moved to the start of the slice that encloses them on
  * their thread. Events are given whole ("{...}"), flows without their ",\"ts\":...}" end. */
 struct fxt_jorder {
-  struct fxt_tdsort events, binds;
+  struct fxt_td_sort events, binds;
   struct fxt_tbuf text;         /* a record read back, its chunks joined */
   struct fxt_jmap threads;      /* (pid, tid) -> index + 1 of its stack */
   struct fxt_jstack *stacks;

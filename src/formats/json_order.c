@@ -29,7 +29,7 @@ struct jslice {
   uint64_t pid, tid, end;
 };
 
-static int sort_fail(struct fxt_jorder *o, struct fxt_tdsort *s, int rc) {
+static int sort_fail(struct fxt_jorder *o, struct fxt_td_sort *s, int rc) {
   snprintf(o->err, sizeof o->err, "%s", s->err[0] ? s->err : "sorting the events failed");
   return rc;
 }
@@ -59,7 +59,7 @@ void fxt_jorder_free(struct fxt_jorder *o) {
 }
 
 /* head (hn bytes) then text (n bytes) as one record of s at time ns, in chunks. */
-static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint16_t major, uint64_t ns,
+static int add(struct fxt_jorder *o, struct fxt_td_sort *s, uint16_t major, uint64_t ns,
                uint64_t seq_flag, uint16_t flags, const void *head, size_t hn, const char *text,
                size_t n) {
   unsigned char chunk[FXT_TD_SORT_MAX_PAYLOAD];
@@ -76,7 +76,7 @@ static int add(struct fxt_jorder *o, struct fxt_tdsort *s, uint16_t major, uint6
       memcpy(chunk + k, text + done, take);
     done += take;
     k += take;
-    struct fxt_tdkey key = {ns, seq_flag | o->seq++, first ? total : 0, major,
+    struct fxt_td_sort_key key = {ns, seq_flag | o->seq++, first ? total : 0, major,
                             (uint16_t)(flags | (first ? JORD_FIRST : 0)), (uint32_t)k};
     int rc = fxt_td_sort_add(s, &key, chunk);
     if (rc != 0)
@@ -107,7 +107,7 @@ int fxt_jorder_flow(struct fxt_jorder *o, uint64_t pid, uint64_t tid, uint64_t n
 }
 
 /* The next whole record of s (its chunks joined in o->text): 1, 0 at the end, or < 0. */
-static int next_record(struct fxt_jorder *o, struct fxt_tdsort *s, struct fxt_tdkey *key) {
+static int next_record(struct fxt_jorder *o, struct fxt_td_sort *s, struct fxt_td_sort_key *key) {
   const void *p;
   int rc = fxt_td_sort_next(s, key, &p);
   if (rc <= 0)
@@ -116,7 +116,7 @@ static int next_record(struct fxt_jorder *o, struct fxt_tdsort *s, struct fxt_td
   o->text.len = 0;
   fxt_tbuf_put(&o->text, p, key->size);
   while (o->text.len < total && !o->text.oom) {
-    struct fxt_tdkey more;
+    struct fxt_td_sort_key more;
     if ((rc = fxt_td_sort_next(s, &more, &p)) < 0)
       return sort_fail(o, s, rc);
     if (rc == 0) {
@@ -158,7 +158,7 @@ static int bind_flows(struct fxt_jorder *o) {
   int rc = fxt_td_sort_finish(&o->binds);
   if (rc != 0)
     return sort_fail(o, &o->binds, rc);
-  struct fxt_tdkey key;
+  struct fxt_td_sort_key key;
   while ((rc = next_record(o, &o->binds, &key)) == 1) {
     struct jslice r;
     memcpy(&r, o->text.data, sizeof r);
@@ -204,7 +204,7 @@ int fxt_jorder_write(struct fxt_jorder *o, struct fxt_jout *out) {
   if (rc == 0 && (rc = fxt_td_sort_finish(&o->events)) != 0)
     rc = sort_fail(o, &o->events, rc);
   const void *p;
-  struct fxt_tdkey key;
+  struct fxt_td_sort_key key;
   while (rc == 0 && (rc = fxt_td_sort_next(&o->events, &key, &p)) == 1) {
     if (key.flags & JORD_FIRST)
       fxt_json_raw(&out->b, o->written++ ? ",\n" : "\n");

@@ -1,6 +1,6 @@
-/* src/formats/json_out.c - the JSON exporter's output buffer, value writers and hash map (see
- * json_int.h). Strings and integers are written by hand: a conversion writes tens of millions
- * of them. Doubles go through snprintf/strtod.
+/* src/formats/json_out.c - the JSON exporter's output buffer, value writers (an event's
+ * arguments among them) and hash map (see json_int.h). Strings and integers are written by
+ * hand: a conversion writes tens of millions of them. Doubles go through snprintf/strtod.
  */
 #include "json_int.h"
 
@@ -251,4 +251,89 @@ void fxt_jmap_free(struct fxt_jmap *m) {
   free(m->e);
   m->e = NULL;
   m->mask = m->count = 0;
+}
+
+/* ---- arguments ---------------------------------------------------------------------------- */
+
+static bool numeric(const struct fxt_arg *a) {
+  switch (a->type) {
+  case FXT_ARG_INT32:
+  case FXT_ARG_UINT32:
+  case FXT_ARG_INT64:
+  case FXT_ARG_UINT64:
+  case FXT_ARG_KOID:
+  case FXT_ARG_BOOL:
+    return true;
+  case FXT_ARG_DOUBLE:
+    return isfinite(a->value.f64);
+  default:
+    return false;
+  }
+}
+
+/* A counter sample: every integer as a number (readers plot doubles), bools as 0 and 1. */
+static void put_number(struct fxt_tbuf *b, const struct fxt_arg *a) {
+  switch (a->type) {
+  case FXT_ARG_INT32: fxt_json_i64(b, a->value.i32); return;
+  case FXT_ARG_UINT32: fxt_json_u64(b, a->value.u32); return;
+  case FXT_ARG_INT64: fxt_json_i64(b, a->value.i64); return;
+  case FXT_ARG_BOOL: fxt_json_raw(b, a->value.b ? "1" : "0"); return;
+  case FXT_ARG_DOUBLE: fxt_json_double(b, a->value.f64); return;
+  default: fxt_json_u64(b, a->value.u64); return; /* uint64, koid */
+  }
+}
+
+static void put_value(struct fxt_tbuf *b, const struct fxt_arg *a) {
+  switch (a->type) {
+  case FXT_ARG_INT32: fxt_json_i64(b, a->value.i32); return;
+  case FXT_ARG_UINT32: fxt_json_u64(b, a->value.u32); return;
+  case FXT_ARG_INT64: fxt_json_i64_safe(b, a->value.i64); return;
+  case FXT_ARG_UINT64: fxt_json_u64_safe(b, a->value.u64); return;
+  case FXT_ARG_KOID: fxt_json_u64_safe(b, a->value.koid); return;
+  case FXT_ARG_DOUBLE: fxt_json_double(b, a->value.f64); return;
+  case FXT_ARG_STRING: fxt_json_str(b, fxtf_text_of(&a->value.str).data, a->value.str.len); return;
+  case FXT_ARG_POINTER: fxt_json_hex(b, a->value.pointer); return;
+  case FXT_ARG_BOOL: fxt_json_raw(b, a->value.b ? "true" : "false"); return;
+  case FXT_ARG_BLOB:
+    FXT_JSON_LIT(b, "\"<blob ");
+    fxt_json_u64(b, a->value.blob.size);
+    FXT_JSON_LIT(b, " bytes>\"");
+    return;
+  default: FXT_JSON_LIT(b, "null"); return;
+  }
+}
+
+static bool same_name(const struct fxt_arg *x, const struct fxt_arg *y) {
+  return x->name.len == y->name.len &&
+         (x->name.len == 0 || memcmp(x->name.data, y->name.data, x->name.len) == 0);
+}
+
+/* ,"args":{...}; counter samples keep only numeric arguments (and always have "args"). A name
+ * an earlier argument already has becomes "name #2", "name #3"... (JSON keys are unique). */
+void fxt_json_args(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t n, bool counter) {
+  if (n == 0 && !counter)
+    return;
+  FXT_JSON_LIT(b, ",\"args\":{");
+  bool first = true;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct fxt_arg *a = &args[i];
+    if (counter && !numeric(a))
+      continue;
+    uint64_t dup = 0;
+    for (uint32_t j = 0; j < i; j++)
+      dup += same_name(a, &args[j]);
+    fxt_json_raw(b, first ? "\"" : ",\"");
+    first = false;
+    fxt_json_str_body(b, fxtf_text_of(&a->name).data, a->name.len);
+    if (dup) {
+      FXT_JSON_LIT(b, " #");
+      fxt_json_u64(b, dup + 1);
+    }
+    FXT_JSON_LIT(b, "\":");
+    if (counter)
+      put_number(b, a);
+    else
+      put_value(b, a);
+  }
+  FXT_JSON_LIT(b, "}");
 }

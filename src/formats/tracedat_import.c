@@ -140,7 +140,7 @@ static int put(struct conv *c, int64_t n) {
   if (c->o.error)
     return c->o.error;
   if (n < 0)
-    return fxt_td_fail(c->err, c->err_size, (int)n, 0, "encoding a record: %s",
+    return fxt_fail_at(c->err, c->err_size, (int)n, 0, "encoding a record: %s",
                        fxt_strerror((int)n));
   c->o.len += (size_t)n;
   return 0;
@@ -148,7 +148,7 @@ static int put(struct conv *c, int64_t n) {
 #define PUT(c, encoder, r) put((c), encoder(room(&(c)->o), FXT_MAX_RECORD_BYTES, (r)))
 
 static int nomem(struct conv *c) {
-  return fxt_td_fail(c->err, c->err_size, FXT_ENOMEM, 0, "out of memory");
+  return fxt_fail_at(c->err, c->err_size, FXT_ENOMEM, 0, "out of memory");
 }
 
 /* The ref of a string: its table index (a string record is written the first time), or the
@@ -866,7 +866,7 @@ int fxt_td_to_fxt(const void *buf, size_t len, fxt_td_write_fn write, void *writ
     c->page_lost = calloc(c->npage_lost + 1, sizeof *c->page_lost);
   }
   if (c == NULL || !c->o.buf || !c->strs || !c->thr || !c->ev || !c->page_lost)
-    rc = fxt_td_fail(err, err_size, FXT_ENOMEM, 0, "out of memory");
+    rc = fxt_fail_at(err, err_size, FXT_ENOMEM, 0, "out of memory");
   else if ((rc = group_names(c)) == 0 && (rc = fxt_td_iter_new(f, &it, err, err_size)) == 0)
     rc = run(c, it);
   if (c != NULL) {

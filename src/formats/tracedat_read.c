@@ -60,7 +60,7 @@ struct cur {
 static int need(struct cur *c, uint64_t n, const char *what) {
   if (c->pos <= c->len && n <= c->len - c->pos)
     return 0;
-  return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos,
+  return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos,
                      "file ends inside %s (%llu bytes needed, %llu left)", what,
                      (unsigned long long)n,
                      (unsigned long long)(c->pos <= c->len ? c->len - c->pos : 0));
@@ -82,7 +82,7 @@ static int cstr(struct cur *c, struct fxt_td_text *t, const char *what) {
     return rc;
   const unsigned char *nul = memchr(c->buf + c->pos, 0, c->len - c->pos);
   if (nul == NULL)
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos,
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos,
                        "%s is not NUL-terminated before the end of the file", what);
   t->data = (const char *)c->buf + c->pos;
   t->len = (uint32_t)(nul - (c->buf + c->pos));
@@ -105,7 +105,7 @@ static int sized(struct cur *c, unsigned width, uint64_t *at, uint64_t *n, const
 static int expect_tag(struct cur *c, const char *tag, size_t n) {
   int rc = need(c, n, tag);
   if (rc == 0 && memcmp(c->buf + c->pos, tag, n) != 0)
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos, "expected \"%s\"", tag);
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos, "expected \"%s\"", tag);
   c->pos += n;
   return rc;
 }
@@ -143,7 +143,7 @@ struct builder {
 };
 
 static int oom(struct builder *b) {
-  return fxt_td_fail(b->c.err, b->c.err_size, FXT_ENOMEM, b->c.pos, "out of memory");
+  return fxt_fail_at(b->c.err, b->c.err_size, FXT_ENOMEM, b->c.pos, "out of memory");
 }
 
 /* header_page and header_event blocks ("header_page\0", u64 n, text; same for header_event). */
@@ -155,12 +155,12 @@ static int read_headers(struct builder *b) {
   if (rc)
     return rc;
   if (!text_is(tag, "header_page"))
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos - tag.len - 1,
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos - tag.len - 1,
                        "expected \"header_page\"");
   if ((rc = sized(c, 8, &at, &n, "header_page")) != 0)
     return rc;
   if (n == 0)
-    return fxt_td_fail(c->err, c->err_size, FXT_ENOSYS, at - 8,
+    return fxt_fail_at(c->err, c->err_size, FXT_ENOSYS, at - 8,
                        "empty header_page: the pre-2.6.31 ring buffer is not supported");
   struct fxt_td_event hp;
   rc = fxt_td_parse_text((const char *)c->buf + at, (size_t)n, at, false, &hp, c->err, c->err_size);
@@ -184,7 +184,7 @@ static int read_headers(struct builder *b) {
     l->data_offset = data->offset;
     rc = 0;
   } else {
-    rc = fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, at,
+    rc = fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, at,
                      "header_page lacks an 8-byte timestamp, a 4- or 8-byte commit and a data "
                      "field after them");
   }
@@ -192,12 +192,12 @@ static int read_headers(struct builder *b) {
   if (rc)
     return rc;
   if (l->data_offset >= b->f->page_size)
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, at,
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, at,
                        "page header of %u bytes in pages of %u", l->data_offset, b->f->page_size);
   if ((rc = cstr(c, &tag, "the header_event tag")) != 0)
     return rc;
   if (!text_is(tag, "header_event"))
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos - tag.len - 1,
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos - tag.len - 1,
                        "expected \"header_event\"");
   b->have_header = true;
   return sized(c, 8, &at, &n, "header_event"); /* trace-cmd ignores it, so do we */
@@ -214,7 +214,7 @@ static int add_format(struct builder *b, struct fxt_td_text system, uint64_t at,
     return rc;
   if (f->by_id[ev->id] >= 0) {
     const struct fxt_td_event *old = &f->events[f->by_id[ev->id]];
-    rc = fxt_td_fail(b->c.err, b->c.err_size, FXT_EBADMSG, at,
+    rc = fxt_fail_at(b->c.err, b->c.err_size, FXT_EBADMSG, at,
                      "event %.*s:%.*s has ID %u, as %.*s:%.*s before it", (int)system.len,
                      system.data, (int)ev->name.len, ev->name.data, ev->id, (int)old->system.len,
                      old->system.data, (int)old->name.len, old->name.data);
@@ -289,62 +289,19 @@ static int read_cmdlines(struct builder *b) {
   return rc;
 }
 
-/* The bracketed name in trace_clock text ("local global [mono] ..."). */
-static struct fxt_td_text bracketed(const char *p, size_t n) {
-  const char *open = memchr(p, '[', n);
-  const char *close = open ? memchr(open, ']', n - (size_t)(open - p)) : NULL;
-  if (close == NULL || close == open + 1)
-    return (struct fxt_td_text){NULL, 0};
-  return (struct fxt_td_text){open + 1, (uint32_t)(close - open - 1)};
-}
-
-/* strtoll(s, NULL, 0) over a bounded, possibly unterminated text. */
-static bool parse_ll(const char *p, size_t n, int64_t *v) {
-  char tmp[32];
-  size_t k = 0;
-  while (k < n && k < sizeof tmp - 1 && p[k] != '\0')
-    k++;
-  memcpy(tmp, p, k);
-  tmp[k] = '\0';
-  char *end;
-  long long x = strtoll(tmp, &end, 0);
-  if (end == tmp)
-    return false;
-  *v = (int64_t)x;
-  return true;
-}
-
-static uint64_t stat_line(const char *p, size_t n, const char *key) {
-  size_t kl = strlen(key);
-  for (size_t i = 0; i + kl <= n; i++) {
-    if ((i == 0 || p[i - 1] == '\n') && memcmp(p + i, key, kl) == 0) {
-      uint64_t v = 0;
-      size_t j = i + kl, d = 0;
-      while (j < n && p[j] == ' ')
-        j++;
-      while (j < n && p[j] >= '0' && p[j] <= '9' && d < 20) {
-        v = v * 10 + (uint64_t)(p[j++] - '0');
-        d++;
-      }
-      return d ? v : UINT64_MAX;
-    }
-  }
-  return UINT64_MAX;
-}
-
 static int add_cpustat(struct builder *b, const char *p, size_t n) {
   struct fxt_td_file *f = b->f;
-  uint64_t cpu = stat_line(p, n, "CPU:");
+  uint64_t cpu = fxt_td_stat_line(p, n, "CPU:");
   if (cpu == UINT64_MAX || cpu > UINT32_MAX)
     return 0; /* not ours to judge: trace-cmd shows it as text */
   if (grow((void **)&f->cpustats, &b->cap_cpustats, f->ncpustats + 1, sizeof *f->cpustats))
     return oom(b);
   struct fxt_td_cpustat *s = &f->cpustats[f->ncpustats++];
   s->cpu = (uint32_t)cpu;
-  s->entries = stat_line(p, n, "entries:");
-  s->overrun = stat_line(p, n, "overrun:");
-  s->commit_overrun = stat_line(p, n, "commit overrun:");
-  s->dropped = stat_line(p, n, "dropped events:");
+  s->entries = fxt_td_stat_line(p, n, "entries:");
+  s->overrun = fxt_td_stat_line(p, n, "overrun:");
+  s->commit_overrun = fxt_td_stat_line(p, n, "commit overrun:");
+  s->dropped = fxt_td_stat_line(p, n, "dropped events:");
   return 0;
 }
 
@@ -363,10 +320,10 @@ static int check_cpu_data(struct builder *b, const struct fxt_td_cpu_data *d, ui
     return 0;
   b->data_bytes += d->size;
   if (d->size > b->f->len || b->data_bytes > b->f->len)
-    return fxt_td_fail(b->c.err, b->c.err_size, FXT_EBADMSG, at,
+    return fxt_fail_at(b->c.err, b->c.err_size, FXT_EBADMSG, at,
                        "CPU data of all buffers adds up to more than the file: ranges overlap");
   if (d->offset > b->f->len || d->size > b->f->len - d->offset)
-    return fxt_td_fail(b->c.err, b->c.err_size, FXT_EBADMSG, at,
+    return fxt_fail_at(b->c.err, b->c.err_size, FXT_EBADMSG, at,
                        "CPU %u data [%llu, +%llu) runs past the end of the file (%zu bytes): "
                     "truncated?",
                     d->cpu, (unsigned long long)d->offset, (unsigned long long)d->size, b->f->len);
@@ -389,7 +346,7 @@ static int buffer_option_v7(struct builder *b, uint64_t at, uint64_t size) {
       (rc = get(&c, 4, &ncpus, "a BUFFER option")) == 0 && ncpus > 0)
     rc = need(&c, ncpus * 20, "a BUFFER option's CPU table");
   if (rc == 0 && page != b->f->page_size && ncpus > 0)
-    rc = fxt_td_fail(c.err, c.err_size, FXT_ENOSYS, at,
+    rc = fxt_fail_at(c.err, c.err_size, FXT_ENOSYS, at,
                      "buffer '%.*s' has pages of %llu bytes, the file %u", (int)buf->name.len,
                      buf->name.data, (unsigned long long)page, b->f->page_size);
   if (rc == 0 && ncpus > 0 && (buf->cpus = calloc(ncpus, sizeof *buf->cpus)) == NULL)
@@ -403,7 +360,7 @@ static int buffer_option_v7(struct builder *b, uint64_t at, uint64_t size) {
     d->cpu = (uint32_t)cpu;
     buf->ncpus++;
     if (cpu > UINT32_MAX - 1)
-      rc = fxt_td_fail(c.err, c.err_size, FXT_EBADMSG, entry, "CPU number %llu",
+      rc = fxt_fail_at(c.err, c.err_size, FXT_EBADMSG, entry, "CPU number %llu",
                        (unsigned long long)cpu);
     else
       rc = check_cpu_data(b, d, entry);
@@ -428,7 +385,7 @@ static int buffer_option_v6(struct builder *b, uint64_t at, uint64_t size) {
   if (rc)
     return rc;
   if (offset >= b->f->len)
-    return fxt_td_fail(c.err, c.err_size, FXT_EBADMSG, at,
+    return fxt_fail_at(c.err, c.err_size, FXT_EBADMSG, at,
                        "buffer '%.*s' at offset %llu, past "
                        "the end of the file",
                        (int)buf->name.len, buf->name.data, (unsigned long long)offset);
@@ -446,19 +403,19 @@ static int option(struct builder *b, uint64_t id, uint64_t at, uint64_t size, ui
   uint64_t v;
   switch (id) {
   case OPT_DATE:
-    if (parse_ll(p, (size_t)size, &f->date_offset_ns) && f->date_offset_ns <= INT64_MAX / 1000 &&
+    if (fxt_td_parse_ll(p, (size_t)size, &f->date_offset_ns) && f->date_offset_ns <= INT64_MAX / 1000 &&
         f->date_offset_ns >= -(INT64_MAX / 1000)) {
       f->has_date = true;
       f->date_offset_ns *= 1000; /* microseconds in the file */
     } /* else: not a time offset: ignored, as trace-cmd would misread it */
     return 0;
   case OPT_OFFSET:
-    f->has_offset = parse_ll(p, (size_t)size, &f->ts_offset_ns);
+    f->has_offset = fxt_td_parse_ll(p, (size_t)size, &f->ts_offset_ns);
     return 0;
   case OPT_CPUSTAT:
     return add_cpustat(b, p, (size_t)size);
   case OPT_TRACECLOCK: {
-    struct fxt_td_text t = bracketed(p, (size_t)size);
+    struct fxt_td_text t = fxt_td_bracketed(p, (size_t)size);
     b->have_traceclock = true;
     if (t.len)
       f->clock = t;
@@ -481,14 +438,14 @@ static int option(struct builder *b, uint64_t id, uint64_t at, uint64_t size, ui
   case OPT_BUFFER:
     return f->version == 7 ? buffer_option_v7(b, at, size) : 0;
   case OPT_BUFFER_TEXT:
-    return fxt_td_fail(b->c.err, b->c.err_size, FXT_ENOSYS, hdr,
+    return fxt_fail_at(b->c.err, b->c.err_size, FXT_ENOSYS, hdr,
                        "latency (text) buffer: only flyrecord data is read");
   case OPT_HEADER_INFO:
   case OPT_FTRACE_EVENTS:
   case OPT_EVENT_FORMATS:
   case OPT_CMDLINES:
     if (size < 8)
-      return fxt_td_fail(b->c.err, b->c.err_size, FXT_EBADMSG, hdr,
+      return fxt_fail_at(b->c.err, b->c.err_size, FXT_EBADMSG, hdr,
                          "option %llu of %llu bytes (a section offset is 8)",
                          (unsigned long long)id, (unsigned long long)size);
     v = fxt_td_rd(b->c.buf + at, 8, b->c.big);
@@ -543,7 +500,7 @@ static int v6_flyrecord(struct builder *b, uint32_t index, bool top) {
       return rc;
   }
   if (memcmp(c->buf + c->pos, "latency  \0", 10) == 0)
-    return fxt_td_fail(c->err, c->err_size, FXT_ENOSYS, c->pos,
+    return fxt_fail_at(c->err, c->err_size, FXT_ENOSYS, c->pos,
                        "latency format (text): only flyrecord data is read");
   if ((rc = expect_tag(c, "flyrecord", 10)) != 0)
     return rc;
@@ -553,7 +510,7 @@ static int v6_flyrecord(struct builder *b, uint32_t index, bool top) {
     return rc;
   b->table_bytes += (uint64_t)ncpus * 16;
   if (buf->cpus != NULL || b->table_bytes > b->f->len)
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos,
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos,
                        "CPU table of buffer '%.*s' read "
                        "twice",
                        (int)buf->name.len, buf->name.data);
@@ -572,7 +529,7 @@ static int v6_flyrecord(struct builder *b, uint32_t index, bool top) {
   if (top && b->have_traceclock) { /* u64 n + "[local] global ..." */
     uint64_t at, n;
     if (sized(c, 8, &at, &n, "the trace clock") == 0 && b->f->clock.len == 0)
-      b->f->clock = bracketed((const char *)c->buf + at, (size_t)n);
+      b->f->clock = fxt_td_bracketed((const char *)c->buf + at, (size_t)n);
   }
   if (!top)
     return 0;
@@ -611,7 +568,7 @@ static int open_v6(struct builder *b) {
   if (rc == 0)
     rc = get(c, 4, &cpus, "the CPU count");
   if (rc == 0 && cpus > (c->len - c->pos) / 16)
-    rc = fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos - 4,
+    rc = fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos - 4,
                      "%llu CPUs: their table cannot fit in the rest of the file",
                      (unsigned long long)cpus);
   if (rc == 0) {
@@ -631,7 +588,7 @@ static int section(struct builder *b, uint64_t offset, uint64_t from, uint64_t w
                    uint64_t *at, uint64_t *size, const char *what) {
   struct cur c = b->c;
   if (offset >= c.len)
-    return fxt_td_fail(c.err, c.err_size, FXT_EBADMSG, from,
+    return fxt_fail_at(c.err, c.err_size, FXT_EBADMSG, from,
                        "%s section at %llu, past the end "
                        "of the file (%zu bytes)",
                        what, (unsigned long long)offset, c.len);
@@ -647,10 +604,10 @@ static int section(struct builder *b, uint64_t offset, uint64_t from, uint64_t w
   if (rc)
     return rc;
   if (id != want_id)
-    return fxt_td_fail(c.err, c.err_size, FXT_EBADMSG, offset, "%s section has id %llu (want %llu)",
+    return fxt_fail_at(c.err, c.err_size, FXT_EBADMSG, offset, "%s section has id %llu (want %llu)",
                        what, (unsigned long long)id, (unsigned long long)want_id);
   if (flags & 1u)
-    return fxt_td_fail(c.err, c.err_size, FXT_ENOSYS, offset, "compressed %s section", what);
+    return fxt_fail_at(c.err, c.err_size, FXT_ENOSYS, offset, "compressed %s section", what);
   return 0;
 }
 
@@ -676,7 +633,7 @@ static int options_v7(struct builder *b, uint64_t offset, uint64_t from) {
   for (uint32_t n = 0; offset != 0; n++) {
     uint64_t at = 0, size = 0; /* set by section() when it returns 0 */
     if (n == MAX_OPTION_SECTIONS)
-      return fxt_td_fail(b->c.err, b->c.err_size, FXT_EBADMSG, offset,
+      return fxt_fail_at(b->c.err, b->c.err_size, FXT_EBADMSG, offset,
                          "more than %u chained options sections (a cycle?)", MAX_OPTION_SECTIONS);
     int rc = section(b, offset, from, OPT_DONE, &at, &size, "options");
     if (rc)
@@ -693,7 +650,7 @@ static int options_v7(struct builder *b, uint64_t offset, uint64_t from) {
         return rc;
       if (id == OPT_DONE) {
         if (osize < 8)
-          return fxt_td_fail(c.err, c.err_size, FXT_EBADMSG, hdr,
+          return fxt_fail_at(c.err, c.err_size, FXT_EBADMSG, hdr,
                              "DONE option of %llu bytes "
                              "(the next section's offset is 8)",
                              (unsigned long long)osize);
@@ -705,7 +662,7 @@ static int options_v7(struct builder *b, uint64_t offset, uint64_t from) {
       }
     }
     if (next != 0 && next <= offset)
-      return fxt_td_fail(b->c.err, b->c.err_size, FXT_EBADMSG, at,
+      return fxt_fail_at(b->c.err, b->c.err_size, FXT_EBADMSG, at,
                          "options section points back to offset %llu", (unsigned long long)next);
     offset = next;
   }
@@ -722,7 +679,7 @@ static int open_v7(struct builder *b) {
   if (rc)
     return rc;
   if (!text_is(name, "none") && name.len != 0)
-    return fxt_td_fail(c->err, c->err_size, FXT_ENOSYS, c->pos - version.len - name.len - 2,
+    return fxt_fail_at(c->err, c->err_size, FXT_ENOSYS, c->pos - version.len - name.len - 2,
                        "compressed trace.dat (%.*s %.*s): fxtrace reads uncompressed files; "
                        "record with `trace-cmd record --compression none` (or --file-version 6), "
                        "or convert with `trace-cmd convert --file-version 6`",
@@ -730,11 +687,11 @@ static int open_v7(struct builder *b) {
   if ((rc = get(c, 8, &options, "the options offset")) != 0)
     return rc;
   if (options == 0)
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, c->pos - 8, "no options section");
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, c->pos - 8, "no options section");
   if ((rc = options_v7(b, options, c->pos - 8)) != 0)
     return rc;
   if (b->sec_header == 0 || b->sec_formats == 0)
-    return fxt_td_fail(c->err, c->err_size, FXT_EBADMSG, options, "options name no %s section",
+    return fxt_fail_at(c->err, c->err_size, FXT_EBADMSG, options, "options name no %s section",
                        b->sec_header ? "event formats" : "headers");
   rc = in_section(b, b->sec_header, OPT_HEADER_INFO, "headers", read_headers);
   if (rc == 0 && b->sec_ftrace)
@@ -754,7 +711,7 @@ int fxt_td_open(const void *buf, size_t len, struct fxt_td_file **out, char *err
   if (out == NULL || (buf == NULL && len > 0))
     return FXT_EINVAL;
   if (!fxt_td_is_tracedat(buf, len))
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, 0,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, 0,
                        "not a trace.dat file (no \\x17\\x08D"
                        "tracing magic)");
   struct builder b;
@@ -762,7 +719,7 @@ int fxt_td_open(const void *buf, size_t len, struct fxt_td_file **out, char *err
   struct fxt_td_file *f = calloc(1, sizeof *f);
   if (f == NULL || (f->by_id = malloc((MAX_EVENT_ID + 1) * sizeof *f->by_id)) == NULL) {
     free(f);
-    return fxt_td_fail(err, err_size, FXT_ENOMEM, 0, "out of memory");
+    return fxt_fail_at(err, err_size, FXT_ENOMEM, 0, "out of memory");
   }
   memset(f->by_id, 0xff, (MAX_EVENT_ID + 1) * sizeof *f->by_id);
   f->buf = buf;
@@ -774,8 +731,8 @@ int fxt_td_open(const void *buf, size_t len, struct fxt_td_file **out, char *err
   int rc = cstr(&b.c, &version, "the version");
   if (rc == 0) {
     int64_t v = 0;
-    if (!parse_ll(version.data, version.len, &v) || (v != 6 && v != 7))
-      rc = fxt_td_fail(err, err_size, FXT_ENOSYS, FXT_TD_MAGIC_LEN,
+    if (!fxt_td_parse_ll(version.data, version.len, &v) || (v != 6 && v != 7))
+      rc = fxt_fail_at(err, err_size, FXT_ENOSYS, FXT_TD_MAGIC_LEN,
                        "trace.dat version '%.*s' (this reader reads 6 and 7)",
                        (int)(version.len > 16 ? 16 : version.len), version.data);
     f->version = (uint32_t)v;
@@ -789,13 +746,13 @@ int fxt_td_open(const void *buf, size_t len, struct fxt_td_file **out, char *err
   if (rc == 0)
     rc = get(&b.c, 4, &page, "the page size");
   if (rc == 0 && (page < MIN_PAGE_SIZE || page > MAX_PAGE_SIZE))
-    rc = fxt_td_fail(err, err_size, FXT_EBADMSG, b.c.pos - 4, "page size %llu (%u..%u)",
+    rc = fxt_fail_at(err, err_size, FXT_EBADMSG, b.c.pos - 4, "page size %llu (%u..%u)",
                      (unsigned long long)page, MIN_PAGE_SIZE, MAX_PAGE_SIZE);
   f->page_size = (uint32_t)page;
   if (rc == 0)
     rc = f->version == 6 ? open_v6(&b) : open_v7(&b);
   if (rc == 0 && !b.have_header)
-    rc = fxt_td_fail(err, err_size, FXT_EBADMSG, 0, "no header_page");
+    rc = fxt_fail_at(err, err_size, FXT_EBADMSG, 0, "no header_page");
   if (rc) {
     fxt_td_close(f);
     return rc;

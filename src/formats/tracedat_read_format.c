@@ -92,22 +92,22 @@ static int parse_decl(struct fxt_td_text decl, uint64_t at, struct fxt_td_field 
   while (name > s && is_ident(name[-1]))
     name--;
   if (name == e || (name[0] >= '0' && name[0] <= '9'))
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "field declaration '%.*s' has no name",
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, at, "field declaration '%.*s' has no name",
                        (int)decl.len, decl.data);
   f->name = (struct fxt_td_text){name, (uint32_t)(e - name)};
   f->type = trim(s, name);
   if (f->type.len == 0)
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "field '%.*s' has no type", (int)f->name.len,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, at, "field '%.*s' has no type", (int)f->name.len,
                        f->name.data);
   bool text = contains(f->type, "char");
   if (f->size == 0 && (dynamic || !array))
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                        "field '%.*s' of size 0 (only an array "
                        "may be empty: it then holds the rest of the record)",
                        (int)f->name.len, f->name.data);
   if (dynamic) {
     if (f->size != 4)
-      return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+      return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                          "dynamic field '%.*s' of size %u (its location word is 4 bytes)",
                          (int)f->name.len, f->name.data, f->size);
     f->kind = text ? FXT_TD_FIELD_DSTR : FXT_TD_FIELD_DBYTES;
@@ -132,15 +132,15 @@ static int parse_field(struct fxt_td_text line, uint64_t at, struct fxt_td_field
   const char *colon = memchr(p, ':', (size_t)(e - p));
   const char *semi = colon ? memchr(colon, ';', (size_t)(e - colon)) : NULL;
   if (semi == NULL)
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                        "field line without ';' after its "
                        "declaration");
   uint64_t off, size, sign = 0;
   struct fxt_td_text rest = {semi, (uint32_t)(e - semi)};
   if (!keyed_number(rest, "offset:", &off) || !keyed_number(rest, "size:", &size))
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "field line without offset: and size:");
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, at, "field line without offset: and size:");
   if (off > UINT16_MAX || size > UINT16_MAX)
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                        "field at offset %llu of size %llu (a record is at most 65535 bytes)",
                        (unsigned long long)off, (unsigned long long)size);
   keyed_number(rest, "signed:", &sign); /* absent in very old kernels */
@@ -173,7 +173,7 @@ int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_n
       uint64_t id;
       if (!keyed_number(line, "ID:", &id) || id > UINT16_MAX) {
         fxt_td_event_free(ev);
-        return fxt_td_fail(err, err_size, FXT_EBADMSG, at, "format ID is not a number 0..65535");
+        return fxt_fail_at(err, err_size, FXT_EBADMSG, at, "format ID is not a number 0..65535");
       }
       ev->id = (uint32_t)id;
       have_id = true;
@@ -183,7 +183,7 @@ int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_n
         struct fxt_td_field *more = realloc(ev->fields, ncap * sizeof *more);
         if (more == NULL) {
           fxt_td_event_free(ev);
-          return fxt_td_fail(err, err_size, FXT_ENOMEM, at, "out of memory");
+          return fxt_fail_at(err, err_size, FXT_ENOMEM, at, "out of memory");
         }
         ev->fields = more;
         cap = ncap;
@@ -195,7 +195,7 @@ int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_n
         return rc;
       }
       if (is_common(f) && ev->ncommon != ev->nfields) {
-        rc = fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+        rc = fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                          "common field '%.*s' after the event's own fields", (int)f->name.len,
                          f->name.data);
         fxt_td_event_free(ev);
@@ -209,7 +209,7 @@ int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_n
   }
   if (need_name && (ev->name.len == 0 || !have_id)) {
     fxt_td_event_free(ev);
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, offset, "event format without %s",
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, offset, "event format without %s",
                        ev->name.len == 0 ? "a name: line" : "an ID: line");
   }
   return 0;
@@ -235,7 +235,7 @@ int fxt_td_field_value(const struct fxt_td_field *f, const unsigned char *data, 
   *bytes = NULL;
   *n = 0;
   if ((uint64_t)f->offset + f->size > len || f->offset > len)
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, rec_offset,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, rec_offset,
                        "record of %u bytes, field '%.*s' needs bytes %u..%u", len, (int)f->name.len,
                        f->name.data, f->offset, f->offset + (f->size ? f->size - 1 : 0));
   const unsigned char *p = data + f->offset;
@@ -263,7 +263,7 @@ int fxt_td_field_value(const struct fxt_td_field *f, const unsigned char *data, 
     if (f->rel)
       off += (uint64_t)f->offset + f->size;
     if (off + l > len)
-      return fxt_td_fail(err, err_size, FXT_EBADMSG, rec_offset,
+      return fxt_fail_at(err, err_size, FXT_EBADMSG, rec_offset,
                          "record of %u bytes, dynamic field '%.*s' points at bytes %llu..%llu", len,
                          (int)f->name.len, f->name.data, (unsigned long long)off,
                          (unsigned long long)(off + l) - (l > 0));

@@ -7,12 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Writes "offset N: <fmt...>" into err (when err_size > 0) and returns code. */
-int fxt_td_fail(char *err, size_t err_size, int code, uint64_t offset, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+#include "../base/errmsg.h" /* fxt_fail_at */
+#include "tracedat_read.h"
 
 /* An unsigned integer of n (1..8) bytes at p, in the file's byte order. */
 static inline uint64_t fxt_td_rd(const unsigned char *p, unsigned n, bool big_endian) {
@@ -27,5 +23,15 @@ struct fxt_td_event;
  * "ID:" lines (header_page). */
 int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_name,
                       struct fxt_td_event *ev, char *err, size_t err_size);
+
+/* tracedat_read_text.c */
+
+/* The bracketed name in trace_clock text ("local global [mono] ..."); {NULL, 0} when none. */
+struct fxt_td_text fxt_td_bracketed(const char *p, size_t n);
+/* strtoll(s, NULL, 0) over a bounded, possibly unterminated text; false when no number. */
+bool fxt_td_parse_ll(const char *p, size_t n, int64_t *v);
+/* The decimal after "key" (and spaces) on the line of p[0..n) that starts with key;
+ * UINT64_MAX when there is none or no digit follows. */
+uint64_t fxt_td_stat_line(const char *p, size_t n, const char *key);
 
 #endif /* FXTRACE_FORMATS_TRACEDAT_READ_INT_H */

@@ -103,7 +103,7 @@ static int advance(const struct fxt_td_file *f, struct stream *s, char *err, siz
     }
     it->kind = FXT_TD_ITEM_RECORD;
     if (it->rec.len < 2)
-      return fxt_td_fail(err, err_size, FXT_EBADMSG, it->rec.offset,
+      return fxt_fail_at(err, err_size, FXT_EBADMSG, it->rec.offset,
                          "record of %u bytes has no common_type", it->rec.len);
     it->type = (uint32_t)fxt_td_rd(it->rec.data, 2, f->lay.big_endian);
     it->event = fxt_td_event_by_id(f, it->type);
@@ -125,7 +125,7 @@ int fxt_td_iter_new(const struct fxt_td_file *f, struct fxt_td_iter **out, char 
   if (it == NULL || (n > 0 && ((it->s = calloc(n, sizeof *it->s)) == NULL ||
                                (it->heap = calloc(n, sizeof *it->heap)) == NULL))) {
     fxt_td_iter_free(it);
-    return fxt_td_fail(err, err_size, FXT_ENOMEM, 0, "out of memory");
+    return fxt_fail_at(err, err_size, FXT_ENOMEM, 0, "out of memory");
   }
   it->f = f;
   for (uint32_t b = 0; b < f->nbuffers; b++)

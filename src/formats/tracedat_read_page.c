@@ -8,7 +8,6 @@
  * A padding record with time_delta 0 is the kernel's filler for the unusable tail of a page:
  * its length is undefined, so the page's data ends there.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,19 +17,6 @@
 #define TS_SHIFT 27u
 #define TS_MSB (UINT64_C(0x1f) << 59)
 
-int fxt_td_fail(char *err, size_t err_size, int code, uint64_t offset, const char *fmt, ...) {
-  if (err != NULL && err_size > 0) {
-    int k = snprintf(err, err_size, "offset %llu: ", (unsigned long long)offset);
-    if (k >= 0 && (size_t)k < err_size) {
-      va_list ap;
-      va_start(ap, fmt);
-      vsnprintf(err + k, err_size - (size_t)k, fmt, ap);
-      va_end(ap);
-    }
-  }
-  return code;
-}
-
 int fxt_td_page_open(struct fxt_td_page *p, const void *page, size_t avail, uint64_t file_offset,
                      const struct fxt_td_layout *lay, char *err, size_t err_size) {
   memset(p, 0, sizeof *p);
@@ -39,7 +25,7 @@ int fxt_td_page_open(struct fxt_td_page *p, const void *page, size_t avail, uint
   p->file_offset = file_offset;
   p->lay = *lay;
   if (p->avail < lay->data_offset)
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, file_offset,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, file_offset,
                        "page of %u bytes, shorter than its %u-byte header", p->avail,
                        lay->data_offset);
   p->timestamp = fxt_td_rd(p->page + lay->ts_offset, 8, lay->big_endian);
@@ -47,7 +33,7 @@ int fxt_td_page_open(struct fxt_td_page *p, const void *page, size_t avail, uint
   p->data_len = (uint32_t)(commit & FXT_TD_COMMIT_MASK);
   p->missed = (commit & FXT_TD_MISSED_EVENTS) != 0;
   if (p->data_len > p->avail - lay->data_offset)
-    return fxt_td_fail(err, err_size, FXT_EBADMSG, file_offset + lay->commit_offset,
+    return fxt_fail_at(err, err_size, FXT_EBADMSG, file_offset + lay->commit_offset,
                        "page commit says %u data bytes, the page holds %u after its header",
                        p->data_len, p->avail - lay->data_offset);
   if (p->missed && (commit & FXT_TD_MISSED_STORED) &&
@@ -69,7 +55,7 @@ int fxt_td_page_next(struct fxt_td_page *p, struct fxt_td_rec *rec, char *err, s
     if (left == 0)
       return 0;
     if (left < 4)
-      return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+      return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                          "%u bytes at the end of the page data, less than a "
                          "record header",
                          left);
@@ -79,7 +65,7 @@ int fxt_td_page_next(struct fxt_td_page *p, struct fxt_td_rec *rec, char *err, s
     uint32_t array0 = left >= 8 ? (uint32_t)fxt_td_rd(data + p->pos + 4, 4, big) : 0;
     if ((type_len == 0 || type_len > FXT_TD_TYPE_DATA_MAX) && left < 8 &&
         !(type_len == FXT_TD_TYPE_PADDING && delta == 0))
-      return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+      return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                          "record of type %u needs 8 bytes, the page data has %u", type_len, left);
     uint64_t size, payload = 0, skip = 4;
     switch (type_len) {
@@ -89,11 +75,11 @@ int fxt_td_page_next(struct fxt_td_page *p, struct fxt_td_rec *rec, char *err, s
         return 0;
       }
       if (array0 < 4)
-        return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+        return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                            "padding record of %u bytes (at least 4)", array0);
       size = 4 + (((uint64_t)array0 + 3) & ~UINT64_C(3));
       if (size > left)
-        return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+        return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                            "padding of %llu bytes runs past the page data "
                            "(%u bytes left)",
                            (unsigned long long)size, left);
@@ -116,7 +102,7 @@ int fxt_td_page_next(struct fxt_td_page *p, struct fxt_td_rec *rec, char *err, s
     }
     case 0: /* long form: array[0] = payload length + 4 */
       if (array0 <= 4)
-        return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+        return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                            "data record with length word %u (payload %s)", array0,
                            array0 < 4 ? "negative" : "empty");
       payload = ((uint64_t)array0 - 4 + 3) & ~UINT64_C(3);
@@ -128,7 +114,7 @@ int fxt_td_page_next(struct fxt_td_page *p, struct fxt_td_rec *rec, char *err, s
     }
     size = skip + payload;
     if (size > left)
-      return fxt_td_fail(err, err_size, FXT_EBADMSG, at,
+      return fxt_fail_at(err, err_size, FXT_EBADMSG, at,
                          "data record of %llu bytes runs past the page data "
                          "(%u bytes left)",
                          (unsigned long long)size, left);

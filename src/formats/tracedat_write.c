@@ -313,17 +313,17 @@ static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
   struct fxt_td_writer_cpu *cpu = record_cpu(c, n, &rc);
   if (cpu == NULL)
     return rc;
-  struct fxt_tdkey k = {fxtf_clockmap_apply(&p->map, ev->timestamp), c->rec.offset, 0,
+  struct fxt_td_sort_key k = {fxtf_clockmap_apply(&p->map, ev->timestamp), c->rec.offset, 0,
                         (uint16_t)n, 0, 0};
   k.lost = take_losses(t, cpu) + cpu->pend_lost;
   if (t->pend_unknown || cpu->pend_unknown)
-    k.flags |= FXT_TDKEY_LOST_UNKNOWN;
+    k.flags |= FXT_TD_SORT_LOST_UNKNOWN;
   t->pend_unknown = cpu->pend_unknown = false;
   cpu->pend_lost = 0;
   const struct fxt_td_writer_desc *d = find_desc(c, ev);
   struct fxt_td_ev_key key;
   fxt_td_ev_key_of(&key, ev, d ? &d->d : NULL, d ? d->cls : 0);
-  struct fxt_tdvariant *v = fxt_td_ev_get(&c->events, &key, &rc);
+  struct fxt_td_ev_variant *v = fxt_td_ev_get(&c->events, &key, &rc);
   if (v == NULL)
     return rc == FXT_E2BIG ? fxt_td_writer_fail(c, rc, c->rec.offset, "more than %u kinds of event",
                                                 FXT_TD_EV_MAX_VARIANTS)
@@ -337,8 +337,8 @@ static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
   if (rc == FXT_ENOMEM)
     return oom(c);
   v->events++;
-  if (rc == FXT_E2BIG || c->payload.len > FXT_TDP_MAX_PAYLOAD) {
-    k.flags |= FXT_TDKEY_TOO_BIG; /* the kernel refuses it; here it is counted */
+  if (rc == FXT_E2BIG || c->payload.len > FXT_TD_WPAGE_MAX_PAYLOAD) {
+    k.flags |= FXT_TD_SORT_TOO_BIG; /* the kernel refuses it; here it is counted */
     cpu->dropped++;
     c->st.too_big++;
   } else {
@@ -429,7 +429,7 @@ struct emit {
 };
 
 static int flush_pages(struct emit *e) {
-  int rc = e->write ? fxt_td_write(e->c, e->out, (size_t)e->nout * FXT_TDP_PAGE_BYTES) : 0;
+  int rc = e->write ? fxt_td_write(e->c, e->out, (size_t)e->nout * FXT_TD_WPAGE_BYTES) : 0;
   e->nout = 0;
   return rc;
 }
@@ -445,11 +445,11 @@ static int end_page(struct emit *e) {
   e->c->st.time_extends += e->write ? e->page.extends : 0;
   e->pages++;
   int rc = ++e->nout == OUT_PAGES ? flush_pages(e) : 0;
-  fxt_td_page_init(&e->page, e->write ? e->out + (size_t)e->nout * FXT_TDP_PAGE_BYTES : NULL);
+  fxt_td_page_init(&e->page, e->write ? e->out + (size_t)e->nout * FXT_TD_WPAGE_BYTES : NULL);
   return rc;
 }
 
-static int emit_record(struct emit *e, const struct fxt_tdkey *k, const void *payload) {
+static int emit_record(struct emit *e, const struct fxt_td_sort_key *k, const void *payload) {
   struct fxt_td_writer *c = e->c;
   if (k->cpu != e->cpu) { /* the sort gives CPU after CPU */
     int rc = end_page(e);
@@ -460,13 +460,13 @@ static int emit_record(struct emit *e, const struct fxt_tdkey *k, const void *pa
     e->missed = 0;
     e->missed_unknown = false;
   }
-  e->missed_unknown |= (k->flags & FXT_TDKEY_LOST_UNKNOWN) != 0;
-  if (k->flags & FXT_TDKEY_TOO_BIG) {
+  e->missed_unknown |= (k->flags & FXT_TD_SORT_LOST_UNKNOWN) != 0;
+  if (k->flags & FXT_TD_SORT_TOO_BIG) {
     e->missed += k->lost + 1;
     return 0;
   }
   uint64_t missed = e->missed + k->lost;
-  uint64_t mark = e->missed_unknown ? FXT_TDP_MISSED_UNKNOWN : missed;
+  uint64_t mark = e->missed_unknown ? FXT_TD_WPAGE_MISSED_UNKNOWN : missed;
   int rc = fxt_td_page_add(&e->page, k->ns, mark, payload, k->size);
   if (rc == FXT_ENOSPC) {
     if ((rc = end_page(e)) != 0)
@@ -492,13 +492,13 @@ static int emit_record(struct emit *e, const struct fxt_tdkey *k, const void *pa
 /* The sorted records as pages: counted per CPU (write false), or written out. */
 static int emit_pages(struct fxt_td_writer *c, bool write) {
   struct emit e = {.c = c, .write = write};
-  if (write && (e.out = malloc((size_t)OUT_PAGES * FXT_TDP_PAGE_BYTES)) == NULL)
+  if (write && (e.out = malloc((size_t)OUT_PAGES * FXT_TD_WPAGE_BYTES)) == NULL)
     return oom(c);
   fxt_td_page_init(&e.page, e.out);
   int rc = fxt_td_sort_rewind(&c->sort);
   if (rc)
     rc = fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
-  struct fxt_tdkey k;
+  struct fxt_td_sort_key k;
   const void *payload;
   while (rc == 0) {
     rc = fxt_td_sort_next(&c->sort, &k, &payload);

@@ -1,7 +1,7 @@
 /* src/formats/tracedat_write_event.c - formats and records of fxtrace events in trace.dat (see
  * tracedat_write_event.h).
  */
-#include "tracedat_write_event.h"
+#include "tracedat_write_event_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,6 @@
 #include <fxtrace/tracepoint.h>
 
 #include "../base/ftrace_format.h"
-
-#define MAX_FIELDS 64u
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -29,11 +27,6 @@ static uint64_t fnv_text(uint64_t h, struct fxtf_text t) {
 
 static bool text_eq(struct fxtf_text a, struct fxtf_text b) {
   return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
-}
-
-static struct fxtf_text text_of(const struct fxt_str_ref *r) {
-  struct fxtf_text t = {r->data ? r->data : "", r->len};
-  return t;
 }
 
 static void put_le(unsigned char *p, uint64_t v, uint32_t bytes) {
@@ -84,10 +77,6 @@ static uint8_t resolve(const struct fxtf_field *f, const struct fxt_arg *a) {
   }
 }
 
-static bool integer_type(uint8_t t) {
-  return (t >= FXT_TYPE_U8 && t <= FXT_TYPE_BOOL) || t == FXT_TYPE_PTR;
-}
-
 /* ---- keys and the table ------------------------------------------------------------------ */
 
 static bool is_printk(const struct fxt_event *ev, const struct fxtf_desc *desc) {
@@ -100,8 +89,8 @@ void fxt_td_ev_key_of(struct fxt_td_ev_key *k, const struct fxt_event *ev,
   k->ev_type = (uint8_t)ev->type;
   k->nargs = (uint8_t)ev->num_args;
   k->args = ev->args;
-  k->system = text_of(&ev->category);
-  k->name = text_of(&ev->name);
+  k->system = fxtf_text_of(&ev->category);
+  k->name = fxtf_text_of(&ev->name);
   if (is_printk(ev, desc))
     k->kind = FXT_TD_EV_PRINTK;
   else if (desc != NULL && desc->kind == FXT_TP_TYPED && ev->type == FXT_EVENT_INSTANT)
@@ -122,21 +111,21 @@ void fxt_td_ev_key_of(struct fxt_td_ev_key *k, const struct fxt_event *ev,
   } else {
     for (uint32_t i = 0; i < k->nargs; i++) {
       k->types[i] = (uint8_t)ev->args[i].type;
-      h = fnv_text(h, text_of(&ev->args[i].name));
+      h = fnv_text(h, fxtf_text_of(&ev->args[i].name));
     }
     h = fnv_text(fnv_text(h, k->system), k->name);
   }
   k->hash = fnv(h, k->types, k->nargs);
 }
 
-static bool key_eq(const struct fxt_tdvariant *v, const struct fxt_td_ev_key *k) {
+static bool key_eq(const struct fxt_td_ev_variant *v, const struct fxt_td_ev_key *k) {
   if (v->hash != k->hash || v->kind != k->kind || v->ev_type != k->ev_type ||
       v->nargs != k->nargs || memcmp(v->types, k->types, k->nargs) != 0)
     return false;
   if (k->kind == FXT_TD_EV_TYPED)
     return v->cls == k->cls;
   for (uint32_t i = 0; i < k->nargs; i++)
-    if (!text_eq(v->arg_names[i], text_of(&k->args[i].name)))
+    if (!text_eq(v->arg_names[i], fxtf_text_of(&k->args[i].name)))
       return false;
   return text_eq(v->system, k->system) && text_eq(v->name, k->name);
 }
@@ -151,7 +140,7 @@ void fxt_td_ev_table_init(struct fxt_td_ev_table *t) {
   t->top = TDEV_ID_MAX;
 }
 
-static void variant_free(struct fxt_tdvariant *v) {
+static void variant_free(struct fxt_td_ev_variant *v) {
   if (v == NULL)
     return;
   free(v->sys_name);
@@ -195,7 +184,7 @@ static char *ident_dup(struct fxtf_text t) {
   return s;
 }
 
-static bool name_taken(const struct fxt_tdfield *f, uint32_t n, const char *name) {
+static bool name_taken(const struct fxt_td_ev_field *f, uint32_t n, const char *name) {
   static const char *const common[] = {"common_type", "common_flags", "common_preempt_count",
                                        "common_pid"};
   for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
@@ -208,7 +197,7 @@ static bool name_taken(const struct fxt_tdfield *f, uint32_t n, const char *name
 }
 
 /* Names field n from text (made an identifier, then _2, _3... while taken). */
-static void name_field(struct fxt_tdfield *f, uint32_t n, const char *text, size_t len,
+static void name_field(struct fxt_td_ev_field *f, uint32_t n, const char *text, size_t len,
                        const char *suffix) {
   char base[FXT_TD_EV_NAME_MAX];
   size_t sl = strlen(suffix);
@@ -226,36 +215,25 @@ static void name_field(struct fxt_tdfield *f, uint32_t n, const char *text, size
 
 /* ---- building a variant: fields and slots ------------------------------------------------ */
 
-struct build {
-  struct fxt_tdvariant *v;
-  struct fxt_tdfield f[MAX_FIELDS + 1]; /* the last: where fields past the limit go */
-  uint32_t nf;
-  bool overflow; /* more fields were wanted than MAX_FIELDS */
-  struct fxt_tbuf print, args; /* the print format's string and its arguments */
-  uint32_t slot;               /* translation: next slot */
-  bool group;                  /* translation: rendered pieces pending */
-  uint32_t gfrom, gslot, gconvs, gvalue;
-  bool glit;
-};
-
-static struct fxt_tdfield *add_field(struct build *b, uint8_t type, uint8_t src, uint32_t arg,
-                                     const char *name, size_t name_len, const char *suffix) {
-  uint32_t n = b->nf < MAX_FIELDS ? b->nf : MAX_FIELDS;
-  struct fxt_tdfield *f = &b->f[n];
+struct fxt_td_ev_field *fxt_td_ev_add_field(struct build *b, uint8_t type, uint8_t src,
+                                            uint32_t arg, const char *name, size_t name_len,
+                                            const char *suffix) {
+  uint32_t n = b->nf < FXT_TD_EV_MAX_FIELDS ? b->nf : FXT_TD_EV_MAX_FIELDS;
+  struct fxt_td_ev_field *f = &b->f[n];
   memset(f, 0, sizeof *f);
   f->type = type;
   f->src = src;
   f->arg = (uint8_t)arg;
   name_field(b->f, n, name, name_len, suffix);
-  if (b->nf < MAX_FIELDS)
+  if (b->nf < FXT_TD_EV_MAX_FIELDS)
     b->nf++;
   else
     b->overflow = true;
   return f;
 }
 
-static void add_slot(struct build *b, uint8_t kind, uint32_t arg, uint32_t arg_type, int field) {
-  struct fxt_tdslot *s = &b->v->slots[b->v->nslots++];
+void fxt_td_ev_add_slot(struct build *b, uint8_t kind, uint32_t arg, uint32_t arg_type, int field) {
+  struct fxt_td_ev_slot *s = &b->v->slots[b->v->nslots++];
   s->kind = kind;
   s->arg = (uint8_t)arg;
   s->arg_type = (uint8_t)arg_type;
@@ -271,10 +249,10 @@ static void arg_fields(struct build *b, const struct fxt_td_ev_key *k) {
     uint8_t type = k->kind == FXT_TD_EV_TYPED ? k->types[i] : type_of_arg(a->type);
     if (type == 0) { /* null, blob: nothing to store (a blob's text is rendered) */
       if (a->type == FXT_ARG_BLOB || k->kind != FXT_TD_EV_ADHOC)
-        add_slot(b, FXT_TDSLOT_ARG, i, a->type, -1);
+        fxt_td_ev_add_slot(b, FXT_TD_EV_SLOT_ARG, i, a->type, -1);
       continue;
     }
-    struct fxtf_text name = text_of(&a->name);
+    struct fxtf_text name = fxtf_text_of(&a->name);
     char argn[16];
     if (k->kind == FXT_TD_EV_TYPED && i < k->desc->nfields) {
       name = k->desc->fields[i].name;
@@ -282,318 +260,12 @@ static void arg_fields(struct build *b, const struct fxt_td_ev_key *k) {
       snprintf(argn, sizeof argn, "arg%u", i);
       name = (struct fxtf_text){argn, (uint32_t)strlen(argn)};
     }
-    uint8_t src = type == FXT_TYPE_BYTES ? FXT_TDSRC_HEX : FXT_TDSRC_ARG;
-    struct fxt_tdfield *f = add_field(b, type, src, i, name.data, name.len, "");
+    uint8_t src = type == FXT_TYPE_BYTES ? FXT_TD_EV_SRC_HEX : FXT_TD_EV_SRC_ARG;
+    struct fxt_td_ev_field *f = fxt_td_ev_add_field(b, type, src, i, name.data, name.len, "");
     if (type == FXT_TYPE_BYTES)
       f->bound = k->desc->fields[i].bound;
-    add_slot(b, FXT_TDSLOT_ARG, i, a->type, (int)b->nf - 1);
+    fxt_td_ev_add_slot(b, FXT_TD_EV_SLOT_ARG, i, a->type, (int)b->nf - 1);
   }
-}
-
-/* ---- the print format in fxtrace's terms (ad hoc events) ---------------------------------- */
-
-static void put_pct_escaped(struct fxt_tbuf *b, struct fxtf_text t) {
-  for (uint32_t i = 0; i < t.len; i++) {
-    if (t.data[i] == '%')
-      fxt_tbuf_put(b, "%", 1);
-    fxt_tbuf_put(b, &t.data[i], 1);
-  }
-}
-
-static const char *const k_async_flow[] = {
-    "async_begin", "async_instant", "async_end", "flow_begin", "flow_step", "flow_end",
-};
-
-/* What text.c prints for an ad hoc event (adhoc_head, fxt_text_pairs) as a printf format over
- * slots: the head's values, then one conversion per argument. */
-static void adhoc_format(struct build *b, const struct fxt_td_ev_key *k, struct fxt_tbuf *fmt) {
-  bool head = true;
-  switch (k->ev_type) {
-  case FXT_EVENT_COUNTER:
-    add_field(b, FXT_TYPE_U64, FXT_TDSRC_TRAILER, 0, "id", 2, "");
-    add_slot(b, FXT_TDSLOT_TRAILER, 0, FXT_ARG_UINT64, (int)b->nf - 1);
-    fxt_tbuf_puts(fmt, "id=%llu");
-    break;
-  case FXT_EVENT_DURATION_BEGIN: fxt_tbuf_puts(fmt, "B"); break;
-  case FXT_EVENT_DURATION_END: fxt_tbuf_puts(fmt, "E"); break;
-  case FXT_EVENT_DURATION_COMPLETE:
-    add_field(b, FXT_TYPE_U64, FXT_TDSRC_DUR, 0, "dur_ns", 6, "");
-    add_slot(b, FXT_TDSLOT_DUR_US, 0, FXT_ARG_UINT64, (int)b->nf - 1);
-    add_slot(b, FXT_TDSLOT_DUR_FRAC, 0, FXT_ARG_UINT64, (int)b->nf - 1);
-    fxt_tbuf_puts(fmt, "dur=%llu.%03lluus");
-    break;
-  case FXT_EVENT_INSTANT: head = false; break;
-  default: /* async, flow */
-    add_field(b, FXT_TYPE_U64, FXT_TDSRC_TRAILER, 0, "id", 2, "");
-    add_slot(b, FXT_TDSLOT_TRAILER, 0, FXT_ARG_POINTER, (int)b->nf - 1);
-    fxt_tbuf_puts(fmt, k_async_flow[k->ev_type - FXT_EVENT_ASYNC_BEGIN]);
-    fxt_tbuf_puts(fmt, " id=%p");
-    break;
-  }
-  if (head && k->nargs)
-    fxt_tbuf_put(fmt, " ", 1);
-  for (uint32_t i = 0; i < k->nargs; i++) {
-    static const char *const conv[] = {
-        [FXT_ARG_NULL] = "",    [FXT_ARG_INT32] = "%d", [FXT_ARG_UINT32] = "%u",
-        [FXT_ARG_INT64] = "%lld", [FXT_ARG_UINT64] = "%llu", [FXT_ARG_DOUBLE] = "%g",
-        [FXT_ARG_STRING] = "%s", [FXT_ARG_POINTER] = "%p", [FXT_ARG_KOID] = "%llu",
-        [FXT_ARG_BOOL] = "%d",  [FXT_ARG_BLOB] = "%s",
-    };
-    if (i)
-      fxt_tbuf_put(fmt, " ", 1);
-    put_pct_escaped(fmt, text_of(&k->args[i].name));
-    fxt_tbuf_put(fmt, "=", 1);
-    fxt_tbuf_puts(fmt, k->args[i].type <= FXT_ARG_BLOB ? conv[k->args[i].type] : "");
-  }
-}
-
-/* ---- translating a print format for libtraceevent ----------------------------------------- */
-
-/* One piece of a printf format: a conversion as text.c reads it (text.h), or plain text. */
-struct conv {
-  const char *p, *end; /* the piece */
-  char flags[8];
-  uint32_t nflags;
-  const char *width, *prec; /* digits; prec NULL: none */
-  uint32_t width_len, prec_len;
-  uint32_t stars; /* '*' widths and precisions: each takes an argument */
-  uint32_t bits;  /* 8, 16, 32 or 64 from the length modifier */
-  char c;         /* the conversion; 0: malformed (printed as written) */
-};
-
-static const char *digits_at(const char *p, const char *end, uint32_t *len) {
-  const char *s = p;
-  while (p < end && *p >= '0' && *p <= '9')
-    p++;
-  *len = (uint32_t)(p - s);
-  return p;
-}
-
-/* Reads the conversion at p ('%', not "%%") the way text.c does. */
-static void read_conv(const char *p, const char *end, struct conv *c) {
-  memset(c, 0, sizeof *c);
-  c->p = p++;
-  while (p < end && strchr("-+ #0", *p) != NULL && *p != '\0') {
-    if (c->nflags < sizeof c->flags)
-      c->flags[c->nflags++] = *p;
-    p++;
-  }
-  if (p < end && *p == '*') {
-    c->stars++;
-    p++;
-  } else {
-    c->width = p;
-    p = digits_at(p, end, &c->width_len);
-  }
-  if (p < end && *p == '.') {
-    p++;
-    if (p < end && *p == '*') {
-      c->stars++;
-      p++;
-    } else {
-      c->prec = p;
-      p = digits_at(p, end, &c->prec_len);
-    }
-  }
-  c->bits = 32;
-  if (p < end && *p == 'h') {
-    bool hh = p + 1 < end && p[1] == 'h';
-    c->bits = hh ? 8 : 16;
-    p += hh ? 2 : 1;
-  } else if (p < end && *p == 'l') {
-    c->bits = 64;
-    p += p + 1 < end && p[1] == 'l' ? 2 : 1;
-  } else if (p < end && strchr("zjtL", *p) != NULL && *p != '\0') {
-    c->bits = 64;
-    p++;
-  }
-  if (p < end && *p != '\0' && strchr("diuxXocspeEfFgGaA", *p) != NULL)
-    c->c = *p;
-  c->end = p < end ? p + 1 : end;
-}
-
-static bool printable(const char *p, const char *end) {
-  for (; p < end; p++)
-    if (!((*p >= 0x20 && *p < 0x7f) || *p == '\n' || *p == '\t' || *p == '\r'))
-      return false;
-  return true;
-}
-
-/* Literal text inside the print format's quotes: C escapes, '%' doubled. */
-static void put_quoted(struct fxt_tbuf *b, const char *p, const char *end) {
-  for (; p < end; p++) {
-    switch (*p) {
-    case '"': fxt_tbuf_put(b, "\\\"", 2); break;
-    case '\\': fxt_tbuf_put(b, "\\\\", 2); break;
-    case '\n': fxt_tbuf_put(b, "\\n", 2); break;
-    case '\t': fxt_tbuf_put(b, "\\t", 2); break;
-    case '\r': fxt_tbuf_put(b, "\\r", 2); break;
-    case '%': fxt_tbuf_put(b, "%%", 2); break;
-    default: fxt_tbuf_put(b, p, 1); break;
-    }
-  }
-}
-
-static bool flags_in(const struct conv *c, const char *allowed) {
-  for (uint32_t i = 0; i < c->nflags; i++)
-    if (strchr(allowed, c->flags[i]) == NULL)
-      return false;
-  return true;
-}
-
-/* The argument expression of slot s for a conversion of `bits`. */
-static void put_expr(struct build *b, const struct fxt_tdslot *s, uint32_t bits) {
-  const struct fxt_tdfield *f = &b->f[s->field];
-  char e[3 * FXT_TD_EV_NAME_MAX + 64];
-  uint32_t size;
-  int sg;
-  fxt_ff_type(f->type, &size, &sg);
-  if (s->kind == FXT_TDSLOT_DUR_US)
-    snprintf(e, sizeof e, ", REC->%s / 1000", f->name);
-  else if (s->kind == FXT_TDSLOT_DUR_FRAC)
-    snprintf(e, sizeof e, ", REC->%s %% 1000", f->name);
-  else if (f->type == FXT_TYPE_STR)
-    snprintf(e, sizeof e, ", __get_str(%s)", f->name);
-  else if (f->type == FXT_TYPE_BYTES)
-    snprintf(e, sizeof e, ", __print_hex_str(REC->%s, %u)", f->name, f->bound);
-  else if (sg && size * 8 < bits) /* libtraceevent reads fields zero-extended */
-    snprintf(e, sizeof e, ", REC->%s | -(REC->%s & 0x%llx)", f->name, f->name,
-             1ULL << (size * 8 - 1));
-  else
-    snprintf(e, sizeof e, ", REC->%s", f->name);
-  fxt_tbuf_puts(&b->args, e);
-}
-
-/* Whether libtraceevent prints conversion c of the next slot exactly as text.c does. */
-static bool native_ok(const struct build *b, const struct conv *c) {
-  /* (widths and precisions over 3 digits: text.c caps them at FXT_TEXT_MAX_WIDTH) */
-  if (c->c == 0 || c->stars || b->slot >= b->v->nslots || c->width_len > 3 || c->prec_len > 3)
-    return false;
-  const struct fxt_tdslot *s = &b->v->slots[b->slot];
-  if (s->field < 0)
-    return false;
-  uint8_t type = b->f[s->field].type;
-  if (c->c == 's' && type == FXT_TYPE_BYTES) /* __print_hex_str takes no width */
-    return c->nflags == 0 && c->width_len == 0 && c->prec == NULL;
-  if (c->c == 's')
-    return type == FXT_TYPE_STR && flags_in(c, "-");
-  if (c->c == 'p') /* text.c: 0x and every hex digit, for null too (glibc says "(nil)") */
-    return integer_type(type) && c->nflags == 0 && c->width_len == 0 && c->prec == NULL &&
-           c->bits == 32;
-  return strchr("diuxXo", c->c) != NULL && integer_type(type) && flags_in(c, "-0#");
-}
-
-/* Writes conversion c (native_ok) and its argument. The length modifier says the width text.c
- * cuts the value to; %s takes none. */
-static void put_native(struct build *b, const struct conv *c) {
-  const struct fxt_tdslot *s = &b->v->slots[b->slot++];
-  struct fxt_tbuf *p = &b->print;
-  if (c->c == 'p') {
-    fxt_tbuf_puts(p, "0x%llx");
-    put_expr(b, s, 64);
-    return;
-  }
-  fxt_tbuf_put(p, "%", 1);
-  fxt_tbuf_put(p, c->flags, c->nflags);
-  fxt_tbuf_put(p, c->width, c->width_len);
-  if (c->prec != NULL) {
-    fxt_tbuf_put(p, ".", 1);
-    fxt_tbuf_put(p, c->prec, c->prec_len);
-  }
-  if (c->c != 's')
-    fxt_tbuf_puts(p, c->bits == 8 ? "hh" : c->bits == 16 ? "h" : c->bits == 64 ? "ll" : "");
-  fxt_tbuf_put(p, &c->c, 1);
-  put_expr(b, s, c->bits);
-}
-
-static void put_str_arg(struct build *b, const char *field) {
-  fxt_tbuf_puts(&b->print, "%s");
-  fxt_tbuf_puts(&b->args, ", __get_str(");
-  fxt_tbuf_puts(&b->args, field);
-  fxt_tbuf_puts(&b->args, ")");
-}
-
-/* Ends the pending rendered pieces [gfrom, to) at a field of their own, printed with %s. */
-static void flush_group(struct build *b, uint32_t to) {
-  if (!b->group)
-    return;
-  b->group = false;
-  const struct fxt_tdslot *s = b->gvalue < b->v->nslots ? &b->v->slots[b->gvalue] : NULL;
-  bool one = b->gconvs == 1 && !b->glit && s != NULL && s->field >= 0;
-  const char *base = one ? b->f[s->field].name : "text";
-  struct fxt_tdfield *f =
-      add_field(b, FXT_TYPE_STR, FXT_TDSRC_TEXT, b->gslot, base, strlen(base), one ? "_str" : "");
-  f->from = b->gfrom;
-  f->to = to;
-  b->v->has_text = true;
-  put_str_arg(b, f->name);
-}
-
-/* A piece text.c renders (taking `slots` values): joins the pending group, opened here. */
-static void render(struct build *b, uint32_t from, uint32_t slots, bool literal) {
-  if (!b->group) {
-    b->group = true;
-    b->gfrom = from;
-    b->gslot = b->slot;
-    b->gconvs = 0;
-    b->glit = false;
-    b->gvalue = UINT32_MAX;
-  }
-  if (literal)
-    b->glit = true;
-  else if (b->gconvs++ == 0)
-    b->gvalue = b->slot + slots - 1;
-  b->slot = b->slot + slots < b->v->nslots ? b->slot + slots : b->v->nslots;
-}
-
-/* Translates v->fmt into b->print and b->args, adding rendered fields. */
-static void translate(struct build *b, const struct fxt_td_ev_key *k) {
-  const char *fmt = b->v->fmt, *p = fmt, *end = fmt + b->v->fmt_len;
-  while (p < end) {
-    uint32_t at = (uint32_t)(p - fmt);
-    const char *q = memchr(p, '%', (size_t)(end - p));
-    if (q != p) { /* plain text up to the next conversion */
-      q = q ? q : end;
-      if (printable(p, q)) {
-        flush_group(b, at);
-        put_quoted(&b->print, p, q);
-      } else {
-        render(b, at, 0, true);
-      }
-      p = q;
-      continue;
-    }
-    if (p + 1 < end && p[1] == '%') {
-      flush_group(b, at);
-      fxt_tbuf_put(&b->print, "%%", 2);
-      p += 2;
-      continue;
-    }
-    struct conv c;
-    read_conv(p, end, &c);
-    p = c.end;
-    const struct fxt_tdslot *s = b->slot < b->v->nslots ? &b->v->slots[b->slot] : NULL;
-    if (c.c == 0 && c.stars == 0 && printable(c.p, c.end)) {
-      flush_group(b, at); /* malformed: text.c prints it as written */
-      put_quoted(&b->print, c.p, c.end);
-    } else if (c.c == 0) {
-      render(b, at, c.stars, true); /* ... after taking the arguments of its '*'s */
-    } else if (k->kind == FXT_TD_EV_ADHOC && c.stars == 0 && s != NULL &&
-               s->arg_type == FXT_ARG_BLOB) {
-      flush_group(b, at); /* a blob: text.c's value text in a field of its own */
-      struct fxt_tdfield *f = add_field(b, FXT_TYPE_STR, FXT_TDSRC_VALUE, s->arg,
-                                        k->args[s->arg].name.data, k->args[s->arg].name.len, "");
-      b->v->has_text = true;
-      b->slot++;
-      put_str_arg(b, f->name);
-    } else if (native_ok(b, &c)) {
-      flush_group(b, at);
-      put_native(b, &c);
-    } else {
-      render(b, at, c.stars + 1, false);
-    }
-  }
-  flush_group(b, (uint32_t)(end - fmt));
 }
 
 /* ---- variants ------------------------------------------------------------------------------ */
@@ -606,14 +278,14 @@ static void variant_fmt(struct build *b, const struct fxt_td_ev_key *k, struct f
     uint32_t n = k->name.len;
     fxt_tbuf_put(fmt, k->name.data, n && k->name.data[n - 1] == '\n' ? n - 1 : n);
   } else {
-    adhoc_format(b, k, fmt);
+    fxt_td_ev_adhoc_format(b, k, fmt);
     return;
   }
 }
 
 /* Fields, slots, print format and layout of a new variant. */
 static int build_variant(struct build *b, const struct fxt_td_ev_key *k) {
-  struct fxt_tdvariant *v = b->v;
+  struct fxt_td_ev_variant *v = b->v;
   struct fxt_tbuf fmt;
   fxt_tbuf_init(&fmt);
   fxt_tbuf_init(&b->print);
@@ -624,15 +296,15 @@ static int build_variant(struct build *b, const struct fxt_td_ev_key *k) {
   v->fmt_len = (uint32_t)fmt.len;
   uint32_t nstored = b->nf;
   fxt_tbuf_put(&b->print, "\"", 1);
-  translate(b, k);
+  fxt_td_ev_translate(b, k);
   if (b->overflow) { /* pathological formats: all of it rendered, in one field */
     b->nf = nstored;
     b->overflow = false;
     b->print.len = 1;
     b->args.len = 0;
     b->slot = 0;
-    render(b, 0, v->nslots, true);
-    flush_group(b, v->fmt_len);
+    fxt_td_ev_render(b, 0, v->nslots, true);
+    fxt_td_ev_flush_group(b, v->fmt_len);
   }
   fxt_tbuf_put(&b->print, "\"", 1);
   fxt_tbuf_put(&b->print, b->args.data, b->args.len);
@@ -646,8 +318,8 @@ static int build_variant(struct build *b, const struct fxt_td_ev_key *k) {
   v->fields = malloc((b->nf ? b->nf : 1) * sizeof *v->fields);
   if (oom || v->fields == NULL)
     return FXT_ENOMEM;
-  struct fxt_ff_field ff[MAX_FIELDS];
-  uint32_t off[MAX_FIELDS];
+  struct fxt_ff_field ff[FXT_TD_EV_MAX_FIELDS];
+  uint32_t off[FXT_TD_EV_MAX_FIELDS];
   for (uint32_t i = 0; i < b->nf; i++)
     ff[i] = (struct fxt_ff_field){b->f[i].name, strlen(b->f[i].name), b->f[i].type, b->f[i].bound};
   v->fixed = fxt_ff_layout(ff, b->nf, off);
@@ -674,9 +346,9 @@ static int take_id(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k, uin
   return 0;
 }
 
-static struct fxt_tdvariant *new_variant(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
-                                         int *rc) {
-  struct fxt_tdvariant *v = calloc(1, sizeof *v);
+static struct fxt_td_ev_variant *new_variant(struct fxt_td_ev_table *t,
+                                             const struct fxt_td_ev_key *k, int *rc) {
+  struct fxt_td_ev_variant *v = calloc(1, sizeof *v);
   struct build *b = calloc(1, sizeof *b);
   *rc = v && b ? 0 : FXT_ENOMEM;
   if (*rc == 0) {
@@ -689,7 +361,7 @@ static struct fxt_tdvariant *new_variant(struct fxt_td_ev_table *t, const struct
     v->nargs = k->nargs;
     memcpy(v->types, k->types, k->nargs);
     for (uint32_t i = 0; i < k->nargs; i++)
-      v->arg_names[i] = text_of(&k->args[i].name);
+      v->arg_names[i] = fxtf_text_of(&k->args[i].name);
     v->sys_name = ident_dup(v->system);
     v->ev_name = k->kind == FXT_TD_EV_PRINTK ? ident_dup((struct fxtf_text){"printk", 6})
                                             : ident_dup(v->name);
@@ -706,8 +378,8 @@ static struct fxt_tdvariant *new_variant(struct fxt_td_ev_table *t, const struct
   return v;
 }
 
-struct fxt_tdvariant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
-                                    int *rc) {
+struct fxt_td_ev_variant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
+                                        int *rc) {
   uint64_t *head = fxt_jmap_get(&t->map, k->hash, 0);
   *rc = FXT_ENOMEM;
   if (head == NULL)
@@ -721,13 +393,13 @@ struct fxt_tdvariant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct fxt_
   }
   if (t->n == t->cap) {
     uint32_t cap = t->cap ? t->cap * 2 : 64;
-    struct fxt_tdvariant **nv = realloc(t->v, cap * sizeof *nv);
+    struct fxt_td_ev_variant **nv = realloc(t->v, cap * sizeof *nv);
     if (nv == NULL)
       return NULL;
     t->v = nv;
     t->cap = cap;
   }
-  struct fxt_tdvariant *v = new_variant(t, k, rc);
+  struct fxt_td_ev_variant *v = new_variant(t, k, rc);
   if (v == NULL)
     return NULL;
   v->next = (uint32_t)head[0];
@@ -767,22 +439,22 @@ static int put_string(struct fxt_tbuf *out, uint32_t at, const char *s, size_t n
 }
 
 /* The values of v's slots for this event, as text.c's renderer takes them. */
-static void slot_values(const struct fxt_tdvariant *v, const struct fxt_event *ev,
+static void slot_values(const struct fxt_td_ev_variant *v, const struct fxt_event *ev,
                         uint64_t dur_ns, struct fxt_arg *out) {
   for (uint32_t i = 0; i < v->nslots; i++) {
-    const struct fxt_tdslot *s = &v->slots[i];
+    const struct fxt_td_ev_slot *s = &v->slots[i];
     memset(&out[i], 0, sizeof out[i]);
     out[i].type = s->arg_type;
     switch (s->kind) {
-    case FXT_TDSLOT_ARG: out[i] = ev->args[s->arg]; break;
-    case FXT_TDSLOT_TRAILER: out[i].value.u64 = ev->trailer; break;
-    case FXT_TDSLOT_DUR_US: out[i].value.u64 = dur_ns / 1000; break;
+    case FXT_TD_EV_SLOT_ARG: out[i] = ev->args[s->arg]; break;
+    case FXT_TD_EV_SLOT_TRAILER: out[i].value.u64 = ev->trailer; break;
+    case FXT_TD_EV_SLOT_DUR_US: out[i].value.u64 = dur_ns / 1000; break;
     default: out[i].value.u64 = dur_ns % 1000; break;
     }
   }
 }
 
-int fxt_td_ev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, int32_t pid,
+int fxt_td_ev_record(const struct fxt_td_ev_variant *v, const struct fxt_event *ev, int32_t pid,
                      uint64_t dur_ns, struct fxt_tbuf *out, struct fxt_tbuf *scratch) {
   out->len = 0;
   if (!fxt_tbuf_reserve(out, v->fixed))
@@ -797,7 +469,7 @@ int fxt_td_ev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, 
     slot_values(v, ev, dur_ns, sv);
   int rc = 0;
   for (uint32_t i = 0; i < v->nfields && rc == 0; i++) {
-    const struct fxt_tdfield *f = &v->fields[i];
+    const struct fxt_td_ev_field *f = &v->fields[i];
     /* the argument of the fields that take one (ARG, HEX, VALUE) */
     const struct fxt_arg *a = f->arg < ev->num_args ? &ev->args[f->arg] : NULL;
     uint32_t size;
@@ -805,23 +477,23 @@ int fxt_td_ev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, 
     fxt_ff_type(f->type, &size, &sg);
     r = (unsigned char *)out->data; /* strings may have moved the buffer */
     switch (f->src) {
-    case FXT_TDSRC_ARG:
+    case FXT_TD_EV_SRC_ARG:
       if (f->type == FXT_TYPE_STR)
         rc = put_string(out, f->offset, a->value.str.data, a->value.str.len);
       else
         put_le(r + f->offset, arg_bits(a), size);
       break;
-    case FXT_TDSRC_HEX: {
+    case FXT_TD_EV_SRC_HEX: {
       const char *hex = a->value.str.data;
       for (uint32_t j = 0; j < f->bound; j++)
         r[f->offset + j] = (unsigned char)(hexval(hex[2 * j]) << 4 | hexval(hex[2 * j + 1]));
       break;
     }
-    case FXT_TDSRC_TRAILER: put_le(r + f->offset, ev->trailer, 8); break;
-    case FXT_TDSRC_DUR: put_le(r + f->offset, dur_ns, 8); break;
+    case FXT_TD_EV_SRC_TRAILER: put_le(r + f->offset, ev->trailer, 8); break;
+    case FXT_TD_EV_SRC_DUR: put_le(r + f->offset, dur_ns, 8); break;
     default: /* TEXT, VALUE */
       scratch->len = 0;
-      if (f->src == FXT_TDSRC_VALUE)
+      if (f->src == FXT_TD_EV_SRC_VALUE)
         fxt_text_value(scratch, a);
       else
         fxt_text_printf(scratch, v->fmt + f->from, f->to - f->from, sv + f->arg,
@@ -833,8 +505,8 @@ int fxt_td_ev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, 
   return rc ? rc : out->oom ? FXT_ENOMEM : 0;
 }
 
-void fxt_td_ev_format(struct fxt_tbuf *b, const struct fxt_tdvariant *v) {
-  struct fxt_ff_field ff[MAX_FIELDS];
+void fxt_td_ev_format(struct fxt_tbuf *b, const struct fxt_td_ev_variant *v) {
+  struct fxt_ff_field ff[FXT_TD_EV_MAX_FIELDS];
   for (uint32_t i = 0; i < v->nfields; i++)
     ff[i] = (struct fxt_ff_field){v->fields[i].name, strlen(v->fields[i].name),
                                   v->fields[i].type, v->fields[i].bound};

@@ -51,20 +51,20 @@
 enum fxt_td_ev_kind { FXT_TD_EV_TYPED, FXT_TD_EV_PRINTK, FXT_TD_EV_ADHOC };
 
 /* Where a field's bytes come from. */
-enum fxt_tdsrc {
-  FXT_TDSRC_ARG,     /* the event's argument `arg`, stored as the field's type */
-  FXT_TDSRC_HEX,     /* argument `arg`, lowercase hex text, stored as its bytes */
-  FXT_TDSRC_TRAILER, /* the event's trailer: counter, async or flow id */
-  FXT_TDSRC_DUR,     /* duration complete: end - start in ns */
-  FXT_TDSRC_TEXT,    /* fxtrace's rendering of the print format's bytes [from, to) with the
+enum fxt_td_ev_src {
+  FXT_TD_EV_SRC_ARG,     /* the event's argument `arg`, stored as the field's type */
+  FXT_TD_EV_SRC_HEX,     /* argument `arg`, lowercase hex text, stored as its bytes */
+  FXT_TD_EV_SRC_TRAILER, /* the event's trailer: counter, async or flow id */
+  FXT_TD_EV_SRC_DUR,     /* duration complete: end - start in ns */
+  FXT_TD_EV_SRC_TEXT,    /* fxtrace's rendering of the print format's bytes [from, to) with the
                         values from slot `arg` on */
-  FXT_TDSRC_VALUE    /* fxtrace's rendering of argument `arg` alone (a blob) */
+  FXT_TD_EV_SRC_VALUE    /* fxtrace's rendering of argument `arg` alone (a blob) */
 };
 
-struct fxt_tdfield {
+struct fxt_td_ev_field {
   char name[FXT_TD_EV_NAME_MAX];
   uint8_t type; /* enum fxt_type */
-  uint8_t src;  /* enum fxt_tdsrc */
+  uint8_t src;  /* enum fxt_td_ev_src */
   uint8_t arg;
   uint32_t from, to;
   uint32_t bound;
@@ -72,16 +72,21 @@ struct fxt_tdfield {
 };
 
 /* A value the print format consumes, in order: an argument or a part of the head. */
-enum fxt_tdslot_kind { FXT_TDSLOT_ARG, FXT_TDSLOT_TRAILER, FXT_TDSLOT_DUR_US, FXT_TDSLOT_DUR_FRAC };
+enum fxt_td_ev_slot_kind {
+  FXT_TD_EV_SLOT_ARG,
+  FXT_TD_EV_SLOT_TRAILER,
+  FXT_TD_EV_SLOT_DUR_US,
+  FXT_TD_EV_SLOT_DUR_FRAC
+};
 
-struct fxt_tdslot {
-  uint8_t kind;     /* enum fxt_tdslot_kind */
-  uint8_t arg;      /* FXT_TDSLOT_ARG: the argument */
+struct fxt_td_ev_slot {
+  uint8_t kind;     /* enum fxt_td_ev_slot_kind */
+  uint8_t arg;      /* FXT_TD_EV_SLOT_ARG: the argument */
   uint8_t arg_type; /* enum fxt_arg_type it is rendered as */
   int8_t field;     /* the field holding it; -1: none (null, blob) */
 };
 
-struct fxt_tdvariant {
+struct fxt_td_ev_variant {
   uint64_t hash;
   uint32_t next; /* next variant of the same hash + 1; 0: none */
   uint16_t id;
@@ -97,8 +102,8 @@ struct fxt_tdvariant {
   uint8_t types[FXT_MAX_ARGS]; /* the key: field types (typed) or FXT argument types */
   struct fxtf_text arg_names[FXT_MAX_ARGS]; /* ad hoc, printk: the key's names */
   uint8_t nslots, nfields;
-  struct fxt_tdslot slots[FXT_MAX_ARGS + 2];
-  struct fxt_tdfield *fields;
+  struct fxt_td_ev_slot slots[FXT_MAX_ARGS + 2];
+  struct fxt_td_ev_field *fields;
   uint32_t fixed;  /* bytes of the record before its strings */
   bool has_text;   /* some field is rendered (TEXT, VALUE) */
   char *print;     /* after "print fmt: ": "...", args */
@@ -117,7 +122,7 @@ struct fxt_td_ev_key {
 };
 
 struct fxt_td_ev_table {
-  struct fxt_tdvariant **v;
+  struct fxt_td_ev_variant **v;
   uint32_t n, cap;
   struct fxt_jmap map; /* hash -> first variant + 1 */
   uint8_t used[65536 / 8];
@@ -134,17 +139,17 @@ void fxt_td_ev_key_of(struct fxt_td_ev_key *k, const struct fxt_event *ev,
 
 /* The variant of key k, made when new. Returns it, or NULL with *rc = FXT_ENOMEM or
  * FXT_E2BIG (more than FXT_TD_EV_MAX_VARIANTS). */
-struct fxt_tdvariant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
-                                    int *rc);
+struct fxt_td_ev_variant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k,
+                                        int *rc);
 
 /* The record of an event of variant v into out (replaced): common fields (type = v->id,
  * flags and preempt count 0, pid), fields, strings. dur_ns: duration complete events' length.
  * scratch: for rendered fields. Returns 0, or FXT_E2BIG when a string would end past the
  * 64 KiB a __data_loc can address, or FXT_ENOMEM. */
-int fxt_td_ev_record(const struct fxt_tdvariant *v, const struct fxt_event *ev, int32_t pid,
+int fxt_td_ev_record(const struct fxt_td_ev_variant *v, const struct fxt_event *ev, int32_t pid,
                      uint64_t dur_ns, struct fxt_tbuf *out, struct fxt_tbuf *scratch);
 
 /* The variant's format file text. */
-void fxt_td_ev_format(struct fxt_tbuf *b, const struct fxt_tdvariant *v);
+void fxt_td_ev_format(struct fxt_tbuf *b, const struct fxt_td_ev_variant *v);
 
 #endif /* FXTRACE_FORMATS_TRACEDAT_WRITE_EVENT_H */

@@ -69,8 +69,8 @@ static void put_option(struct fxt_tbuf *b, uint16_t id, const char *p, size_t n)
 }
 
 static int cmp_variant(const void *pa, const void *pb) {
-  const struct fxt_tdvariant *a = *(const struct fxt_tdvariant *const *)pa;
-  const struct fxt_tdvariant *b = *(const struct fxt_tdvariant *const *)pb;
+  const struct fxt_td_ev_variant *a = *(const struct fxt_td_ev_variant *const *)pa;
+  const struct fxt_td_ev_variant *b = *(const struct fxt_td_ev_variant *const *)pb;
   int c = strcmp(a->sys_name, b->sys_name);
   return c ? c : (a->id > b->id) - (a->id < b->id);
 }
@@ -78,7 +78,7 @@ static int cmp_variant(const void *pa, const void *pb) {
 /* Item 10: the event systems and their formats. */
 static int put_formats(struct fxt_td_writer *c, struct fxt_tbuf *b) {
   uint32_t n = c->events.n, nsys = 0;
-  struct fxt_tdvariant **v = malloc((n ? n : 1) * sizeof *v);
+  struct fxt_td_ev_variant **v = malloc((n ? n : 1) * sizeof *v);
   struct fxt_tbuf f;
   fxt_tbuf_init(&f);
   if (v == NULL)
@@ -191,7 +191,7 @@ int fxt_td_write_head(struct fxt_td_writer *c) {
   fxt_tbuf_put(&b, "\x17\x08\x44tracing6", 11);
   fxt_tbuf_put(&b, "", 1); /* the version's NUL */
   fxt_tbuf_put(&b, "\0\x08", 2); /* little-endian, long size 8 */
-  put_u32(&b, FXT_TDP_PAGE_BYTES);
+  put_u32(&b, FXT_TD_WPAGE_BYTES);
   fxt_tbuf_put(&b, "header_page", 12);
   put_block64(&b, k_header_page, sizeof k_header_page - 1);
   fxt_tbuf_put(&b, "header_event", 13);
@@ -212,7 +212,7 @@ int fxt_td_write_head(struct fxt_td_writer *c) {
     put_u64(&b, 0);
   }
   put_block64(&b, k_clock, sizeof k_clock - 1);
-  size_t start = (b.len + FXT_TDP_PAGE_BYTES - 1) / FXT_TDP_PAGE_BYTES * FXT_TDP_PAGE_BYTES;
+  size_t start = (b.len + FXT_TD_WPAGE_BYTES - 1) / FXT_TD_WPAGE_BYTES * FXT_TD_WPAGE_BYTES;
   if (fxt_tbuf_reserve(&b, start - b.len)) {
     memset(b.data + b.len, 0, start - b.len);
     b.len = start;
@@ -222,7 +222,7 @@ int fxt_td_write_head(struct fxt_td_writer *c) {
   uint64_t at = start;
   for (uint32_t i = 0; rc == 0 && i < c->ncpus; i++) { /* the CPU table: offset, size */
     struct fxt_td_writer_cpu *cpu = &c->cpus[i];
-    uint64_t size = cpu->pages * FXT_TDP_PAGE_BYTES;
+    uint64_t size = cpu->pages * FXT_TD_WPAGE_BYTES;
     cpu->offset = size ? at : 0;
     for (int k = 0; k < 8; k++) {
       b.data[table + 16 * i + (size_t)k] = (char)(cpu->offset >> (8 * k));

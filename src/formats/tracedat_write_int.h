@@ -65,7 +65,7 @@ struct fxt_td_writer {
   struct fxt_jmap class_map; /* (hash of the content, 0) -> a description + 1 */
 
   struct fxt_td_ev_table events;
-  struct fxt_tdsort sort;
+  struct fxt_td_sort sort;
   bool sort_ready;
   struct fxt_tbuf payload, scratch;
   struct fxt_td_writer_cpu *cpus;

@@ -4,13 +4,15 @@
 
 #include <string.h>
 
-#define DELTA_MAX ((UINT64_C(1) << FXT_TDP_DELTA_BITS) - 1)
+#define DELTA_MAX ((UINT64_C(1) << FXT_TD_WPAGE_DELTA_BITS) - 1)
 /* A TIME_EXTEND carries 27 + 32 bits of delta. */
-#define EXTEND_MAX ((UINT64_C(1) << (FXT_TDP_DELTA_BITS + 32)) - 1)
-#define SMALL_DATA (FXT_TDP_MAX_SMALL_LEN * 4u) /* RB_MAX_SMALL_DATA: 112 */
+#define EXTEND_MAX ((UINT64_C(1) << (FXT_TD_WPAGE_DELTA_BITS + 32)) - 1)
+#define SMALL_DATA (FXT_TD_WPAGE_MAX_SMALL_LEN * 4u) /* RB_MAX_SMALL_DATA: 112 */
 
-_Static_assert(FXT_TDP_TYPE_LEN_BITS + FXT_TDP_DELTA_BITS == 32, "a record header is a u32");
-_Static_assert(FXT_TDP_MAX_PAYLOAD + 8u == FXT_TDP_DATA_BYTES, "the biggest record fills a page");
+_Static_assert(FXT_TD_WPAGE_TYPE_LEN_BITS + FXT_TD_WPAGE_DELTA_BITS == 32,
+"a record header is a u32");
+_Static_assert(FXT_TD_WPAGE_MAX_PAYLOAD + 8u == FXT_TD_WPAGE_DATA_BYTES,
+"the biggest record fills a page");
 
 static void put32(unsigned char *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
@@ -23,7 +25,7 @@ static void put64(unsigned char *p, uint64_t v) {
 }
 
 static uint32_t header_word(uint32_t type_len, uint64_t delta) {
-  return type_len | (uint32_t)(delta & DELTA_MAX) << FXT_TDP_TYPE_LEN_BITS;
+  return type_len | (uint32_t)(delta & DELTA_MAX) << FXT_TD_WPAGE_TYPE_LEN_BITS;
 }
 
 void fxt_td_page_init(struct fxt_td_wpage *p, unsigned char *buf) {
@@ -32,7 +34,7 @@ void fxt_td_page_init(struct fxt_td_wpage *p, unsigned char *buf) {
 }
 
 uint32_t fxt_td_page_record_bytes(uint32_t n) {
-  if (n > FXT_TDP_MAX_PAYLOAD)
+  if (n > FXT_TD_WPAGE_MAX_PAYLOAD)
     return 0;
   uint32_t len = n ? n : 1;
   if (len > SMALL_DATA)
@@ -56,17 +58,17 @@ int fxt_td_page_add(struct fxt_td_wpage *p, uint64_t ts, uint64_t missed, const 
       return FXT_ENOSPC;
     extend = delta > DELTA_MAX ? 8 : 0;
     uint32_t keep = p->missed ? 8 : 0; /* room for the missed count */
-    if (p->len + extend + rec + keep > FXT_TDP_DATA_BYTES)
+    if (p->len + extend + rec + keep > FXT_TD_WPAGE_DATA_BYTES)
       return FXT_ENOSPC;
   } else {
     p->ts = ts;
     p->missed = missed;
   }
   if (p->buf != NULL) {
-    unsigned char *at = p->buf + FXT_TDP_HEADER_BYTES + p->len;
+    unsigned char *at = p->buf + FXT_TD_WPAGE_HEADER_BYTES + p->len;
     if (extend) {
-      put32(at, header_word(FXT_TDP_TIME_EXTEND, delta));
-      put32(at + 4, (uint32_t)(delta >> FXT_TDP_DELTA_BITS));
+      put32(at, header_word(FXT_TD_WPAGE_TIME_EXTEND, delta));
+      put32(at + 4, (uint32_t)(delta >> FXT_TD_WPAGE_DELTA_BITS));
       at += 8;
       delta = 0;
     }
@@ -93,15 +95,15 @@ int fxt_td_page_add(struct fxt_td_wpage *p, uint64_t ts, uint64_t missed, const 
 
 uint64_t fxt_td_page_finish(struct fxt_td_wpage *p) {
   uint64_t commit = p->len;
-  bool stored = p->missed && p->missed != FXT_TDP_MISSED_UNKNOWN &&
-                FXT_TDP_DATA_BYTES - p->len >= 8;
+  bool stored = p->missed && p->missed != FXT_TD_WPAGE_MISSED_UNKNOWN &&
+                FXT_TD_WPAGE_DATA_BYTES - p->len >= 8;
   if (p->missed)
-    commit |= FXT_TDP_MISSED_EVENTS | (stored ? FXT_TDP_MISSED_STORED : 0);
+    commit |= FXT_TD_WPAGE_MISSED_EVENTS | (stored ? FXT_TD_WPAGE_MISSED_STORED : 0);
   if (p->buf != NULL) {
-    unsigned char *data = p->buf + FXT_TDP_HEADER_BYTES;
+    unsigned char *data = p->buf + FXT_TD_WPAGE_HEADER_BYTES;
     put64(p->buf, p->ts);
     put64(p->buf + 8, commit);
-    memset(data + p->len, 0, FXT_TDP_DATA_BYTES - p->len);
+    memset(data + p->len, 0, FXT_TD_WPAGE_DATA_BYTES - p->len);
     if (stored)
       put64(data + p->len, p->missed);
   }

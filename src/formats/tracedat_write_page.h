@@ -27,7 +27,7 @@
  * data, the count with RB_MISSED_STORED; later events on that page keep those 8 bytes free,
  * so the count is stored unless the first event fills the whole page (the kernel's rule:
  * stored only when there is room; `trace-cmd report` then says [EVENTS DROPPED]) or the
- * count is not known (FXT_TDP_MISSED_UNKNOWN: a trace.dat page read without one).
+ * count is not known (FXT_TD_WPAGE_MISSED_UNKNOWN: a trace.dat page read without one).
  *
  * Pure computation on caller memory: no allocation, no I/O.
  */
@@ -39,50 +39,50 @@
 
 #include <fxtrace/errors.h>
 
-#define FXT_TDP_PAGE_BYTES 4096u
-#define FXT_TDP_HEADER_BYTES 16u /* u64 timestamp, u64 commit */
-#define FXT_TDP_DATA_BYTES (FXT_TDP_PAGE_BYTES - FXT_TDP_HEADER_BYTES) /* 4080 */
-#define FXT_TDP_MAX_PAYLOAD (FXT_TDP_DATA_BYTES - 8u)                  /* 4072 */
+#define FXT_TD_WPAGE_BYTES 4096u
+#define FXT_TD_WPAGE_HEADER_BYTES 16u /* u64 timestamp, u64 commit */
+#define FXT_TD_WPAGE_DATA_BYTES (FXT_TD_WPAGE_BYTES - FXT_TD_WPAGE_HEADER_BYTES) /* 4080 */
+#define FXT_TD_WPAGE_MAX_PAYLOAD (FXT_TD_WPAGE_DATA_BYTES - 8u)                  /* 4072 */
 
-#define FXT_TDP_MISSED_EVENTS (UINT64_C(1) << 31)
-#define FXT_TDP_MISSED_STORED (UINT64_C(1) << 30)
+#define FXT_TD_WPAGE_MISSED_EVENTS (UINT64_C(1) << 31)
+#define FXT_TD_WPAGE_MISSED_STORED (UINT64_C(1) << 30)
 /* `missed` of fxt_td_page_add: events were lost, how many is not known (RB_MISSED_EVENTS
  * without a count; `trace-cmd report` says [EVENTS DROPPED]). */
-#define FXT_TDP_MISSED_UNKNOWN UINT64_MAX
+#define FXT_TD_WPAGE_MISSED_UNKNOWN UINT64_MAX
 
 /* The record header word. */
-#define FXT_TDP_TYPE_LEN_BITS 5u
-#define FXT_TDP_DELTA_BITS 27u
-#define FXT_TDP_MAX_SMALL_LEN 28u /* type_len of the longest 4-byte-header record */
-#define FXT_TDP_PADDING 29u
-#define FXT_TDP_TIME_EXTEND 30u
-#define FXT_TDP_TIME_STAMP 31u
+#define FXT_TD_WPAGE_TYPE_LEN_BITS 5u
+#define FXT_TD_WPAGE_DELTA_BITS 27u
+#define FXT_TD_WPAGE_MAX_SMALL_LEN 28u /* type_len of the longest 4-byte-header record */
+#define FXT_TD_WPAGE_PADDING 29u
+#define FXT_TD_WPAGE_TIME_EXTEND 30u
+#define FXT_TD_WPAGE_TIME_STAMP 31u
 
 struct fxt_td_wpage {
-  unsigned char *buf; /* FXT_TDP_PAGE_BYTES, or NULL: only sizes are computed */
+  unsigned char *buf; /* FXT_TD_WPAGE_BYTES, or NULL: only sizes are computed */
   uint32_t len;       /* data bytes used */
   uint32_t events;    /* data records */
   uint32_t extends;   /* TIME_EXTEND records */
   uint64_t ts;        /* timestamp of the page (its first event) */
   uint64_t last;      /* time of the latest record */
-  uint64_t missed;    /* events lost before this page (0: none; FXT_TDP_MISSED_UNKNOWN) */
+  uint64_t missed;    /* events lost before this page (0: none; FXT_TD_WPAGE_MISSED_UNKNOWN) */
 };
 
 /* An empty page over buf (NULL: count only). */
 void fxt_td_page_init(struct fxt_td_wpage *p, unsigned char *buf);
 
 /* Bytes a data record with an n-byte payload takes (no TIME_EXTEND), or 0 when n is more
- * than FXT_TDP_MAX_PAYLOAD. */
+ * than FXT_TD_WPAGE_MAX_PAYLOAD. */
 uint32_t fxt_td_page_record_bytes(uint32_t n);
 
 /* Appends one event at ts (not before the page's latest) with n payload bytes (copied when
  * the page has a buffer; payload may be NULL without one), `missed` events having been lost
- * just before it (FXT_TDP_MISSED_UNKNOWN: some, how many unknown). Returns
+ * just before it (FXT_TD_WPAGE_MISSED_UNKNOWN: some, how many unknown). Returns
  *   0            added;
  *   FXT_ENOSPC   it belongs on a new page (no room, or lost events to mark on a page that
  *                already has events, or a gap beyond a TIME_EXTEND): finish this page, start
  *                another and add it there, where it always fits;
- *   FXT_E2BIG    n > FXT_TDP_MAX_PAYLOAD: no page takes it (nothing changed);
+ *   FXT_E2BIG    n > FXT_TD_WPAGE_MAX_PAYLOAD: no page takes it (nothing changed);
  *   FXT_EINVAL   ts is before the page's latest record. */
 int fxt_td_page_add(struct fxt_td_wpage *p, uint64_t ts, uint64_t missed, const void *payload,
                     uint32_t n);

@@ -13,12 +13,12 @@
 
 #include <fxtrace/errors.h>
 
-#define KEY_BYTES sizeof(struct fxt_tdkey)
+#define KEY_BYTES sizeof(struct fxt_td_sort_key)
 #define DEFAULT_RUN (8u << 20)
 #define MIN_RUN (64u << 10)
 #define MAX_RUN (1u << 30) /* records are found in a run by 32-bit offsets */
 
-_Static_assert(sizeof(struct fxt_tdkey) == 32, "a key is 32 bytes, a multiple of 8");
+_Static_assert(sizeof(struct fxt_td_sort_key) == 32, "a key is 32 bytes, a multiple of 8");
 _Static_assert(FXT_TD_SORT_READ_BYTES >= KEY_BYTES + FXT_TD_SORT_MAX_PAYLOAD,
                "a read buffer holds the biggest record");
 
@@ -35,13 +35,13 @@ struct fxt_td_sort_cursor {
   uint64_t next, end;   /* file offsets still to read into buf */
   size_t pos, len;      /* unread bytes buf[pos..len) */
   size_t ent;           /* memory run: next index entry */
-  struct fxt_tdkey key; /* the current record */
+  struct fxt_td_sort_key key; /* the current record */
   const unsigned char *payload;
 };
 
 static size_t record_bytes(uint32_t size) { return KEY_BYTES + ((size + 7u) & ~(size_t)7); }
 
-static int fail(struct fxt_tdsort *s, int code, const char *what, int sys_errno) {
+static int fail(struct fxt_td_sort *s, int code, const char *what, int sys_errno) {
   if (sys_errno)
     snprintf(s->err, sizeof s->err, "temporary file: %s: %s", what, strerror(sys_errno));
   else
@@ -49,7 +49,7 @@ static int fail(struct fxt_tdsort *s, int code, const char *what, int sys_errno)
   return code;
 }
 
-int fxt_td_sort_init(struct fxt_tdsort *s, size_t run_bytes, const char *tmpdir) {
+int fxt_td_sort_init(struct fxt_td_sort *s, size_t run_bytes, const char *tmpdir) {
   memset(s, 0, sizeof *s);
   s->fd = -1;
   s->run_bytes = run_bytes == 0 ? DEFAULT_RUN
@@ -72,7 +72,7 @@ static int ent_cmp(const void *pa, const void *pb) {
   return ent_less(a, b) ? -1 : ent_less(b, a) ? 1 : 0;
 }
 
-static int open_tmp(struct fxt_tdsort *s) {
+static int open_tmp(struct fxt_td_sort *s) {
   const char *dir = s->tmpdir ? s->tmpdir : getenv("TMPDIR");
   if (dir == NULL || dir[0] == '\0')
     dir = "/tmp";
@@ -89,7 +89,7 @@ static int open_tmp(struct fxt_tdsort *s) {
   return 0;
 }
 
-static int write_all(struct fxt_tdsort *s, const unsigned char *p, size_t n) {
+static int write_all(struct fxt_td_sort *s, const unsigned char *p, size_t n) {
   while (n > 0) {
     ssize_t w = pwrite(s->fd, p, n, (off_t)s->file_len);
     if (w < 0 && errno == EINTR)
@@ -103,7 +103,7 @@ static int write_all(struct fxt_tdsort *s, const unsigned char *p, size_t n) {
   return 0;
 }
 
-static void sort_run(struct fxt_tdsort *s) {
+static void sort_run(struct fxt_td_sort *s) {
   size_t i = 1;
   while (i < s->nents && !ent_less(&s->ents[i], &s->ents[i - 1]))
     i++;
@@ -112,7 +112,7 @@ static void sort_run(struct fxt_tdsort *s) {
 }
 
 /* Sorts the run in memory and appends it to the temporary file, in blocks. */
-static int spill(struct fxt_tdsort *s) {
+static int spill(struct fxt_td_sort *s) {
   if (s->fd < 0 && open_tmp(s) != 0)
     return FXT_ENOSPC;
   if (s->nruns == s->cap_runs) {
@@ -129,7 +129,7 @@ static int spill(struct fxt_tdsort *s) {
   uint64_t start = s->file_len;
   for (size_t i = 0; i < s->nents; i++) {
     const unsigned char *rec = s->arena + s->ents[i].at;
-    struct fxt_tdkey k;
+    struct fxt_td_sort_key k;
     memcpy(&k, rec, KEY_BYTES);
     size_t len = record_bytes(k.size);
     if (n + len > sizeof block) {
@@ -150,7 +150,7 @@ static int spill(struct fxt_tdsort *s) {
   return 0;
 }
 
-int fxt_td_sort_add(struct fxt_tdsort *s, const struct fxt_tdkey *k, const void *payload) {
+int fxt_td_sort_add(struct fxt_td_sort *s, const struct fxt_td_sort_key *k, const void *payload) {
   if (s->finished)
     return fail(s, FXT_EINVAL, "record added after the end", 0);
   if (k->size > FXT_TD_SORT_MAX_PAYLOAD)
@@ -182,14 +182,14 @@ int fxt_td_sort_add(struct fxt_tdsort *s, const struct fxt_tdkey *k, const void 
 
 /* ---- reading: a heap of cursors ------------------------------------------------------------- */
 
-static bool cur_less(const struct fxt_tdsort *s, uint32_t a, uint32_t b) {
-  const struct fxt_tdkey *x = &s->cur[a].key, *y = &s->cur[b].key;
+static bool cur_less(const struct fxt_td_sort *s, uint32_t a, uint32_t b) {
+  const struct fxt_td_sort_key *x = &s->cur[a].key, *y = &s->cur[b].key;
   if (x->cpu != y->cpu)
     return x->cpu < y->cpu;
   return x->ns != y->ns ? x->ns < y->ns : x->seq < y->seq;
 }
 
-static void sift_down(struct fxt_tdsort *s, uint32_t i) {
+static void sift_down(struct fxt_td_sort *s, uint32_t i) {
   for (;;) {
     uint32_t l = 2 * i + 1, r = l + 1, m = i;
     if (l < s->nheap && cur_less(s, s->heap[l], s->heap[m]))
@@ -207,7 +207,7 @@ static void sift_down(struct fxt_tdsort *s, uint32_t i) {
 
 /* Loads the cursor's next record into c->key/payload: 1, 0 at the end of its run, or an
  * error. */
-static int cur_load(struct fxt_tdsort *s, struct fxt_td_sort_cursor *c) {
+static int cur_load(struct fxt_td_sort *s, struct fxt_td_sort_cursor *c) {
   if (c->buf == NULL) { /* the memory run */
     if (c->ent >= s->nents)
       return 0;
@@ -250,7 +250,7 @@ static int cur_load(struct fxt_tdsort *s, struct fxt_td_sort_cursor *c) {
   return 0;
 }
 
-int fxt_td_sort_finish(struct fxt_tdsort *s) {
+int fxt_td_sort_finish(struct fxt_td_sort *s) {
   if (s->finished)
     return 0;
   sort_run(s);
@@ -266,7 +266,7 @@ int fxt_td_sort_finish(struct fxt_tdsort *s) {
   return fxt_td_sort_rewind(s);
 }
 
-int fxt_td_sort_rewind(struct fxt_tdsort *s) {
+int fxt_td_sort_rewind(struct fxt_td_sort *s) {
   if (!s->finished)
     return fail(s, FXT_EINVAL, "read before the end of adding", 0);
   s->nheap = 0;
@@ -289,7 +289,7 @@ int fxt_td_sort_rewind(struct fxt_tdsort *s) {
   return 0;
 }
 
-int fxt_td_sort_next(struct fxt_tdsort *s, struct fxt_tdkey *k, const void **payload) {
+int fxt_td_sort_next(struct fxt_td_sort *s, struct fxt_td_sort_key *k, const void **payload) {
   if (!s->finished)
     return fail(s, FXT_EINVAL, "read before the end of adding", 0);
   if (s->pending && s->nheap > 0) {
@@ -311,7 +311,7 @@ int fxt_td_sort_next(struct fxt_tdsort *s, struct fxt_tdkey *k, const void **pay
   return 1;
 }
 
-void fxt_td_sort_free(struct fxt_tdsort *s) {
+void fxt_td_sort_free(struct fxt_td_sort *s) {
   if (s->cur != NULL)
     for (size_t i = 0; i < s->nruns; i++)
       free(s->cur[i].buf);

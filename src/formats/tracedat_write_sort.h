@@ -28,11 +28,11 @@
 #define FXT_TD_SORT_READ_BYTES (32u * 1024u)
 #define FXT_TD_SORT_ERR_SIZE 160u
 
-/* fxt_tdkey.flags */
-#define FXT_TDKEY_TOO_BIG 0x1u /* an event no page can hold: no payload, counted as missed */
-#define FXT_TDKEY_LOST_UNKNOWN 0x2u /* more than `lost` were lost before it: how many, unknown */
+/* fxt_td_sort_key.flags */
+#define FXT_TD_SORT_TOO_BIG 0x1u /* an event no page can hold: no payload, counted as missed */
+#define FXT_TD_SORT_LOST_UNKNOWN 0x2u /* more than `lost` were lost before it: how many, unknown */
 
-struct fxt_tdkey {
+struct fxt_td_sort_key {
   uint64_t ns;   /* the event's time */
   uint64_t seq;  /* unique, ascending in input order: breaks ties of time (file offset) */
   uint64_t lost; /* events lost just before it on its thread or its CPU */
@@ -47,7 +47,7 @@ struct fxt_td_sort_run {
 
 struct fxt_td_sort_cursor;
 
-struct fxt_tdsort {
+struct fxt_td_sort {
   size_t run_bytes;
   const char *tmpdir;
   unsigned char *arena; /* the current run's records: key, payload, zeros to 8 bytes */
@@ -68,15 +68,15 @@ struct fxt_tdsort {
 };
 
 /* run_bytes: 0 for 8 MiB (64 KiB to 1 GiB are used); tmpdir: NULL for $TMPDIR, else /tmp. */
-int fxt_td_sort_init(struct fxt_tdsort *s, size_t run_bytes, const char *tmpdir);
-int fxt_td_sort_add(struct fxt_tdsort *s, const struct fxt_tdkey *k, const void *payload);
+int fxt_td_sort_init(struct fxt_td_sort *s, size_t run_bytes, const char *tmpdir);
+int fxt_td_sort_add(struct fxt_td_sort *s, const struct fxt_td_sort_key *k, const void *payload);
 /* Ends adding; the records can now be read. */
-int fxt_td_sort_finish(struct fxt_tdsort *s);
+int fxt_td_sort_finish(struct fxt_td_sort *s);
 /* Starts reading from the first record again. */
-int fxt_td_sort_rewind(struct fxt_tdsort *s);
+int fxt_td_sort_rewind(struct fxt_td_sort *s);
 /* The next record: 1 with *k and *payload (valid until the next call), 0 after the last. */
-int fxt_td_sort_next(struct fxt_tdsort *s, struct fxt_tdkey *k, const void **payload);
+int fxt_td_sort_next(struct fxt_td_sort *s, struct fxt_td_sort_key *k, const void **payload);
 /* Frees everything and closes (so deletes) the temporary file. */
-void fxt_td_sort_free(struct fxt_tdsort *s);
+void fxt_td_sort_free(struct fxt_td_sort *s);
 
 #endif /* FXTRACE_FORMATS_TRACEDAT_WRITE_SORT_H */

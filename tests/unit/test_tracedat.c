@@ -529,24 +529,24 @@ static void spilled_sort(void **state) {
 
 static void sort_order(void **state) {
   (void)state;
-  struct fxt_tdsort s;
+  struct fxt_td_sort s;
   assert_int_equal(fxt_td_sort_init(&s, 1, NULL), 0); /* made the 64 KiB minimum */
   uint64_t x = 12345;
   unsigned char payload[100];
   for (uint64_t i = 0; i < 20000; i++) {
     x = x * 6364136223846793005u + 1442695040888963407u;
-    struct fxt_tdkey k = {(x >> 20) % 1000, i, i, (uint16_t)((x >> 40) % 4), 0,
+    struct fxt_td_sort_key k = {(x >> 20) % 1000, i, i, (uint16_t)((x >> 40) % 4), 0,
                           (uint32_t)(i % 101)};
     memset(payload, (int)(i & 0xff), sizeof payload);
     assert_int_equal(fxt_td_sort_add(&s, &k, payload), 0);
   }
-  struct fxt_tdkey big = {0, 0, 0, 0, 0, FXT_TD_SORT_MAX_PAYLOAD + 1};
+  struct fxt_td_sort_key big = {0, 0, 0, 0, 0, FXT_TD_SORT_MAX_PAYLOAD + 1};
   assert_int_equal(fxt_td_sort_add(&s, &big, payload), FXT_E2BIG);
   assert_int_equal(fxt_td_sort_finish(&s), 0);
   assert_true(s.nruns > 5);
   for (int round = 0; round < 2; round++) { /* read twice: rewind gives the same */
     assert_int_equal(fxt_td_sort_rewind(&s), 0);
-    struct fxt_tdkey k, prev = {0};
+    struct fxt_td_sort_key k, prev = {0};
     const void *p;
     uint64_t n = 0;
     while (fxt_td_sort_next(&s, &k, &p) == 1) {

@@ -15,7 +15,7 @@
 
 #include "formats/tracedat_write_page.h"
 
-static unsigned char page[FXT_TDP_PAGE_BYTES];
+static unsigned char page[FXT_TD_WPAGE_BYTES];
 
 /* A 24-byte demo:tick record (spec §4.2): common_type 1000, flags 0, preempt 0, pid 4242,
  * u64 seq, u32 val, 4 bytes of padding. */
@@ -151,7 +151,7 @@ static void long_form(void **state) {
   assert_memory_equal(d + 116, h2, 8);
   assert_memory_equal(d + 124, rec, 113);
   assert_zero(d + 124 + 113, 3); /* padding to 4 */
-  assert_zero(d + 240, FXT_TDP_DATA_BYTES - 240);
+  assert_zero(d + 240, FXT_TD_WPAGE_DATA_BYTES - 240);
 }
 
 /* ---- page boundaries ------------------------------------------------------------------------- */
@@ -264,7 +264,8 @@ static void missed_keeps_room(void **state) {
   assert_int_equal(fxt_td_page_add(&p, 1, 3, NULL, 3952), 0); /* 3960 bytes: 120 left */
   assert_int_equal(fxt_td_page_add(&p, 2, 0, NULL, 112), FXT_ENOSPC); /* 116 + 8 > 120 */
   assert_int_equal(fxt_td_page_add(&p, 2, 0, NULL, 108), 0);          /* 112 + 8 = 120 */
-  assert_int_equal(fxt_td_page_finish(&p), 4072 | FXT_TDP_MISSED_EVENTS | FXT_TDP_MISSED_STORED);
+  assert_int_equal(fxt_td_page_finish(&p),
+  4072 | FXT_TD_WPAGE_MISSED_EVENTS | FXT_TD_WPAGE_MISSED_STORED);
   /* Without missed events the same 116 bytes would have fitted. */
   fxt_td_page_init(&p, NULL);
   assert_int_equal(fxt_td_page_add(&p, 1, 0, NULL, 3952), 0);
@@ -292,7 +293,7 @@ static void missed_unknown(void **state) {
   unsigned char rec[8] = {7, 0, 0, 0, 9, 0, 0, 0};
   struct fxt_td_wpage p;
   fxt_td_page_init(&p, page);
-  assert_int_equal(fxt_td_page_add(&p, 60, FXT_TDP_MISSED_UNKNOWN, rec, 8), 0);
+  assert_int_equal(fxt_td_page_add(&p, 60, FXT_TD_WPAGE_MISSED_UNKNOWN, rec, 8), 0);
   /* commit 16 | 1 << 31 = 0x80000010 */
   assert_int_equal(fxt_td_page_finish(&p), UINT64_C(0x80000010));
   static const unsigned char want[16 + 16] = {
