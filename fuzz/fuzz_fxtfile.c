@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/export/fxtfile.h"
-#include "../src/export/text.h"
+#include "../src/formats/fxtfile.h"
+#include "../src/base/text.h"
 
 static struct fxt_str_slot g_table[FXT_STRING_TABLE_SIZE];
 static struct fxt_decoder g_dec;

@@ -1,4 +1,4 @@
-/* fuzz/fuzz_json.c - libFuzzer target for the Chrome JSON exporter (src/export/json.h).
+/* fuzz/fuzz_json.c - libFuzzer target for the Chrome JSON exporter (src/formats/json.h).
  *
  * The input is converted as an FXT file into memory. Properties checked (abort() on a
  * violation, on top of ASan/UBSan):
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/export/fxtfile.h"
-#include "../src/export/json.h"
+#include "../src/formats/fxtfile.h"
+#include "../src/formats/json.h"
 #include "../tests/mem_sink.h" /* the output in memory */
 
 static void check(int ok) {

@@ -1,5 +1,5 @@
 /* fuzz/fuzz_tracedat.c - libFuzzer target for the trace.dat reader and its FXT conversion
- * (src/export/tracedat_read.h, tdr_fxt.h).
+ * (src/formats/tracedat_read.h, tracedat_import.h).
  *
  * The input is read as a trace.dat and converted to FXT. Properties checked (abort() on a
  * violation, on top of ASan/UBSan):
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/export/fxtfile.h"
-#include "../src/export/tdr_fxt.h"
+#include "../src/formats/fxtfile.h"
+#include "../src/formats/tracedat_import.h"
 #include "../tests/mem_sink.h"
 
 static struct fxt_str_slot g_table[FXT_STRING_TABLE_SIZE];
@@ -46,7 +46,7 @@ static void check_message(const char *err, size_t size) {
 }
 
 /* What report shows: the losses before events and at the end (threads', CPUs'). */
-static void check_losses(const struct fxtf_file *f, const struct tdr_fxt_stats *st) {
+static void check_losses(const struct fxtf_file *f, const struct fxt_td_fxt_stats *st) {
   static struct fxtf_event e;
   char err[FXTF_ERR_SIZE];
   uint64_t shown = 0, unknown = 0;
@@ -73,7 +73,7 @@ static void check_losses(const struct fxtf_file *f, const struct tdr_fxt_stats *
   check((unknown != 0) == (st->lost_unknown != 0));
 }
 
-static void check_output(const struct mem_sink *s, const struct tdr_fxt_stats *st) {
+static void check_output(const struct mem_sink *s, const struct fxt_td_fxt_stats *st) {
   fxt_decoder_init(&g_dec, s->buf, s->len, g_table);
   int rc;
   uint64_t events = 0;
@@ -91,14 +91,14 @@ static void check_output(const struct mem_sink *s, const struct tdr_fxt_stats *s
 }
 
 static void pages_alone(const uint8_t *data, size_t size) {
-  static const struct tdr_layout lays[] = {{false, 8, 0, 8, 16}, {true, 4, 0, 8, 12}};
+  static const struct fxt_td_layout lays[] = {{false, 8, 0, 8, 16}, {true, 4, 0, 8, 12}};
   for (size_t k = 0; k < sizeof lays / sizeof lays[0]; k++) {
-    struct tdr_page p;
-    struct tdr_rec r;
-    if (tdr_page_open(&p, data, size, 0, &lays[k], NULL, 0) != 0)
+    struct fxt_td_page p;
+    struct fxt_td_rec r;
+    if (fxt_td_page_open(&p, data, size, 0, &lays[k], NULL, 0) != 0)
       continue;
     uint32_t last = 0, n = 0;
-    while (tdr_page_next(&p, &r, NULL, 0) == 1) {
+    while (fxt_td_page_next(&p, &r, NULL, 0) == 1) {
       check(r.data >= data + lays[k].data_offset && r.data + r.len <= data + size);
       check(p.pos > last); /* progress */
       last = p.pos;
@@ -110,9 +110,9 @@ static void pages_alone(const uint8_t *data, size_t size) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct mem_sink s = {NULL, 0, 0};
-  struct tdr_fxt_stats st;
-  char err[TDR_ERR_SIZE];
-  int rc = tdr_to_fxt(data, size, collect, &s, &st, err, sizeof err);
+  struct fxt_td_fxt_stats st;
+  char err[FXT_TD_ERR_SIZE];
+  int rc = fxt_td_to_fxt(data, size, collect, &s, &st, err, sizeof err);
   if (rc != 0) {
     check(rc == FXT_EBADMSG || rc == FXT_ENOSYS);
     check_message(err, size);

@@ -1,7 +1,7 @@
 /* src/core/fxt_decode_int.h - internals shared by fxt_decode.c (records, public API) and
  * fxt_decode_fields.c (cursor, errors, refs, streams, arguments). Its first inline functions
  * (a record's size, an event's trailer, an argument's value) are also those of the formats
- * library's readers (src/export/fxtfile.c, fxtfile_index.c): every reader decodes them one way.
+ * library's readers (src/formats/fxtfile.c, fxtfile_index.c): every reader decodes them one way.
  */
 #ifndef FXTRACE_CORE_FXT_DECODE_INT_H
 #define FXTRACE_CORE_FXT_DECODE_INT_H

@@ -9,7 +9,7 @@
  * value in front of the copy when it does not begin with one: the consumer's staging
  * (consumer.c drain_slot_to, into the output or the live view), snapshots and a flight
  * recorder's `trace` (consumer.c, through fxt_cpu_iter below), and `fxtrace recover`
- * (src/export/recover_model.c, from the session file).
+ * (src/formats/recover_model.c, from the session file).
  *
  * A note is (cpu << 32) | position, one u64 (a single atomic: never torn), in the slot's entry
  * of the session file (shfile.h), so recovery reads the same notes:

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../export/text.h"
+#include "../base/tbuf.h"
 #include "live.h"
 #include "registry.h"
 #include "session_int.h"

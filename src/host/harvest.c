@@ -1,6 +1,6 @@
 /* harvest.c - see harvest.h: the part every traced process runs (the locks, the headers,
  * which sessions are dead, their directories' removal) and the thin calls into the recovery
- * (src/export/recover_harvest.c), linked or loaded from its module. Runs in the process that
+ * (src/formats/recover_harvest.c), linked or loaded from its module. Runs in the process that
  * acts on another session's directory (a traced parent's consumer thread or its stop, a new
  * session's setup, `fxtrace record` and `fxtrace recover`): nothing here is on an emission's
  * path, and nothing here is shared between threads (each caller works on directories whose
@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../export/recover_int.h"
+#include "../formats/recover_int.h"
 #include "module.h"
 #include "shfile.h"
 

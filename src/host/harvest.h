@@ -24,7 +24,7 @@
  *
  * Where the code is. Finding dead sessions, the locks and the removal of what is left are
  * here (harvest.c), in every traced process. The harvest itself and what the clean-up asks of
- * a dead session (recovery: src/export/recover*.c) are in the formats library: a program that
+ * a dead session (recovery: src/formats/recover*.c) are in the formats library: a program that
  * links it hands them over (fxt_harvest_set_recover: the `fxtrace` command); any other loads
  * the module fxtrace-recover.so (module.h) the first time a dead session is to be harvested,
  * and keeps it. Where it cannot (a program linked with libfxtrace.a, the module not installed),
@@ -139,7 +139,7 @@ struct fxt_recover_ops {
                  struct fxt_rec_stats *st, char *msg, size_t msg_size);
   enum fxt_rec_dead (*dead_state)(const char *dir);
 };
-extern const struct fxt_recover_ops fxt_recover_direct; /* src/export/recover_harvest.c */
+extern const struct fxt_recover_ops fxt_recover_direct; /* src/formats/recover_harvest.c */
 
 /* The recovery to call instead of the module's; set once, before any session. */
 void fxt_harvest_set_recover(const struct fxt_recover_ops *ops);

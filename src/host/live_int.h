@@ -20,7 +20,7 @@
 
 #include <fxtrace/detail/emit.h>
 
-#include "../export/text.h"
+#include "../base/text.h"
 #include "consumer.h"
 #include "cpunote.h"
 #include "intern.h"

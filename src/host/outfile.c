@@ -15,7 +15,7 @@
 #include "module.h"
 
 /* The trace.dat writer module (CMakeLists.txt) and the one function it exports, with
- * fxt_tracedat_file's contract (src/export/tracedat.h). */
+ * fxt_tracedat_file's contract (src/formats/tracedat_write.h). */
 #define DAT_MODULE "fxtrace-tracedat.so"
 #define DAT_ENTRY "fxt_tracedat_module_file"
 

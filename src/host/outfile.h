@@ -3,7 +3,7 @@
  * leaves behind; `fxtrace convert` turns it into the .dat later), and the end of the session
  * converts that file to <path> and removes it.
  *
- * The writer (src/export/tracedat.h) is not in the tracer: a program that links it (the
+ * The writer (src/formats/tracedat_write.h) is not in the tracer: a program that links it (the
  * `fxtrace` command) hands it over (fxt_outfile_set_dat_writer); any other loads it for each
  * conversion from the module fxtrace-tracedat.so, beside libfxtrace.so (or the program linked
  * with libfxtrace.a), else in the directory it was installed in (module.h). */
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 struct fxt_tracedat_stats;
-/* fxt_tracedat_file (src/export/tracedat.h). */
+/* fxt_tracedat_file (src/formats/tracedat_write.h). */
 typedef int (*fxt_outfile_dat_fn)(const char *in_path, const char *out_path,
                                   struct fxt_tracedat_stats *st, char *err, size_t err_size);
 

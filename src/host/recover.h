@@ -1,7 +1,7 @@
 /* recover.h - reading a session's files after its process died (or, read-only, while it runs)
  * and writing the complete FXT trace they hold: `fxtrace recover`, and the buffers directory's
  * clean-up of sessions with nothing left (docs/recovery.md; the files' layout: shfile.h).
- * Implemented in the formats library (src/export/recover*.c), which the tracer calls through
+ * Implemented in the formats library (src/formats/recover*.c), which the tracer calls through
  * harvest.h; the tracer itself holds fxt_recover_dead_state.
  *
  * The reader trusts nothing: every offset, size and position is checked against the bytes it

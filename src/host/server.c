@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../export/text.h"
+#include "../base/tbuf.h"
 #include "server.h"
 
 #define MAX_CLIENTS FXT_CTL_MAX_CLIENTS

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../export/text.h"
+#include "../base/tbuf.h"
 #include "server.h"
 
 static void putf(struct fxt_tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,7 +1,7 @@
 /* shfile.h - the layout of a session's files in its buffers directory (docs/recovery.md), the
  * one place both sides agree on it: the library writes these files while it traces
  * (buffers.c, slots.c, consumer.c, intern.c, registry.c), `fxtrace recover` reads them after
- * the process died (src/export/recover*.c). Version FXT_SH_VERSION.
+ * the process died (src/formats/recover*.c). Version FXT_SH_VERSION.
  *
  *   DIR/<pid>.<n>/session   this header, the slot table, the ingress ring, the consumer's held
  *                           signal-context records, the string and tracepoint tables

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../export/text.h"
+#include "../base/tbuf.h"
 
 enum node {
   N_DIR,

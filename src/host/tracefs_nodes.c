@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../export/ftrace_format.h"
+#include "../base/ftrace_format.h"
 #include "control.h"
 #include "filters.h"
 #include "live.h"
@@ -106,7 +106,7 @@ static void put_enable(struct fxt_tbuf *b, const struct fxt_tfs_find *f)
 }
 
 /* The kernel's format file (spec ftrace-text.md 3): common fields, then the event's fields
- * laid out as a C struct after them (src/export/ftrace_format.h), then the print format with
+ * laid out as a C struct after them (src/base/ftrace_format.h), then the print format with
  * its arguments. */
 static void format_file(struct fxt_tbuf *b, const struct fxt_tracepoint *tp)
 {

@@ -54,7 +54,7 @@ TC_RAW_PAIR = re.compile(r"(\w+)=(\S*)")
 
 
 def ident(name):
-    """The trace.dat format name of an fxtrace event name (tracedat_event.h)."""
+    """The trace.dat format name of an fxtrace event name (tracedat_write_event.h)."""
     out = re.sub(r"[^A-Za-z0-9_]", "_", name)
     return out if out else "_"
 

@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "export/fileio.h"
+#include "formats/fileio.h"
 #include "host/recover.h"
 #include "recover_util.h"
 

@@ -1,4 +1,4 @@
-/* tests/tep/test_tracedat_tep.c - the trace.dat writer (src/export/tracedat.h) against
+/* tests/tep/test_tracedat_tep.c - the trace.dat writer (src/formats/tracedat_write.h) against
  * libtraceevent, the library trace-cmd and KernelShark read it with: the header_page and every
  * generated `format` parse (no event marked failed), the pages decode with libtraceevent's own
  * kbuffer (times, sizes, missed events), each record is found by its common_type, its fields
@@ -24,8 +24,8 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "export/text.h"
-#include "export/tracedat.h"
+#include "base/text.h"
+#include "formats/tracedat_write.h"
 
 #define FXB_BYTES (1u << 20)
 #include "fxt_build.h"

@@ -136,8 +136,8 @@ static inline void loss(struct fxt_thread_ref th, uint16_t name, uint64_t ts, ui
   put(&e);
 }
 
-/* A CPU's loss, as `fxtrace convert X.dat --to fxt` writes it (tdr_fxt.h): `lost` of thread 0
- * of process pid with num_records, num_bytes 0, the cpu and, when unknown, count_unknown. */
+/* A CPU's loss, as `fxtrace convert X.dat --to fxt` writes it (tracedat_import.h): `lost` of thread
+ * 0 of process pid with num_records, num_bytes 0, the cpu and, when unknown, count_unknown. */
 static inline void cpu_loss(uint64_t pid, uint64_t ts, uint32_t n, uint32_t records,
                             bool unknown) {
   struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_inline(pid, 0),

@@ -1,5 +1,5 @@
 /* tests/unit/report_lines.h - what `fxtrace report` prints about losses, checked on a loaded
- * file (src/export/fxtfile.h): each event's LOST line (text.c) and the CPU losses it prints at
+ * file (src/formats/fxtfile.h): each event's LOST line (text.c) and the CPU losses it prints at
  * the end. For test_fxtfile.c and test_tdr_fxt.c.
  */
 #ifndef FXTRACE_TEST_REPORT_LINES_H
@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-#include "export/fxtfile.h"
-#include "export/text.h"
+#include "formats/fxtfile.h"
+#include "base/text.h"
 
 /* An event in time order and the LOST line report prints before it ("" for none). */
 struct want_event {

@@ -3,7 +3,7 @@
 #ifndef FXTRACE_TESTS_TDR_FORMATS_H
 #define FXTRACE_TESTS_TDR_FORMATS_H
 
-#define TDR_COMMON_FIELDS                                                                   \
+#define FXT_TD_COMMON_FIELDS                                                                   \
   "format:\n"                                                                               \
   "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                    \
   "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                    \
@@ -11,8 +11,8 @@
   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
 /* sched_switch: a 64-byte payload. */
-#define TDR_SCHED_SWITCH_FORMAT                                                             \
-  "name: sched_switch\nID: 316\n" TDR_COMMON_FIELDS                                         \
+#define FXT_TD_SCHED_SWITCH_FORMAT                                                             \
+  "name: sched_switch\nID: 316\n" FXT_TD_COMMON_FIELDS                                         \
   "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"                           \
   "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"                               \
   "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"                                \
@@ -23,8 +23,8 @@
   "print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid\n"
 
 /* sched_wakeup: 36 bytes used. */
-#define TDR_SCHED_WAKEUP_FORMAT                                                             \
-  "name: sched_wakeup\nID: 374\n" TDR_COMMON_FIELDS                                         \
+#define FXT_TD_SCHED_WAKEUP_FORMAT                                                             \
+  "name: sched_wakeup\nID: 374\n" FXT_TD_COMMON_FIELDS                                         \
   "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"                                \
   "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"                                    \
   "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"                                     \

@@ -1,5 +1,5 @@
-/* tests/unit/tdr_tep_check.c - the trace.dat format parser (src/export/tdr_format.c) against
- * libtraceevent, the library trace-cmd and perf parse the same texts with, over every event
+/* tests/unit/tdr_tep_check.c - the trace.dat format parser (src/formats/tracedat_read_format.c)
+ * against libtraceevent, the library trace-cmd and perf parse the same texts with, over every event
  * format of the running kernel (events/<sys>/<event>/format under tracefs).
  *
  * For each format both parse, and per field they agree on the name, offset, size, signedness,
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/tracedat_read.h"
+#include "formats/tracedat_read.h"
 
 /* libtraceevent's header has an enumerator beyond int (TEP_EVENT_FL_FAILED): not -pedantic. */
 #if defined(__GNUC__)
@@ -40,7 +40,7 @@ static char *slurp(const char *path, size_t *n) {
   return buf;
 }
 
-static bool same(struct tdr_text t, const char *s) {
+static bool same(struct fxt_td_text t, const char *s) {
   return t.len == strlen(s) && memcmp(t.data, s, t.len) == 0;
 }
 
@@ -56,10 +56,10 @@ static void compare(const char *sys, const char *path, struct tep_handle *tep) {
     free(text); /* libtraceevent refuses it: nothing to compare */
     return;
   }
-  struct tdr_event ev;
-  char err[TDR_ERR_SIZE];
-  if (tdr_parse_format(text, n, 0, (struct tdr_text){sys, (uint32_t)strlen(sys)}, &ev, err,
-                       sizeof err) != 0) {
+  struct fxt_td_event ev;
+  char err[FXT_TD_ERR_SIZE];
+  if (fxt_td_parse_format(text, n, 0, (struct fxt_td_text){sys, (uint32_t)strlen(sys)}, &ev, err,
+                          sizeof err) != 0) {
     printf("%s: libtraceevent reads it, fxtrace does not: %s\n", path, err);
     g_bad++;
     free(text);
@@ -76,21 +76,21 @@ static void compare(const char *sys, const char *path, struct tep_handle *tep) {
         g_bad++;
         break;
       }
-      const struct tdr_field *f = &ev.fields[k];
-      bool array = f->kind == TDR_FIELD_STR || f->kind == TDR_FIELD_BYTES;
-      bool dyn = f->kind == TDR_FIELD_DSTR || f->kind == TDR_FIELD_DBYTES;
+      const struct fxt_td_field *f = &ev.fields[k];
+      bool array = f->kind == FXT_TD_FIELD_STR || f->kind == FXT_TD_FIELD_BYTES;
+      bool dyn = f->kind == FXT_TD_FIELD_DSTR || f->kind == FXT_TD_FIELD_DBYTES;
       bool tarray = (tf->flags & TEP_FIELD_IS_ARRAY) && !(tf->flags & TEP_FIELD_IS_DYNAMIC);
       bool tdyn = (tf->flags & TEP_FIELD_IS_DYNAMIC) != 0;
-      bool text_ok = f->kind != TDR_FIELD_STR && f->kind != TDR_FIELD_DSTR
+      bool text_ok = f->kind != FXT_TD_FIELD_STR && f->kind != FXT_TD_FIELD_DSTR
                          ? true
                          : (tf->flags & TEP_FIELD_IS_STRING) != 0;
       /* fxtrace calls a non-array field of an odd size bytes: libtraceevent a plain field */
-      bool odd = f->kind == TDR_FIELD_BYTES && !tarray;
+      bool odd = f->kind == FXT_TD_FIELD_BYTES && !tarray;
       if (!same(f->name, tf->name) || f->offset != (uint32_t)tf->offset ||
           f->size != (uint32_t)tf->size ||
           f->is_signed != ((tf->flags & TEP_FIELD_IS_SIGNED) != 0) || (!odd && array != tarray) ||
           dyn != tdyn || (dyn && f->rel != ((tf->flags & TEP_FIELD_IS_RELATIVE) != 0)) ||
-          (f->kind == TDR_FIELD_PTR) != ((tf->flags & TEP_FIELD_IS_POINTER) != 0) || !text_ok) {
+          (f->kind == FXT_TD_FIELD_PTR) != ((tf->flags & TEP_FIELD_IS_POINTER) != 0) || !text_ok) {
         printf("%s: field %u: fxtrace %.*s off %u size %u signed %d kind %u rel %d; "
                "libtraceevent %s off %d size %d flags 0x%lx\n",
                path, k, (int)f->name.len, f->name.data, f->offset, f->size, f->is_signed, f->kind,
@@ -106,7 +106,7 @@ static void compare(const char *sys, const char *path, struct tep_handle *tep) {
   }
   free(common);
   free(own);
-  tdr_event_free(&ev);
+  fxt_td_event_free(&ev);
   free(text);
 }
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_fxtfile.c - the FXT file reader (src/export/fxtfile.h) on files built here
+/* tests/unit/test_fxtfile.c - the FXT file reader (src/formats/fxtfile.h) on files built here
  * record by record with the codec's encoders (never with fxtrace's session writer): two
  * provider segments that bind the same string and thread indices to different things, CPU
  * records, losses of every kind (a thread's, and a CPU's as a trace.dat's conversion writes
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/fxtfile.h"
-#include "export/fxtfile_int.h"
-#include "export/text.h"
+#include "formats/fxtfile.h"
+#include "formats/fxtfile_int.h"
+#include "base/text.h"
 #include "report_lines.h"
 
 /* ---- building files --------------------------------------------------------------------- */

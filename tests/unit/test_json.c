@@ -1,4 +1,4 @@
-/* tests/unit/test_json.c - the Chrome JSON exporter (src/export/json.h) on FXT files built here
+/* tests/unit/test_json.c - the Chrome JSON exporter (src/formats/json.h) on FXT files built here
  * record by record with the codec's encoders: every event type, printk (by category and by
  * description), logs, names, two providers that bind the same string and thread indices to
  * different things, losses of every kind, cpu records, strings that need escaping or are not
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/fxtfile.h"
-#include "export/json.h"
-#include "export/json_int.h"
+#include "formats/fxtfile.h"
+#include "formats/json.h"
+#include "formats/json_int.h"
 
 /* ---- building files --------------------------------------------------------------------- */
 

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export/fxtfile.h"
+#include "formats/fxtfile.h"
 
 #define TPS 300
 

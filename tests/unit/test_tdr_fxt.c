@@ -1,5 +1,5 @@
 /* tests/unit/test_tdr_fxt.c - a whole trace.dat (v6, built here byte by byte after spec
- * tracedat.md §1) through the reader (tracedat_read.h) and the FXT conversion (tdr_fxt.h):
+ * tracedat.md §1) through the reader (tracedat_read.h) and the FXT conversion (tracedat_import.h):
  * options, CPU table, two CPUs merged by time, missed events, CPUSTAT, and what the FXT file
  * says (context switches, wakeups, instants with their fields, names, losses, clock syncs),
  * decoded with fxtrace's own FXT decoder and file reader, and where report shows the losses.
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/fxtfile.h"
-#include "export/tdr_fxt.h"
+#include "formats/fxtfile.h"
+#include "formats/tracedat_import.h"
 #include "../mem_sink.h"
 #include "report_lines.h"
 #include "tdr_formats.h"
@@ -46,8 +46,8 @@ static const char k_header_page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;
                                     "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
                                     "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
                                     "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
-static const char k_switch[] = TDR_SCHED_SWITCH_FORMAT;
-static const char k_wakeup[] = TDR_SCHED_WAKEUP_FORMAT;
+static const char k_switch[] = FXT_TD_SCHED_SWITCH_FORMAT;
+static const char k_wakeup[] = FXT_TD_SCHED_WAKEUP_FORMAT;
 
 /* A sched_switch payload (64 bytes): common_pid = prev. */
 static void sw(struct buf *o, uint32_t delta, int32_t prev, const char *pcomm, int64_t state,
@@ -143,9 +143,9 @@ static const struct fxt_arg *arg(const struct fxt_record *r, const char *name) {
 static void test_reader(void **state) {
   (void)state;
   size_t len = build(&g_file);
-  struct tdr_file *f;
-  char err[TDR_ERR_SIZE];
-  assert_int_equal(tdr_open(g_file.b, len, &f, err, sizeof err), 0);
+  struct fxt_td_file *f;
+  char err[FXT_TD_ERR_SIZE];
+  assert_int_equal(fxt_td_open(g_file.b, len, &f, err, sizeof err), 0);
   assert_int_equal(f->version, 6);
   assert_int_equal(f->page_size, PAGE);
   assert_int_equal(f->lay.data_offset, 16);
@@ -154,55 +154,55 @@ static void test_reader(void **state) {
   assert_int_equal(f->clock.len, 4);
   assert_memory_equal(f->clock.data, "mono", 4);
   assert_int_equal(f->nevents, 2);
-  assert_non_null(tdr_event_by_id(f, 374));
-  assert_null(tdr_event_by_id(f, 375));
+  assert_non_null(fxt_td_event_by_id(f, 374));
+  assert_null(fxt_td_event_by_id(f, 375));
   assert_int_equal(f->ncmdlines, 2);
   assert_int_equal(f->cmdlines[1].pid, 101);
   assert_int_equal(f->ncpustats, 1);
   assert_int_equal(f->cpustats[0].cpu, 1);
   assert_int_equal(f->cpustats[0].overrun, 5);
   assert_int_equal(f->cpustats[0].dropped, UINT64_MAX); /* no such line */
-  struct tdr_iter *it;
-  struct tdr_item item;
-  assert_int_equal(tdr_iter_new(f, &it, err, sizeof err), 0);
+  struct fxt_td_iter *it;
+  struct fxt_td_item item;
+  assert_int_equal(fxt_td_iter_new(f, &it, err, sizeof err), 0);
   /* time order across CPUs: 1000 (cpu 0), then cpu 1's missed notice and record at 1200 */
   static const struct {
     uint32_t kind, cpu;
     uint64_t ts;
     int32_t pid;
-  } want[] = {{TDR_ITEM_RECORD, 0, 1000, 100},
-              {TDR_ITEM_MISSED, 1, 1200, 0},
-              {TDR_ITEM_RECORD, 1, 1200, 101},
-              {TDR_ITEM_RECORD, 0, 1500, 0},
-              {TDR_ITEM_RECORD, 0, 1510, 0}};
+  } want[] = {{FXT_TD_ITEM_RECORD, 0, 1000, 100},
+              {FXT_TD_ITEM_MISSED, 1, 1200, 0},
+              {FXT_TD_ITEM_RECORD, 1, 1200, 101},
+              {FXT_TD_ITEM_RECORD, 0, 1500, 0},
+              {FXT_TD_ITEM_RECORD, 0, 1510, 0}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-    assert_int_equal(tdr_iter_next(it, &item, err, sizeof err), 1);
+    assert_int_equal(fxt_td_iter_next(it, &item, err, sizeof err), 1);
     assert_int_equal(item.kind, want[i].kind);
     assert_int_equal(item.cpu, want[i].cpu);
     assert_int_equal(item.rec.ts, want[i].ts);
-    if (item.kind == TDR_ITEM_RECORD)
+    if (item.kind == FXT_TD_ITEM_RECORD)
       assert_int_equal(item.pid, want[i].pid);
     else
       assert_true(item.missed_known && item.missed_count == 2);
   }
-  assert_int_equal(tdr_iter_next(it, &item, err, sizeof err), 0);
-  tdr_iter_free(it);
-  tdr_close(f);
+  assert_int_equal(fxt_td_iter_next(it, &item, err, sizeof err), 0);
+  fxt_td_iter_free(it);
+  fxt_td_close(f);
 }
 
 /* g_file's first len bytes as FXT into s (must succeed). */
-static void convert(size_t len, struct mem_sink *s, struct tdr_fxt_stats *st) {
-  char err[TDR_ERR_SIZE] = "";
-  int rc = tdr_to_fxt(g_file.b, len, mem_sink_write, s, st, err, sizeof err);
+static void convert(size_t len, struct mem_sink *s, struct fxt_td_fxt_stats *st) {
+  char err[FXT_TD_ERR_SIZE] = "";
+  int rc = fxt_td_to_fxt(g_file.b, len, mem_sink_write, s, st, err, sizeof err);
   if (rc != 0)
-    fail_msg("tdr_to_fxt: %d %s", rc, err);
+    fail_msg("fxt_td_to_fxt: %d %s", rc, err);
 }
 
 static void test_conversion(void **state) {
   (void)state;
   struct mem_sink s = {0};
-  struct tdr_fxt_stats st;
-  char err[TDR_ERR_SIZE] = "";
+  struct fxt_td_fxt_stats st;
+  char err[FXT_TD_ERR_SIZE] = "";
   convert(build(&g_file), &s, &st);
   assert_int_equal(st.records, 4);
   assert_int_equal(st.events, 4);
@@ -307,7 +307,7 @@ static void test_conversion(void **state) {
 static void test_losses_before_their_events(void **state) {
   (void)state;
   struct mem_sink s = {0};
-  struct tdr_fxt_stats st;
+  struct fxt_td_fxt_stats st;
   convert(build_with(&g_file, true), &s, &st);
   assert_int_equal(st.lost_pages, 2);
   assert_int_equal(st.lost_known, 2);
@@ -337,8 +337,8 @@ static void test_truncations(void **state) {
   size_t len = build(&g_file);
   for (size_t cut = 0; cut < len; cut++) {
     struct mem_sink s = {0};
-    char err[TDR_ERR_SIZE] = "";
-    int rc = tdr_to_fxt(g_file.b, cut, mem_sink_write, &s, NULL, err, sizeof err);
+    char err[FXT_TD_ERR_SIZE] = "";
+    int rc = fxt_td_to_fxt(g_file.b, cut, mem_sink_write, &s, NULL, err, sizeof err);
     free(s.buf);
     assert_int_equal(rc, FXT_EBADMSG);
     char *end;
@@ -351,21 +351,21 @@ static void test_truncations(void **state) {
 static void test_refused(void **state) {
   (void)state;
   size_t len = build(&g_file);
-  char err[TDR_ERR_SIZE];
-  struct tdr_file *f;
+  char err[FXT_TD_ERR_SIZE];
+  struct fxt_td_file *f;
   g_file.b[10] = '8'; /* version "8" */
-  assert_int_equal(tdr_open(g_file.b, len, &f, err, sizeof err), FXT_ENOSYS);
+  assert_int_equal(fxt_td_open(g_file.b, len, &f, err, sizeof err), FXT_ENOSYS);
   assert_string_equal(err, "offset 10: trace.dat version '8' (this reader reads 6 and 7)");
   g_file.b[10] = '7'; /* a v7 header with zstd compression */
   static const char zstd[] = "zstd\0001.5.4";
   memcpy(g_file.b + 18, zstd, sizeof zstd);
-  assert_int_equal(tdr_open(g_file.b, len, &f, err, sizeof err), FXT_ENOSYS);
+  assert_int_equal(fxt_td_open(g_file.b, len, &f, err, sizeof err), FXT_ENOSYS);
   assert_true(strncmp(err,
                       "offset 18: compressed trace.dat (zstd 1.5.4): fxtrace reads "
                       "uncompressed files",
                       73) == 0);
   g_file.b[0] = 0;
-  assert_int_equal(tdr_open(g_file.b, len, &f, err, sizeof err), FXT_EBADMSG);
+  assert_int_equal(fxt_td_open(g_file.b, len, &f, err, sizeof err), FXT_EBADMSG);
 }
 
 /* Two formats named demo:run (fxtrace's own trace.dat writer makes one per ad-hoc variant of
@@ -373,8 +373,8 @@ static void test_refused(void **state) {
  * for the name, written before either's first event; the double read as a double. */
 static void test_shared_names_and_doubles(void **state) {
   (void)state;
-  static const char k_run_b[] = "name: run\nID: 900\n" TDR_COMMON_FIELDS "print fmt: \"B\"\n";
-  static const char k_run_e[] = "name: run\nID: 901\n" TDR_COMMON_FIELDS
+  static const char k_run_b[] = "name: run\nID: 900\n" FXT_TD_COMMON_FIELDS "print fmt: \"B\"\n";
+  static const char k_run_e[] = "name: run\nID: 901\n" FXT_TD_COMMON_FIELDS
                                 "\tfield:double v;\toffset:8;\tsize:8;\tsigned:1;\n\n"
                                 "print fmt: \"E v=%g\", REC->v\n";
   struct buf *o = &g_file;
@@ -398,8 +398,8 @@ static void test_shared_names_and_doubles(void **state) {
   le(o, 9u << 5 | 4, 4), le(o, 901, 2), le(o, 0, 2), le(o, 7, 4), le(o, bits, 8); /* E at 59 */
   o->len = data + PAGE;
   struct mem_sink s = {0};
-  char err[TDR_ERR_SIZE] = "";
-  assert_int_equal(tdr_to_fxt(o->b, o->len, mem_sink_write, &s, NULL, err, sizeof err), 0);
+  char err[FXT_TD_ERR_SIZE] = "";
+  assert_int_equal(fxt_td_to_fxt(o->b, o->len, mem_sink_write, &s, NULL, err, sizeof err), 0);
   struct fxtf_file *ff;
   char ferr[FXTF_ERR_SIZE];
   assert_int_equal(fxtf_load(s.buf, s.len, &ff, ferr, sizeof ferr), 0);

@@ -1,5 +1,5 @@
-/* tests/unit/test_tdr_page.c - the trace.dat page decoder (src/export/tdr_page.c) on pages
- * built here byte by byte. Every expected timestamp, length and offset is worked out by hand
+/* tests/unit/test_tdr_page.c - the trace.dat page decoder (src/formats/tracedat_read_page.c) on
+ * pages built here byte by byte. Every expected timestamp, length and offset is worked out by hand
  * in the comments; record header words are written as the kernel lays them out:
  * little-endian: type_len = bits 0..4, time_delta = bits 5..31; big-endian: type_len = bits
  * 27..31, time_delta = bits 0..26 (spec tracedat.md §4.1).
@@ -12,10 +12,10 @@
 
 #include <string.h>
 
-#include "export/tracedat_read.h"
+#include "formats/tracedat_read.h"
 
-static const struct tdr_layout k_le8 = {false, 8, 0, 8, 16}; /* x86_64: 16-byte header */
-static const struct tdr_layout k_be4 = {true, 4, 0, 8, 12};  /* 32-bit long, big-endian */
+static const struct fxt_td_layout k_le8 = {false, 8, 0, 8, 16}; /* x86_64: 16-byte header */
+static const struct fxt_td_layout k_be4 = {true, 4, 0, 8, 12};  /* 32-bit long, big-endian */
 
 struct pg {
   unsigned char b[256];
@@ -46,7 +46,7 @@ static void page_le(struct pg *p, uint64_t ts, uint64_t commit) {
   le(p, commit, 8);
 }
 
-static char err[TDR_ERR_SIZE];
+static char err[FXT_TD_ERR_SIZE];
 
 /* Two data records, short and long form:
  *   +16 hdr type_len 2 (8-byte payload), delta 10       ts 1000 + 10 = 1010, data at +20
@@ -61,25 +61,25 @@ static void test_short_and_long_records(void **state) {
   hdr(&p, 0, 5);
   le(&p, 28, 4);
   payload(&p, 24);
-  struct tdr_page pg;
-  struct tdr_rec r;
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 4096, &k_le8, err, sizeof err), 0);
+  struct fxt_td_page pg;
+  struct fxt_td_rec r;
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 4096, &k_le8, err, sizeof err), 0);
   assert_int_equal(pg.timestamp, 1000);
   assert_int_equal(pg.data_len, 44);
   assert_false(pg.missed);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, 1010);
   assert_int_equal(r.len, 8);
   assert_ptr_equal(r.data, p.b + 20);
   assert_int_equal(r.offset, 4096 + 16);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, 1015);
   assert_int_equal(r.len, 24);
   assert_ptr_equal(r.data, p.b + 36);
   assert_int_equal(r.data[0], 0xa0);
   assert_int_equal(r.offset, 4096 + 28);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 0); /* stays at the end */
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 0); /* stays at the end */
 }
 
 /* TIME_EXTEND of 750 000 000 ns = 5 << 27 + 78 911 360 (spec §4.2: header word 0x9682f01e,
@@ -101,17 +101,17 @@ static void test_time_extend(void **state) {
   payload(&p, 4);
   hdr(&p, 1, (1u << 27) - 1);
   payload(&p, 4);
-  struct tdr_page pg;
-  struct tdr_rec r;
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  struct fxt_td_page pg;
+  struct fxt_td_rec r;
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, UINT64_C(5750000000));
   assert_int_equal(r.offset, 24);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, UINT64_C(5750000003));
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, UINT64_C(5750000003) + 134217727u);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 0);
 }
 
 /* Padding, the kernel's way (ring_buffer.c: padding never moves time):
@@ -137,15 +137,15 @@ static void test_padding(void **state) {
   hdr(&p, 1, 0);
   payload(&p, 4);
   p.b[8] = 64; /* commit: 48 + 16 */
-  struct tdr_page pg;
-  struct tdr_rec r;
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  struct fxt_td_page pg;
+  struct fxt_td_rec r;
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, 200);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, 201);
   assert_int_equal(r.offset, 40);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 0);
 }
 
 /* TIME_STAMP replaces the running time; the top 5 bits (59..63) come from the running time
@@ -166,12 +166,12 @@ static void test_time_stamp(void **state) {
   le(&p, 3, 4);
   hdr(&p, 1, 0);
   payload(&p, 4);
-  struct tdr_page pg;
-  struct tdr_rec r;
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  struct fxt_td_page pg;
+  struct fxt_td_rec r;
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, top + 12350);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, top + (UINT64_C(3) << 27) + 1);
 }
 
@@ -186,24 +186,24 @@ static void test_missed_events(void **state) {
   hdr(&p, 1, 1);
   payload(&p, 4);
   le(&p, 42, 8);
-  struct tdr_page pg;
-  struct tdr_rec r;
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  struct fxt_td_page pg;
+  struct fxt_td_rec r;
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
   assert_true(pg.missed);
   assert_true(pg.missed_known);
   assert_int_equal(pg.missed_count, 42);
   assert_int_equal(pg.data_len, 8);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, 8);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 0); /* the count is not a record */
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 0); /* the count is not a record */
 
   p.b[15 - 4] = 0x80; /* commit's byte 3: bit 31 only */
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
   assert_true(pg.missed);
   assert_false(pg.missed_known);
 
   p.b[11] = 0xc0; /* both bits again, but the page is cut right after the data */
-  assert_int_equal(tdr_page_open(&pg, p.b, 24, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, 24, 0, &k_le8, err, sizeof err), 0);
   assert_true(pg.missed);
   assert_false(pg.missed_known);
 }
@@ -212,46 +212,46 @@ static void test_missed_events(void **state) {
 static void test_truncated(void **state) {
   (void)state;
   struct pg p;
-  struct tdr_page pg;
-  struct tdr_rec r;
+  struct fxt_td_page pg;
+  struct fxt_td_rec r;
   /* a page shorter than its header */
   page_le(&p, 1, 0);
-  assert_int_equal(tdr_page_open(&pg, p.b, 10, 8192, &k_le8, err, sizeof err), FXT_EBADMSG);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, 10, 8192, &k_le8, err, sizeof err), FXT_EBADMSG);
   assert_string_equal(err, "offset 8192: page of 10 bytes, shorter than its 16-byte header");
   /* commit 100 in a 64-byte page: the commit word at 8192 + 8 is blamed */
   page_le(&p, 1, 100);
-  assert_int_equal(tdr_page_open(&pg, p.b, 64, 8192, &k_le8, err, sizeof err), FXT_EBADMSG);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, 64, 8192, &k_le8, err, sizeof err), FXT_EBADMSG);
   assert_string_equal(err, "offset 8200: page commit says 100 data bytes, the page holds 48 "
                            "after its header");
   /* a record running past the data: type_len 4 (20 bytes) with commit 12 */
   page_le(&p, 1, 12);
   hdr(&p, 4, 0);
   payload(&p, 16);
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 8192, &k_le8, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 8192, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
   assert_string_equal(err, "offset 8208: data record of 20 bytes runs past the page data "
                            "(12 bytes left)");
   /* 2 stray bytes after a record */
   page_le(&p, 1, 10);
   hdr(&p, 1, 0);
   payload(&p, 4);
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
   assert_string_equal(err, "offset 24: 2 bytes at the end of the page data, less than a "
                            "record header");
   /* a long-form record whose length word says 4 (an empty payload) */
   page_le(&p, 1, 8);
   hdr(&p, 0, 0);
   le(&p, 4, 4);
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
   assert_string_equal(err, "offset 16: data record with length word 4 (payload empty)");
   /* a TIME_EXTEND cut in half by the end of the data */
   page_le(&p, 1, 4);
   hdr(&p, 30, 1);
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_le8, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), FXT_EBADMSG);
   assert_string_equal(err, "offset 16: record of type 30 needs 8 bytes, the page data has 4");
 }
 
@@ -265,15 +265,15 @@ static void test_big_endian(void **state) {
   be(&p, 12, 4);
   be(&p, UINT32_C(2) << 27 | 9, 4);
   payload(&p, 8);
-  struct tdr_page pg;
-  struct tdr_rec r;
-  assert_int_equal(tdr_page_open(&pg, p.b, sizeof p.b, 0, &k_be4, err, sizeof err), 0);
+  struct fxt_td_page pg;
+  struct fxt_td_rec r;
+  assert_int_equal(fxt_td_page_open(&pg, p.b, sizeof p.b, 0, &k_be4, err, sizeof err), 0);
   assert_int_equal(pg.data_len, 12);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 1);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 1);
   assert_int_equal(r.ts, 59);
   assert_int_equal(r.len, 8);
   assert_ptr_equal(r.data, p.b + 16);
-  assert_int_equal(tdr_page_next(&pg, &r, err, sizeof err), 0);
+  assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 0);
 }
 
 int main(void) {

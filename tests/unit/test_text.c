@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/text.h"
+#include "base/text.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
-/* tests/unit/test_tracedat.c - fxtrace FXT files as trace.dat (src/export/tracedat.h), on FXT
- * files built here record by record with the codec's encoders: the file's structure item by
+/* tests/unit/test_tracedat.c - fxtrace FXT files as trace.dat (src/formats/tracedat_write.h), on
+ * FXT files built here record by record with the codec's encoders: the file's structure item by
  * item (spec tracedat.md §1, read back by a small v6 walker written here), the formats and
  * record bytes of typed, ad hoc and printk events, events placed on their thread's CPU in time
  * order, lost records (a thread's, a CPU's) as pages' missed counts and as CPU stats, events
@@ -20,9 +20,9 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "export/text.h"
-#include "export/tracedat.h"
-#include "export/tracedat_sort.h"
+#include "base/text.h"
+#include "formats/tracedat_write.h"
+#include "formats/tracedat_write_sort.h"
 
 #define FXB_BYTES (4u << 20)
 #include "fxt_build.h"
@@ -529,27 +529,27 @@ static void spilled_sort(void **state) {
 
 static void sort_order(void **state) {
   (void)state;
-  struct fxt_tdsort s;
-  assert_int_equal(fxt_tdsort_init(&s, 1, NULL), 0); /* made the 64 KiB minimum */
+  struct fxt_td_sort s;
+  assert_int_equal(fxt_td_sort_init(&s, 1, NULL), 0); /* made the 64 KiB minimum */
   uint64_t x = 12345;
   unsigned char payload[100];
   for (uint64_t i = 0; i < 20000; i++) {
     x = x * 6364136223846793005u + 1442695040888963407u;
-    struct fxt_tdkey k = {(x >> 20) % 1000, i, i, (uint16_t)((x >> 40) % 4), 0,
+    struct fxt_td_sort_key k = {(x >> 20) % 1000, i, i, (uint16_t)((x >> 40) % 4), 0,
                           (uint32_t)(i % 101)};
     memset(payload, (int)(i & 0xff), sizeof payload);
-    assert_int_equal(fxt_tdsort_add(&s, &k, payload), 0);
+    assert_int_equal(fxt_td_sort_add(&s, &k, payload), 0);
   }
-  struct fxt_tdkey big = {0, 0, 0, 0, 0, FXT_TDSORT_MAX_PAYLOAD + 1};
-  assert_int_equal(fxt_tdsort_add(&s, &big, payload), FXT_E2BIG);
-  assert_int_equal(fxt_tdsort_finish(&s), 0);
+  struct fxt_td_sort_key big = {0, 0, 0, 0, 0, FXT_TD_SORT_MAX_PAYLOAD + 1};
+  assert_int_equal(fxt_td_sort_add(&s, &big, payload), FXT_E2BIG);
+  assert_int_equal(fxt_td_sort_finish(&s), 0);
   assert_true(s.nruns > 5);
   for (int round = 0; round < 2; round++) { /* read twice: rewind gives the same */
-    assert_int_equal(fxt_tdsort_rewind(&s), 0);
-    struct fxt_tdkey k, prev = {0};
+    assert_int_equal(fxt_td_sort_rewind(&s), 0);
+    struct fxt_td_sort_key k, prev = {0};
     const void *p;
     uint64_t n = 0;
-    while (fxt_tdsort_next(&s, &k, &p) == 1) {
+    while (fxt_td_sort_next(&s, &k, &p) == 1) {
       bool later = prev.ns < k.ns || (prev.ns == k.ns && prev.seq < k.seq);
       if (n > 0)
         assert_true(prev.cpu < k.cpu || (prev.cpu == k.cpu && later));
@@ -562,8 +562,8 @@ static void sort_order(void **state) {
     }
     assert_int_equal(n, 20000);
   }
-  assert_int_equal(fxt_tdsort_add(&s, &big, payload), FXT_EINVAL); /* after the end */
-  fxt_tdsort_free(&s);
+  assert_int_equal(fxt_td_sort_add(&s, &big, payload), FXT_EINVAL); /* after the end */
+  fxt_td_sort_free(&s);
 }
 
 /* ---- two processes ------------------------------------------------------------------------- */

@@ -18,7 +18,7 @@
 
 #include <fxtrace/tracepoint.h>
 
-#include "export/text.h"
+#include "base/text.h"
 
 /* A tracepoint description blob (docs/fxt-conventions.md): fields are (name ref, type,
  * bound). */

@@ -27,7 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
-#include "export/ftrace_format.h"
+#include "base/ftrace_format.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "export/fxtfile.h"
+#include "formats/fxtfile.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1

@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "control_client.h"
-#include "export/fileio.h"
+#include "formats/fileio.h"
 #include "host/harvest.h"
 
 #define DIR_HELP                                                                             \

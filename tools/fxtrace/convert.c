@@ -6,7 +6,7 @@
  * (job.release), and those pages are dropped, so files far larger than memory convert in
  * bounded resident memory. The output file is created at the first byte written, so a bad
  * input leaves no file behind (and an existing OUT untouched); a failure after that removes it
- * (export/fileio.h).
+ * (formats/fileio.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -16,9 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "export/json.h"
-#include "export/tdr_fxt.h"
-#include "export/tracedat.h"
+#include "formats/json.h"
+#include "formats/tracedat_import.h"
+#include "formats/tracedat_write.h"
 #include "tool_io.h"
 
 static const char k_usage[] =
@@ -114,8 +114,8 @@ static int to_tracedat(struct job *j) {
 }
 
 static int to_fxt(struct job *j) {
-  struct tdr_fxt_stats st;
-  int rc = tdr_to_fxt(j->data, j->len, j->write, j->write_ctx, &st, j->err, sizeof j->err);
+  struct fxt_td_fxt_stats st;
+  int rc = fxt_td_to_fxt(j->data, j->len, j->write, j->write_ctx, &st, j->err, sizeof j->err);
   snprintf(j->summary, sizeof j->summary,
            "trace.dat v%" PRIu32 ", %" PRIu32 " CPUs, clock %s: %" PRIu64 " events (%" PRIu64
            " context switches, %" PRIu64 " wakeups), %" PRIu64 " tasks, %" PRIu64
@@ -250,7 +250,7 @@ int cmd_convert(int argc, char **argv) {
     fxt_fio_unmap(&in);
     return cli_usage_error("convert", k_usage, "OUT is FILE itself");
   }
-  if (tdr_is_tracedat(in.data, in.len) != t->from_tracedat) {
+  if (fxt_td_is_tracedat(in.data, in.len) != t->from_tracedat) {
     fxt_fio_unmap(&in);
     cli_file_error("convert", a.in, t->from_tracedat
                                         ? "not a trace.dat file: only a trace.dat converts to fxt"

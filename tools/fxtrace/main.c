@@ -10,7 +10,7 @@
 #include <fxtrace/errors.h>
 #include <fxtrace/fxt.h>
 
-#include "export/tracedat.h"
+#include "formats/tracedat_write.h"
 #include "host/harvest.h"
 #include "host/outfile.h"
 

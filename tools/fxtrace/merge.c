@@ -2,7 +2,8 @@
  * CLOCK_MONOTONIC timeline, in one FXT file.
  *
  * Inputs are fxtrace FXT files (a user program's trace, a `fxtrace record` tree, a kernel
- * trace converted from trace.dat) or trace.dat files (converted on the fly, tdr_fxt.h). Each
+ * trace converted from trace.dat) or trace.dat files (converted on the fly, tracedat_import.h).
+  * Each
  * provider of each input is placed on CLOCK_MONOTONIC:
  *  - by its clock_sync records (ticks <-> CLOCK_MONOTONIC: fxtrace files; a kernel trace
  *    recorded with `trace-cmd record -C mono`, whose ticks are CLOCK_MONOTONIC already);
@@ -31,10 +32,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/fxtfile_int.h" /* struct fxtf_clockmap */
+#include "base/fxtf_clock.h"
 #include <fxtrace/meta.h>
 
-#include "export/tdr_fxt.h"
+#include "formats/tracedat_import.h"
 #include "record_merge.h"
 #include "tool_io.h"
 
@@ -56,7 +57,7 @@ static const char k_usage[] =
 enum map_mode { MAP_NONE, MAP_SYNC, MAP_DATE };
 
 struct prov {
-  bool kernel; /* has a kernel:meta trace_clock record (tdr_fxt.h) */
+  bool kernel; /* has a kernel:meta trace_clock record (tracedat_import.h) */
   char clock[32];
   bool has_date;
   int64_t date_ns;
@@ -108,15 +109,15 @@ static int load(struct input *in) {
   struct fxt_fio_in dat;
   if (tool_map("merge", in->path, &dat) != 0)
     return -1;
-  if (!tdr_is_tracedat(dat.data, dat.len)) {
+  if (!fxt_td_is_tracedat(dat.data, dat.len)) {
     in->file = dat;
     return 0;
   }
   FILE *tmp = tmpfile();
   int fd = tmp ? fileno(tmp) : -1;
-  char err[TDR_ERR_SIZE] = "";
+  char err[FXT_TD_ERR_SIZE] = "";
   int rc = fd < 0 ? FXT_ENOSPC
-                  : tdr_to_fxt(dat.data, dat.len, tool_write_fd, &fd, NULL, err, sizeof err);
+                  : fxt_td_to_fxt(dat.data, dat.len, tool_write_fd, &fd, NULL, err, sizeof err);
   fxt_fio_unmap(&dat);
   if (rc == 0 && fxt_fio_map_fd(&in->file, fd, NULL, 0) == 0 && in->file.len > 0)
     in->converted = true;
@@ -130,7 +131,7 @@ static int load(struct input *in) {
   return 0;
 }
 
-/* Finds kernel:meta trace_clock records (tdr_fxt.h): which providers are kernel traces. */
+/* Finds kernel:meta trace_clock records (tracedat_import.h): which providers are kernel traces. */
 static int find_clocks(void *ctx, const struct fxt_decoder *d, const struct fxt_record *rec) {
   (void)d;
   struct input *in = ctx;

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "export/tracedat.h"
+#include "formats/tracedat_write.h"
 #include "host/harvest.h"
 #include "host/outfile.h"
 #include "record_merge.h"

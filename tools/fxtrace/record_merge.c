@@ -15,8 +15,8 @@
 #include <fxtrace/fxt.h>
 
 #include "cli.h"
-#include "export/fileio.h"
-#include "export/fxtfile.h"
+#include "formats/fileio.h"
+#include "formats/fxtfile.h"
 
 struct part {
   char *path;

@@ -15,7 +15,7 @@
 
 #include <fxtrace/errors.h>
 
-#include "export/fileio.h"
+#include "formats/fileio.h"
 #include "host/harvest.h"
 #include "host/outfile.h"
 #include "host/recover.h"

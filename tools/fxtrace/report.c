@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/text.h"
+#include "base/text.h"
 
 static const char k_usage[] =
     "usage: fxtrace report [--help] [--strict] FILE\n"
