@@ -5,6 +5,11 @@
  * caller's write function when full. Strings, tracepoint descriptions and thread names are
  * written just before the first record that needs them. Memory: the reader's metadata, one
  * small entry per task and per event format, and the output buffer.
+ *
+ * This file: the string and thread tables, the event formats (strings, descriptions, sched_*
+ * roles), one record, the conversion. The records of bookkeeping (the head, thread names, `cpu`
+ * counters, losses, clock syncs) are in tracedat_import_meta.c; the state both share, and the
+ * output buffer, in tracedat_import_int.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tracedat_import.h"
@@ -18,63 +23,14 @@
 #include <fxtrace/meta.h>
 #include <fxtrace/tracepoint.h>
 
-#include "tracedat_read_int.h"
+#include "tracedat_import_int.h"
 
-#define PROVIDER_ID 0u
-#define PROVIDER_NAME "fxtrace/1"
-#define OUT_CAP (256u * 1024u)
-#define MAX_TEXT FXT_STR_MAX_BOUND             /* bytes of a string value */
-#define MAX_HEX_BYTES (FXT_STR_MAX_BOUND / 2u) /* bytes of an array shown as hex */
-#define MAX_INTERN 1024u                       /* longest interned string */
-#define MAX_FMT 4000u                          /* longest print format of a description */
-#define COMM_MAX 31u
-#define MAX_CPUS 65536u /* CPUs whose page losses are counted against CPUSTAT */
-#define MAX_LOST_RECORDS 4u /* lost records for one count: 4 x UINT32_MAX events */
-#define NS_PER_S UINT64_C(1000000000)
-
-/* ---- output buffer ------------------------------------------------------------------------ */
-
-struct out {
-  unsigned char *buf;
-  size_t len;
-  fxt_td_write_fn write;
-  void *ctx;
-  uint64_t total;
-  int error;
-};
-
-static int out_flush(struct out *o) {
-  if (o->error == 0 && o->len > 0) {
-    int rc = o->write(o->ctx, o->buf, o->len);
-    if (rc < 0)
-      o->error = rc;
-    o->total += o->len;
-  }
-  o->len = 0;
-  return o->error;
-}
-
-/* Room for one record of any size; NULL after an output error. */
-static unsigned char *room(struct out *o) {
-  if (OUT_CAP - o->len < FXT_MAX_RECORD_BYTES && out_flush(o) != 0)
-    return NULL;
-  return o->error ? NULL : o->buf + o->len;
-}
+#define MAX_TEXT FXT_STR_MAX_BOUND /* bytes of a string value */
+#define MAX_INTERN 1024u           /* longest interned string */
+#define MAX_FMT 4000u              /* longest print format of a description */
+#define MAX_CPUS 65536u            /* CPUs whose page losses are counted against CPUSTAT */
 
 /* ---- maps ---------------------------------------------------------------------------------- */
-
-struct str_slot {
-  const char *p;
-  uint16_t len, index;
-};
-
-struct thr {
-  uint64_t key; /* tid + 1; 0: free slot */
-  uint32_t cpu; /* UINT32_MAX: none recorded */
-  bool emitted; /* a kernel-object record names it */
-  uint8_t name_len;
-  char name[COMM_MAX + 1];
-};
 
 /* Per event format: its strings and description, and what sched_* fields it has. */
 enum role { ROLE_NONE, ROLE_SWITCH, ROLE_WAKEUP };
@@ -108,27 +64,6 @@ struct evstate {
   int32_t rf[F_ROLES]; /* field index, -1 when absent */
 };
 
-struct conv {
-  const struct fxt_td_file *f;
-  struct out o;
-  struct fxt_td_fxt_stats *st;
-  char *err;
-  size_t err_size;
-  struct str_slot *strs;
-  uint32_t str_mask, nstrs;
-  uint16_t next_index;
-  struct thr *thr;
-  uint32_t thr_mask, nthr;
-  struct evstate *ev;
-  uint64_t *page_lost; /* per CPU number (top buffer): events the pages counted */
-  uint32_t npage_lost;
-  uint64_t last_ts;
-  struct fxt_str_ref s_outw, s_inw, s_weight, s_trace_clock, s_clock, s_date, s_tsoff, s_unknown,
-      s_kernel;
-  char hex[FXT_MAX_ARGS][2 * MAX_HEX_BYTES];
-  struct fxt_record rec; /* scratch, large: kept off the stack */
-};
-
 static uint32_t hash_bytes(const char *p, size_t n) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < n; i++)
@@ -136,24 +71,9 @@ static uint32_t hash_bytes(const char *p, size_t n) {
   return h;
 }
 
-static int put(struct conv *c, int64_t n) {
-  if (c->o.error)
-    return c->o.error;
-  if (n < 0)
-    return fxt_fail_at(c->err, c->err_size, (int)n, 0, "encoding a record: %s",
-                       fxt_strerror((int)n));
-  c->o.len += (size_t)n;
-  return 0;
-}
-#define PUT(c, encoder, r) put((c), encoder(room(&(c)->o), FXT_MAX_RECORD_BYTES, (r)))
-
-static int nomem(struct conv *c) {
-  return fxt_fail_at(c->err, c->err_size, FXT_ENOMEM, 0, "out of memory");
-}
-
 /* The ref of a string: its table index (a string record is written the first time), or the
  * text inline once the table is full. */
-static int intern(struct conv *c, const char *p, size_t n, struct fxt_str_ref *ref) {
+int fxt_td_imp_intern(struct conv *c, const char *p, size_t n, struct fxt_str_ref *ref) {
   if (n == 0) {
     *ref = fxt_str_empty();
     return 0;
@@ -180,11 +100,7 @@ static int intern(struct conv *c, const char *p, size_t n, struct fxt_str_ref *r
   return 0;
 }
 
-static int intern_z(struct conv *c, const char *s, struct fxt_str_ref *ref) {
-  return intern(c, s, strlen(s), ref);
-}
-
-static struct thr *thread_slot(struct conv *c, int32_t tid) {
+struct thr *fxt_td_imp_thread_slot(struct conv *c, int32_t tid) {
   uint64_t key = (uint64_t)(uint32_t)tid + 1;
   if ((c->nthr + 1) * 2 > c->thr_mask + 1) { /* keep the load under one half */
     uint32_t ncap = (c->thr_mask + 1) * 2;
@@ -211,190 +127,6 @@ static struct thr *thread_slot(struct conv *c, int32_t tid) {
     c->nthr++;
   }
   return &c->thr[j];
-}
-
-/* ---- records of bookkeeping -------------------------------------------------------------- */
-
-static struct fxt_thread_ref task(int32_t tid) {
-  return fxt_thread_inline((uint32_t)tid, (uint32_t)tid);
-}
-
-static struct fxt_arg arg_u32(uint16_t name_index, uint32_t v) {
-  struct fxt_arg a;
-  memset(&a, 0, sizeof a);
-  a.type = FXT_ARG_UINT32;
-  a.name = fxt_str_index(name_index);
-  a.value.u32 = v;
-  return a;
-}
-
-static struct fxt_event *meta_event(struct conv *c, uint32_t type, uint16_t name, uint64_t ts,
-                                    int32_t tid) {
-  struct fxt_event *e = &c->rec.u.event;
-  memset(e, 0, sizeof *e);
-  e->type = type;
-  e->timestamp = ts;
-  e->thread = task(tid);
-  e->category = fxt_str_index(FXT_STR_KERNEL_META);
-  e->name = fxt_str_index(name);
-  return e;
-}
-
-/* A kernel-object record naming task tid (again when its name changed). comm: the name a
- * record carries for it, or NULL to name it once from what is known (saved cmdlines). */
-static int name_thread(struct conv *c, int32_t tid, const unsigned char *comm, uint32_t n) {
-  struct thr *t = thread_slot(c, tid);
-  if (t == NULL)
-    return nomem(c);
-  if (comm != NULL) {
-    n = n > COMM_MAX ? COMM_MAX : n;
-    if (t->emitted && t->name_len == n && memcmp(t->name, comm, n) == 0)
-      return 0;
-    memcpy(t->name, comm, n);
-    t->name_len = (uint8_t)n;
-  } else if (t->emitted) {
-    return 0;
-  }
-  if (!t->emitted)
-    c->st->threads++;
-  t->emitted = true;
-  struct fxt_kernel_object *k = &c->rec.u.kernel_object;
-  memset(k, 0, sizeof *k);
-  k->koid = (uint32_t)tid;
-  k->obj_type = FXT_KOBJ_THREAD;
-  k->name = t->name_len ? fxt_str_inline(t->name, t->name_len) : fxt_str_empty();
-  k->num_args = 1;
-  k->args[0].type = FXT_ARG_KOID;
-  k->args[0].name = fxt_str_index(FXT_STR_PROCESS);
-  k->args[0].value.koid = (uint32_t)tid;
-  return PUT(c, fxt_encode_kernel_object, k);
-}
-
-/* A `cpu` counter before a task's record on another CPU than its last. */
-static int task_cpu(struct conv *c, int32_t tid, uint32_t cpu, uint64_t ts) {
-  struct thr *t = thread_slot(c, tid);
-  if (t == NULL)
-    return nomem(c);
-  if (t->cpu == cpu)
-    return 0;
-  t->cpu = cpu;
-  struct fxt_event *e = meta_event(c, FXT_EVENT_COUNTER, FXT_STR_CPU, ts, tid);
-  e->num_args = 1;
-  e->args[0] = arg_u32(FXT_STR_CPU, cpu);
-  return PUT(c, fxt_encode_event, e);
-}
-
-/* A `lost` instant of thread 0/0 on cpu: n events (count_unknown: the page did not say). A
- * count over UINT32_MAX continues in further records, MAX_LOST_RECORDS at most: a larger
- * count (a hostile page) is cut there. */
-static int lost(struct conv *c, uint32_t cpu, uint64_t ts, uint64_t n, bool count_unknown) {
-  int rc = task_cpu(c, 0, cpu, ts);
-  if (n > MAX_LOST_RECORDS * (uint64_t)UINT32_MAX)
-    n = MAX_LOST_RECORDS * (uint64_t)UINT32_MAX;
-  do {
-    uint32_t part = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-    struct fxt_event *e = meta_event(c, FXT_EVENT_INSTANT, FXT_STR_LOST, ts, 0);
-    e->args[0] = arg_u32(FXT_STR_NUM_RECORDS, part);
-    e->args[1] = arg_u32(FXT_STR_NUM_BYTES, 0);
-    e->args[2] = arg_u32(FXT_STR_CPU, cpu);
-    e->num_args = 3;
-    if (count_unknown) {
-      e->args[3].type = FXT_ARG_BOOL;
-      e->args[3].name = c->s_unknown;
-      e->args[3].value.b = true;
-      e->num_args = 4;
-    }
-    if (rc == 0)
-      rc = PUT(c, fxt_encode_event, e);
-    n -= part;
-  } while (rc == 0 && n > 0);
-  return rc;
-}
-
-static int clock_sync(struct conv *c, uint64_t ts) {
-  struct fxt_event *e = meta_event(c, FXT_EVENT_INSTANT, FXT_STR_CLOCK_SYNC, ts, 0);
-  e->thread = fxt_thread_inline(PROVIDER_ID, 0);
-  uint16_t names[3] = {FXT_STR_TICKS, FXT_STR_MONOTONIC_NS, FXT_STR_REALTIME_NS};
-  uint64_t rt = c->f->has_date ? ts + (uint64_t)c->f->date_offset_ns : 0;
-  uint64_t values[3] = {ts, ts, rt};
-  for (int i = 0; i < 3; i++) {
-    e->args[i].type = FXT_ARG_UINT64;
-    e->args[i].name = fxt_str_index(names[i]);
-    e->args[i].value.u64 = values[i];
-  }
-  e->num_args = 3;
-  return PUT(c, fxt_encode_event, e);
-}
-
-static bool text_is(struct fxt_td_text t, const char *s) {
-  return t.len == strlen(s) && memcmp(t.data, s, t.len) == 0;
-}
-
-static uint64_t ticks_per_second(const struct fxt_td_file *f) {
-  if (text_is(f->clock, "uptime")) /* jiffies as clock_t: USER_HZ */
-    return 100;
-  if (text_is(f->clock, "x86-tsc") && f->has_tsc2nsec) {
-    long double tps = 1e9L * (long double)(UINT64_C(1) << f->tsc_shift) / f->tsc_mult;
-    return tps >= 1.0L && tps < 1e18L ? (uint64_t)(tps + 0.5L) : NS_PER_S;
-  }
-  return NS_PER_S;
-}
-
-/* Magic, provider, initialization, fxtrace's fixed strings, the process name, the clock. */
-static int head(struct conv *c, uint64_t first_ts) {
-  int rc = put(c, fxt_encode_magic(room(&c->o), FXT_MAX_RECORD_BYTES));
-  struct fxt_provider_info pi = {PROVIDER_ID, (uint8_t)strlen(PROVIDER_NAME), PROVIDER_NAME};
-  struct fxt_init init = {ticks_per_second(c->f)};
-  if (rc == 0)
-    rc = PUT(c, fxt_encode_provider_info, &pi);
-  if (rc == 0)
-    rc = PUT(c, fxt_encode_init, &init);
-  for (uint16_t i = 1; rc == 0 && i <= FXT_META_STRING_LAST; i++) {
-    const char *text = fxt_meta_string(i);
-    struct fxt_str_ref ref;
-    c->next_index = i; /* the fixed indices, in order */
-    if (text != NULL)
-      rc = intern_z(c, text, &ref);
-  }
-  c->next_index = FXT_META_STRING_LAST + 1;
-  const char *names[] = {"outgoing_weight", "incoming_weight", "weight",
-                         "trace_clock",     "clock",           "date_offset_ns",
-                         "ts_offset_ns",    "count_unknown",   "kernel"};
-  struct fxt_str_ref *refs[] = {&c->s_outw,        &c->s_inw,     &c->s_weight,
-                                &c->s_trace_clock, &c->s_clock,   &c->s_date,
-                                &c->s_tsoff,       &c->s_unknown, &c->s_kernel};
-  for (size_t i = 0; rc == 0 && i < sizeof names / sizeof names[0]; i++)
-    rc = intern_z(c, names[i], refs[i]);
-  if (rc)
-    return rc;
-  struct fxt_kernel_object *k = &c->rec.u.kernel_object;
-  memset(k, 0, sizeof *k);
-  k->koid = PROVIDER_ID;
-  k->obj_type = FXT_KOBJ_PROCESS;
-  k->name = c->s_kernel;
-  if ((rc = PUT(c, fxt_encode_kernel_object, k)) != 0)
-    return rc;
-  struct fxt_event *e = meta_event(c, FXT_EVENT_INSTANT, 0, first_ts, 0);
-  e->name = c->s_trace_clock;
-  e->args[0].type = FXT_ARG_STRING;
-  e->args[0].name = c->s_clock;
-  e->args[0].value.str =
-      fxt_str_inline(c->f->clock.data, (uint16_t)(c->f->clock.len > 64 ? 64 : c->f->clock.len));
-  e->num_args = 1;
-  if (c->f->has_date) {
-    e->args[e->num_args].type = FXT_ARG_INT64;
-    e->args[e->num_args].name = c->s_date;
-    e->args[e->num_args++].value.i64 = c->f->date_offset_ns;
-  }
-  if (c->f->has_offset) {
-    e->args[e->num_args].type = FXT_ARG_INT64;
-    e->args[e->num_args].name = c->s_tsoff;
-    e->args[e->num_args++].value.i64 = c->f->ts_offset_ns;
-  }
-  rc = PUT(c, fxt_encode_event, e);
-  if (rc == 0 && text_is(c->f->clock, "mono"))
-    rc = clock_sync(c, first_ts);
-  return rc;
 }
 
 /* ---- event formats --------------------------------------------------------------------------- */
@@ -515,12 +247,12 @@ static int prepare(struct conv *c, const struct fxt_td_event *ev, struct evstate
   uint32_t own = ev->nfields - ev->ncommon;
   s->nargs = own > FXT_MAX_ARGS ? FXT_MAX_ARGS : own;
   c->st->cut_fields += own > FXT_MAX_ARGS;
-  int rc = intern(c, ev->system.data, ev->system.len, &s->cat);
+  int rc = fxt_td_imp_intern(c, ev->system.data, ev->system.len, &s->cat);
   if (rc == 0)
-    rc = intern(c, ev->name.data, ev->name.len, &s->name);
+    rc = fxt_td_imp_intern(c, ev->name.data, ev->name.len, &s->name);
   for (uint32_t i = 0; rc == 0 && i < s->nargs; i++) {
     const struct fxt_td_field *f = &ev->fields[ev->ncommon + i];
-    rc = intern(c, f->name.data, f->name.len, &s->argname[i]);
+    rc = fxt_td_imp_intern(c, f->name.data, f->name.len, &s->argname[i]);
   }
   struct evstate *lead = &c->ev[s->leader];
   if (rc == 0 && lead->sharing <= 1)
@@ -621,9 +353,9 @@ static int role_comm(struct conv *c, const struct fxt_td_event *ev, const struct
   const unsigned char *b = NULL;
   uint32_t n = 0;
   if (s->rf[role] < 0 || ev->fields[s->rf[role]].kind != FXT_TD_FIELD_STR)
-    return name_thread(c, tid, NULL, 0);
+    return fxt_td_imp_name_thread(c, tid, NULL, 0);
   int rc = field(c, &ev->fields[s->rf[role]], it, &u, &b, &n);
-  return rc ? rc : name_thread(c, tid, b, n);
+  return rc ? rc : fxt_td_imp_name_thread(c, tid, b, n);
 }
 
 /* Linux task state bits (TASK_REPORT, stable since 4.14: S 0x1, D 0x2, T 0x4, t 0x8, X 0x10,
@@ -709,9 +441,9 @@ static int record(struct conv *c, const struct fxt_td_item *it) {
   if (rc == 0 && s->role != ROLE_NONE)
     rc = sched_record(c, ev, s, it);
   if (rc == 0)
-    rc = name_thread(c, it->pid, NULL, 0);
+    rc = fxt_td_imp_name_thread(c, it->pid, NULL, 0);
   if (rc == 0)
-    rc = task_cpu(c, it->pid, it->cpu, it->rec.ts);
+    rc = fxt_td_imp_task_cpu(c, it->pid, it->cpu, it->rec.ts);
   if (rc)
     return rc;
   struct fxt_event *e = &c->rec.u.event;
@@ -738,7 +470,8 @@ static int missed(struct conv *c, const struct fxt_td_item *it) {
     c->st->lost_unknown++;
   if (it->buffer == 0 && it->missed_known && it->cpu < c->npage_lost)
     c->page_lost[it->cpu] += it->missed_count;
-  return lost(c, it->cpu, it->rec.ts, it->missed_known ? it->missed_count : 0, !it->missed_known);
+  return fxt_td_imp_lost(c, it->cpu, it->rec.ts, it->missed_known ? it->missed_count : 0,
+                         !it->missed_known);
 }
 
 /* Losses the CPUSTAT options count beyond what the pages said. */
@@ -752,7 +485,7 @@ static int cpustat_losses(struct conv *c) {
     uint64_t seen = s->cpu < c->npage_lost ? c->page_lost[s->cpu] : 0;
     if (total > seen) {
       c->st->lost_cpustat += total - seen;
-      rc = lost(c, s->cpu, c->last_ts, total - seen, false);
+      rc = fxt_td_imp_lost(c, s->cpu, c->last_ts, total - seen, false);
     }
   }
   return rc;
@@ -796,10 +529,10 @@ static int run(struct conv *c, struct fxt_td_iter *it) {
   uint64_t first = 0;
   fxt_td_iter_peek_ts(it, &first);
   c->last_ts = first;
-  int rc = head(c, first);
+  int rc = fxt_td_imp_head(c, first);
   for (uint32_t i = 0; rc == 0 && i < c->f->ncmdlines; i++) { /* names known in advance */
     const struct fxt_td_cmdline *cl = &c->f->cmdlines[i];
-    struct thr *t = thread_slot(c, cl->pid);
+    struct thr *t = fxt_td_imp_thread_slot(c, cl->pid);
     if (t == NULL)
       return nomem(c);
     t->name_len = (uint8_t)(cl->comm.len > COMM_MAX ? COMM_MAX : cl->comm.len);
@@ -824,7 +557,7 @@ static int run(struct conv *c, struct fxt_td_iter *it) {
   if (rc == 0)
     rc = cpustat_losses(c);
   if (rc == 0 && text_is(c->f->clock, "mono"))
-    rc = clock_sync(c, c->last_ts);
+    rc = fxt_td_imp_clock_sync(c, c->last_ts);
   if (rc == 0)
     rc = out_flush(&c->o);
   c->st->first_ts = first;
