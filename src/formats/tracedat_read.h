@@ -35,6 +35,8 @@
 
 #include <fxtrace/errors.h>
 
+#include "tracedat_page.h" /* FXT_TD_MISSED_*, FXT_TD_COMMIT_MASK: the page commit word */
+
 #define FXT_TD_ERR_SIZE 256u
 /* The first 10 bytes of every trace.dat: 0x17 0x08 0x44 "tracing". */
 #define FXT_TD_MAGIC "\x17\x08\x44tracing"
@@ -54,13 +56,6 @@ struct fxt_td_layout {
   uint32_t commit_offset; /* offset of commit (8) */
   uint32_t data_offset;   /* page header size: 12 or 16 */
 };
-
-/* Page commit word flags (kernel ring_buffer.c): events were lost before this page; and, with
- * STORED too, a long holding their number stands right after the data. Only the low 27 bits
- * of commit are the data length. */
-#define FXT_TD_MISSED_EVENTS (UINT64_C(1) << 31)
-#define FXT_TD_MISSED_STORED (UINT64_C(1) << 30)
-#define FXT_TD_COMMIT_MASK ((UINT64_C(1) << 27) - 1)
 
 /* Record types by type_len (spec §4.1). */
 #define FXT_TD_TYPE_DATA_MAX 28u

@@ -98,7 +98,7 @@ uint64_t fxt_td_page_finish(struct fxt_td_wpage *p) {
   bool stored = p->missed && p->missed != FXT_TD_WPAGE_MISSED_UNKNOWN &&
                 FXT_TD_WPAGE_DATA_BYTES - p->len >= 8;
   if (p->missed)
-    commit |= FXT_TD_WPAGE_MISSED_EVENTS | (stored ? FXT_TD_WPAGE_MISSED_STORED : 0);
+    commit |= FXT_TD_MISSED_EVENTS | (stored ? FXT_TD_MISSED_STORED : 0);
   if (p->buf != NULL) {
     unsigned char *data = p->buf + FXT_TD_WPAGE_HEADER_BYTES;
     put64(p->buf, p->ts);

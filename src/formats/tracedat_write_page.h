@@ -39,13 +39,13 @@
 
 #include <fxtrace/errors.h>
 
+#include "tracedat_page.h" /* FXT_TD_MISSED_*: the commit word flags */
+
 #define FXT_TD_WPAGE_BYTES 4096u
 #define FXT_TD_WPAGE_HEADER_BYTES 16u /* u64 timestamp, u64 commit */
 #define FXT_TD_WPAGE_DATA_BYTES (FXT_TD_WPAGE_BYTES - FXT_TD_WPAGE_HEADER_BYTES) /* 4080 */
 #define FXT_TD_WPAGE_MAX_PAYLOAD (FXT_TD_WPAGE_DATA_BYTES - 8u)                  /* 4072 */
 
-#define FXT_TD_WPAGE_MISSED_EVENTS (UINT64_C(1) << 31)
-#define FXT_TD_WPAGE_MISSED_STORED (UINT64_C(1) << 30)
 /* `missed` of fxt_td_page_add: events were lost, how many is not known (RB_MISSED_EVENTS
  * without a count; `trace-cmd report` says [EVENTS DROPPED]). */
 #define FXT_TD_WPAGE_MISSED_UNKNOWN UINT64_MAX

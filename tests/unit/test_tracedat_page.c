@@ -265,7 +265,7 @@ static void missed_keeps_room(void **state) {
   assert_int_equal(fxt_td_page_add(&p, 2, 0, NULL, 112), FXT_ENOSPC); /* 116 + 8 > 120 */
   assert_int_equal(fxt_td_page_add(&p, 2, 0, NULL, 108), 0);          /* 112 + 8 = 120 */
   assert_int_equal(fxt_td_page_finish(&p),
-  4072 | FXT_TD_WPAGE_MISSED_EVENTS | FXT_TD_WPAGE_MISSED_STORED);
+  4072 | FXT_TD_MISSED_EVENTS | FXT_TD_MISSED_STORED);
   /* Without missed events the same 116 bytes would have fitted. */
   fxt_td_page_init(&p, NULL);
   assert_int_equal(fxt_td_page_add(&p, 1, 0, NULL, 3952), 0);
