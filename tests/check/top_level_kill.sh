@@ -137,15 +137,23 @@ for spec in "after > 300" "before > 300" "after >> 300" "before >> 300" "after o
   if [ "$2" = other ]; then
     grep -q "pid $pid died inside a write of [0-9]* bytes to stdout.* may be counted twice" \
       "$work/later.err" || { cat "$work/later.err"; fail "round $round: not said"; }
-    [ "$got" -eq $((2 * ne)) ] || fail "round $round: $got events and losses, not $ne twice"
+    # All of them once, and the records of the write it died in (all of them unless a pass a
+    # full ring or the timer woke wrote some before) a second time.
+    [ "$got" -gt $ne ] && [ "$got" -le $((2 * ne)) ] ||
+      fail "round $round: $got events and losses: not $ne and up to $ne again"
   else
     if grep -q "counted twice\|damage" "$work/later.err"; then
       cat "$work/later.err"
       fail "round $round: said"
     fi
     [ "$got" -eq $ne ] || fail "round $round: $got events and losses, $ne emitted"
-    if [ $1 = after ]; then want=$ne; else want=0; fi
-    [ "$in_stdout" -eq $want ] || fail "round $round: $in_stdout in stdout, not $want"
+    # After: everything is in stdout. Before: not the records of the write it died in (passes
+    # a full ring woke while the events were emitted may have written some before it).
+    if [ $1 = after ]; then
+      [ "$in_stdout" -eq $ne ] || fail "round $round: $in_stdout in stdout, not $ne"
+    else
+      [ "$in_stdout" -lt $ne ] || fail "round $round: $in_stdout in stdout: the write landed"
+    fi
   fi
   rm -f "$sdir.fxt"
 done
