@@ -477,6 +477,15 @@ static bool die_here(int when, bool has_slot, const struct effect *fx)
          atomic_load_explicit(&fxt_cons_flushers, memory_order_relaxed) != 0;
 }
 
+/* Says on stderr where the write it dies in goes (the file offset it starts at and its
+ * bytes), for the test to check what landed, then dies. */
+static void die_in_write(uint64_t at, size_t bytes)
+{
+  fprintf(stderr, "fxtrace test: killed in a write of %zu bytes at offset %llu\n", bytes,
+          (unsigned long long)at);
+  raise(SIGKILL);
+}
+
 /* A write to a stdout that is a regular file (out.shared_stdout): where it lands and its first
  * and last 8 bytes (a then b: whole FXT words), in the intent, so that a harvester whose own
  * stdout is that file can tell whether it landed (shfile.h, intent_out_pos; recover.h,
@@ -594,11 +603,12 @@ void fxt_cons_commit(const unsigned char *chunk, size_t len, const struct effect
   atomic_store_explicit(&h->intent_state, FXT_SH_WRITING, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   /* 2. The write. */
+  uint64_t at = o->file_len;
   if (die_here(1, has_slot, fx))
-    raise(SIGKILL);
+    die_in_write(at, alen + len);
   write_all(o, a, alen, chunk, len);
   if (die_here(2, has_slot, fx))
-    raise(SIGKILL);
+    die_in_write(at, alen + len);
   o->len = 0;
   /* 3. It returned: from here a recovery applies the intent itself if we die. */
   atomic_signal_fence(memory_order_seq_cst);
