@@ -182,7 +182,7 @@ static int make_room(struct fxt_ring *r, uint32_t head, uint32_t nbytes, uint32_
  * same orders for the tail: acquire on both outcomes of the compare-and-swap (pairs with the
  * consumer's release when it claims, (2)); the release fence before the gained space is
  * written is reserve_slow's, which runs because tail_cache is older; and release on success
- * besides, for what the moving hook stored before it (the tracer's CPU note, src/host/cpunote.h
+ * besides, for what the moving hook stored before it (the tracer's CPU note, src/base/cpunote.h
  * (N1)). */
 int fxt_ring_pass_oldest(struct fxt_ring *r, uint32_t need, uint32_t batch_shift,
                          const struct fxt_ring_pass_hooks *hooks)

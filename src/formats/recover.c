@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../host/cpunote.h"
+#include "../base/cpunote.h"
 #include "../host/harvest.h"
-#include "../host/metarec.h"
+#include "../base/metarec.h"
 #include "recover_int.h"
 
 #define PROVIDER_NAME "fxtrace/1"

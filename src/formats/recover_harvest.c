@@ -18,7 +18,7 @@
 
 #include "../host/harvest.h"
 #include "../host/outfile.h"
-#include "../host/shfile.h"
+#include "../base/shfile.h"
 #include "recover_int.h"
 
 static int write_fd(void *ctx, const void *p, size_t n)

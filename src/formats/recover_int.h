@@ -7,7 +7,7 @@
 #include <stdarg.h>
 
 #include "../host/recover.h"
-#include "../host/shfile.h"
+#include "../base/shfile.h"
 
 /* Fields of a slot (or its companion) the reader needs, in the order of the header's layout
  * table (shfile.h, FXT_SH_OFF_LAYOUT). */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../host/cpunote.h"
+#include "../base/cpunote.h"
 #include "../host/intern.h"
 #include "recover_int.h"
 

@@ -37,7 +37,7 @@
 #include "harvest.h"
 #include "intern.h"
 #include "registry.h"
-#include "shfile.h"
+#include "../base/shfile.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #define FXT_BUFFERS_UNSUPPORTED 1 /* shfile.h is little-endian: anonymous memory only */

@@ -27,9 +27,9 @@
 #include <fxtrace/meta.h>
 #include <string.h>
 
-#include "cpunote.h"
+#include "../base/cpunote.h"
 #include "deliver.h"
-#include "metarec.h"
+#include "../base/metarec.h"
 
 /* Whole records from p (their bytes up to n; avail: bytes committed from p on, so a record
  * cut by n is told from a damaged header). *rc: FXT_EBADMSG when not even the first record

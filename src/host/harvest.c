@@ -27,7 +27,7 @@
 
 #include "../formats/recover_int.h"
 #include "module.h"
-#include "shfile.h"
+#include "../base/shfile.h"
 
 int fxt_sdir_lock(const char *dir, int wait_ms)
 {

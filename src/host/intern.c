@@ -18,7 +18,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "shfile.h"
+#include "../base/shfile.h"
 
 #define HASH_SLOTS 65536u        /* power of two, at least 2 x the index space */
 #define ARENA_BYTES (8u << 20)   /* text of all interned strings */

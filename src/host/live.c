@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "live_int.h"
-#include "metarec.h"
+#include "../base/metarec.h"
 
 struct fxt_live_state fxt_live = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                   .cond = PTHREAD_COND_INITIALIZER};

@@ -22,7 +22,7 @@
 
 #include "../base/text.h"
 #include "consumer.h"
-#include "cpunote.h"
+#include "../base/cpunote.h"
 #include "intern.h"
 #include "session_int.h"
 #include "slots.h"

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "shfile.h"
+#include "../base/shfile.h"
 
 enum slot_state { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
 

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpunote.h"
+#include "../base/cpunote.h"
 #include "slots_int.h"
 
 size_t fxt_companion_storage_off(void)

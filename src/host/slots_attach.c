@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "control.h"
-#include "cpunote.h"
+#include "../base/cpunote.h"
 #include "intern.h"
 #include "slots_int.h"
 

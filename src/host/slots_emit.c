@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cpunote.h"
+#include "../base/cpunote.h"
 #include "slots_int.h"
 
 /* Leaving an emission on a companion (signal context): its records go to the ingress ring,

@@ -15,7 +15,7 @@
 
 #include "buffers.h"
 #include "consumer.h"
-#include "metarec.h"
+#include "../base/metarec.h"
 #include "session_int.h"
 #include "slots.h"
 #include "trigger.h"

@@ -20,7 +20,7 @@
 #include "../fxtcount.h"
 #include "../mem_sink.h" /* a recovery's output in memory */
 #include "host/recover.h"
-#include "host/shfile.h"
+#include "base/shfile.h"
 
 /* The whole file at path, malloc'ed; NULL when it cannot be read. */
 static inline unsigned char *ru_read_file(const char *path, size_t *len)

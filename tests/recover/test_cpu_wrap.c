@@ -1,5 +1,5 @@
 /* test_cpu_wrap - the CPU of a thread's events in copies of a ring that starts after
- * overwritten records (overwrite mode; src/host/cpunote.h).
+ * overwritten records (overwrite mode; src/base/cpunote.h).
  *
  *   test_cpu_wrap FXTRACE
  *

@@ -47,7 +47,7 @@
 #include "../fxtcount.h"
 #include "../sanitizers.h"
 #include "host/harvest.h"
-#include "host/shfile.h"
+#include "base/shfile.h"
 
 extern char **environ;
 

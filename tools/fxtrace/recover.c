@@ -19,7 +19,7 @@
 #include "host/harvest.h"
 #include "host/outfile.h"
 #include "host/recover.h"
-#include "host/shfile.h"
+#include "base/shfile.h"
 
 static const char k_usage[] =
     "usage: fxtrace recover [--help] [--quiet] [--output-file PARTIAL] [--remove] DIR -o FILE\n"

@@ -40,8 +40,8 @@
  * Nothing here runs on the emit fast path: the producer writes notes only inside a pass, a
  * sixteenth of the ring at a time.
  */
-#ifndef FXT_HOST_CPUNOTE_H
-#define FXT_HOST_CPUNOTE_H
+#ifndef FXT_BASE_CPUNOTE_H
+#define FXT_BASE_CPUNOTE_H
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/meta.h>

@@ -2,8 +2,8 @@
  * writes them into a session's file and recovery writes them into a recovered one: built in
  * one place so that both say the same. The caller sets the thread and encodes the event.
  */
-#ifndef FXT_HOST_METAREC_H
-#define FXT_HOST_METAREC_H
+#ifndef FXT_BASE_METAREC_H
+#define FXT_BASE_METAREC_H
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/meta.h>

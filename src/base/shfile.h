@@ -27,8 +27,8 @@
  * field: in-process synchronization stays in the private structures (session_int.h). The
  * file is read after death, when every store the process executed is in the page cache.
  */
-#ifndef FXT_HOST_SHFILE_H
-#define FXT_HOST_SHFILE_H
+#ifndef FXT_BASE_SHFILE_H
+#define FXT_BASE_SHFILE_H
 
 #include <stdatomic.h>
 #include <stddef.h>
