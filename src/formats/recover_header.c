@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../host/intern.h"
+#include "../base/namefix.h"
 #include "recover_int.h"
 
 uint32_t rec_le32(const unsigned char *p)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../base/cpunote.h"
-#include "../host/intern.h"
+#include "../base/namefix.h"
 #include "recover_int.h"
 
 /* ---- reading ---------------------------------------------------------------------------- */

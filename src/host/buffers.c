@@ -37,6 +37,7 @@
 #include "harvest.h"
 #include "intern.h"
 #include "registry.h"
+#include "../base/namefix.h"
 #include "../base/shfile.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "consumer_int.h"
 
+#include "../base/namefix.h"
+
 /* ---- output ------------------------------------------------------------------------------ */
 
 /* Bytes of the whole records of p[0..len) that end at or before n. */

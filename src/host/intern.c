@@ -184,20 +184,6 @@ bool fxt_intern_lookup(uint32_t index, const char **s, uint32_t *len)
   return true;
 }
 
-void fxt_name_fix(char *s, size_t size)
-{
-  if (size == 0)
-    return;
-  size_t len = strnlen(s, size - 1);
-  if (fxt_utf8_valid(s, len) == len)
-    return;
-  char fixed[256];
-  len = fxt_utf8_cut(s, (uint32_t)len); /* a character the kernel's 15 bytes cut */
-  len = fxt_utf8_sanitize(fixed, size - 1 < sizeof(fixed) ? size - 1 : sizeof(fixed), s, len);
-  memcpy(s, fixed, len);
-  memset(s + len, 0, size - len);
-}
-
 uint32_t fxt_intern_end(void)
 {
   uint32_t end = atomic_load_explicit(&next_index, memory_order_relaxed);

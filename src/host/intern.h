@@ -26,12 +26,6 @@ int fxt_intern(const char *s, uint32_t len);
 /* Same for a NUL-terminated string. */
 int fxt_intern_cstr(const char *s);
 
-/* Makes the NUL-terminated name in s[0..size) (a thread or process name as the kernel gives
- * it: cut at 15 bytes, maybe inside a character) well-formed UTF-8 in place: a character cut
- * at its end is dropped, other stray bytes become U+FFFD (as many as fit in size - 1 bytes,
- * whole characters only). size <= 256. Async-signal-safe. */
-void fxt_name_fix(char *s, size_t size);
-
 /* The string of an index: true with *s and *len when index is bound and complete. The text
  * lives as long as the process. */
 bool fxt_intern_lookup(uint32_t index, const char **s, uint32_t *len);

@@ -16,6 +16,7 @@
 
 #include "control.h"
 #include "../base/cpunote.h"
+#include "../base/namefix.h"
 #include "intern.h"
 #include "slots_int.h"
 

@@ -1,0 +1,16 @@
+/* namefix.h - a thread or process name made well-formed UTF-8 (FXT strings must be): the
+ * tracer fixes the names it records (slots_attach.c, consumer_out.c, buffers.c), recovery the
+ * ones it reads from a session file of an older version (src/formats/recover*.c).
+ */
+#ifndef FXT_BASE_NAMEFIX_H
+#define FXT_BASE_NAMEFIX_H
+
+#include <stddef.h>
+
+/* Makes the NUL-terminated name in s[0..size) (a thread or process name as the kernel gives
+ * it: cut at 15 bytes, maybe inside a character) well-formed UTF-8 in place: a character cut
+ * at its end is dropped, other stray bytes become U+FFFD (as many as fit in size - 1 bytes,
+ * whole characters only). size <= 256. Async-signal-safe. */
+void fxt_name_fix(char *s, size_t size);
+
+#endif
