@@ -6,7 +6,7 @@
 
 #include <stdarg.h>
 
-#include "../host/recover.h"
+#include "../base/recover.h"
 #include "../base/shfile.h"
 
 /* Fields of a slot (or its companion) the reader needs, in the order of the header's layout

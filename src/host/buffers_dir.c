@@ -17,7 +17,7 @@
 
 #include "buffers_int.h"
 #include "harvest.h"
-#include "recover.h"
+#include "../base/recover.h"
 #include "server.h"
 
 int fxt_buffers_default_dir(char *out, size_t size)

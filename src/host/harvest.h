@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recover.h"
+#include "../base/recover.h"
 
 /* Marker a child of fork leaves in its parent's session directory: "child.<pid>.<n>", the
  * name of the child's own directory after the prefix (both are in the same buffers
@@ -130,16 +130,9 @@ struct fxt_sdir_why {
 };
 void fxt_sdir_first_damage(void *ctx, int damage, const char *line);
 
-/* The recovery harvests call (fxt_harvest, fxt_recover_dead_state): the formats library's
- * fxt_recover_direct, which the module returns from its one entry. struct_size first: a
- * module of another version is refused. */
-struct fxt_recover_ops {
-  uint32_t struct_size; /* sizeof(struct fxt_recover_ops) */
-  int (*harvest)(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
-                 struct fxt_rec_stats *st, char *msg, size_t msg_size);
-  enum fxt_rec_dead (*dead_state)(const char *dir);
-};
-extern const struct fxt_recover_ops fxt_recover_direct; /* src/formats/recover_harvest.c */
+/* For the clean-up of a buffers directory (buffers_dir.c), what dir holds: the recovery's
+ * answer (fxt_recover_ops.dead_state), FXT_REC_KEEP when there is no recovery to ask. */
+enum fxt_rec_dead fxt_recover_dead_state(const char *dir);
 
 /* The recovery to call instead of the module's; set once, before any session. */
 void fxt_harvest_set_recover(const struct fxt_recover_ops *ops);

@@ -19,7 +19,7 @@
 
 #include "../fxtcount.h"
 #include "../mem_sink.h" /* a recovery's output in memory */
-#include "host/recover.h"
+#include "base/recover.h"
 #include "base/shfile.h"
 
 /* The whole file at path, malloc'ed; NULL when it cannot be read. */

@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "formats/fileio.h"
-#include "host/recover.h"
+#include "base/recover.h"
 #include "recover_util.h"
 
 static const char *child_path, *fxtrace_path;

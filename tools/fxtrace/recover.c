@@ -1,5 +1,5 @@
 /* tools/fxtrace/recover.c - `fxtrace recover DIR -o FILE`: the complete trace of a session
- * whose process died, from the files its buffers live in (src/host/recover.h,
+ * whose process died, from the files its buffers live in (src/base/recover.h,
  * docs/recovery.md). */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -18,7 +18,7 @@
 #include "formats/fileio.h"
 #include "host/harvest.h"
 #include "host/outfile.h"
-#include "host/recover.h"
+#include "base/recover.h"
 #include "base/shfile.h"
 
 static const char k_usage[] =

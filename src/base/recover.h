@@ -1,15 +1,15 @@
 /* recover.h - reading a session's files after its process died (or, read-only, while it runs)
  * and writing the complete FXT trace they hold: `fxtrace recover`, and the buffers directory's
  * clean-up of sessions with nothing left (docs/recovery.md; the files' layout: shfile.h).
- * Implemented in the formats library (src/formats/recover*.c), which the tracer calls through
- * harvest.h; the tracer itself holds fxt_recover_dead_state.
+ * Implemented in the formats library (src/formats/recover*.c); the tracer reaches it only
+ * through struct fxt_recover_ops (below; its side: src/host/harvest.h), hence in src/base.
  *
  * The reader trusts nothing: every offset, size and position is checked against the bytes it
  * has, and every record taken from a buffer is decoded strictly before it is written. Damage
  * is reported as "FILE: offset N: reason" and recovery goes on with everything else.
  */
-#ifndef FXT_HOST_RECOVER_H
-#define FXT_HOST_RECOVER_H
+#ifndef FXT_BASE_RECOVER_H
+#define FXT_BASE_RECOVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -90,14 +90,24 @@ void fxt_recover_stdout_free(struct fxt_rec_input *in);
  * (ended, not yet waited for) does not run. */
 bool fxt_recover_alive(uint32_t pid, uint64_t proc_start);
 
-/* For the clean-up of a buffers directory (buffers.c), what dir holds (in the tracer:
- * FXT_REC_KEEP when it has no recovery, harvest.h): */
+/* What a buffers directory's dir holds, for its clean-up (buffers_dir.c; in the tracer:
+ * FXT_REC_KEEP when it has no recovery, harvest.h: fxt_recover_dead_state): */
 enum fxt_rec_dead {
   FXT_REC_KEEP,    /* a live process's session, or not a session fxtrace can read */
   FXT_REC_STALE,   /* a dead process's session with nothing missing from its output file (a
                       clean stop, or everything delivered) */
   FXT_REC_CRASHED, /* a dead process's session with records to recover */
 };
-enum fxt_rec_dead fxt_recover_dead_state(const char *dir);
+
+/* The recovery harvests call (fxt_harvest, fxt_recover_dead_state): the formats library's
+ * fxt_recover_direct, which the module returns from its one entry. struct_size first: a
+ * module of another version is refused. */
+struct fxt_recover_ops {
+  uint32_t struct_size; /* sizeof(struct fxt_recover_ops) */
+  int (*harvest)(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
+                 struct fxt_rec_stats *st, char *msg, size_t msg_size);
+  enum fxt_rec_dead (*dead_state)(const char *dir);
+};
+extern const struct fxt_recover_ops fxt_recover_direct; /* src/formats/recover_harvest.c */
 
 #endif
