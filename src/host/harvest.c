@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../formats/recover_int.h"
+#include "../base/recover_header.h"
 #include "module.h"
 #include "../base/shfile.h"
 

@@ -1,7 +1,7 @@
-/* src/formats/recover_header.c - a session file's header read and checked (recover_int.h,
+/* src/base/recover_header.c - a session file's header read and checked (recover_header.h,
  * rec_read_header), with the little-endian reads and the reporting of damage the rest of
- * recovery uses. Linked into the tracer as well (CMakeLists.txt): finding dead sessions reads
- * each one's header (src/host/harvest.c, fxt_sdir_read); the recovery itself is not there.
+ * recovery uses. In the base, so in the tracer as well: finding dead sessions reads each one's
+ * header (src/host/harvest.c, fxt_sdir_read); the recovery itself is not there.
  */
 #define _GNU_SOURCE
 #include <fxtrace/errors.h>
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/namefix.h"
-#include "recover_int.h"
+#include "namefix.h"
+#include "recover_header.h"
 
 uint32_t rec_le32(const unsigned char *p)
 {
