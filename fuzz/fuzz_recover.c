@@ -82,8 +82,11 @@ static void child(const char *dir, int ready_fd)
   snprintf(out, sizeof(out), "%s/out.fxt", dir);
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "fz:*", .output = out,
                                    .buffers = dir, .buffer_kb = 16, .total_kb = 256};
-  if (fxt_session_start(&cfg) != 0)
+  int rc = fxt_session_start(&cfg);
+  if (rc != 0) {
+    fprintf(stderr, "fuzz_recover: the traced child's session did not start: %s\n", fxt_strerror(rc));
     _exit(1);
+  }
   static const uintptr_t counts[2] = {3000, 150};
   for (int i = 0; i < 2; i++) {
     pthread_t t;
@@ -104,7 +107,10 @@ static void map_copy(struct file *f, const char *path, const char *name)
   snprintf(f->name, sizeof(f->name), "%s", name);
   int fd = open(path, O_RDONLY);
   struct stat st;
-  check(fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0);
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+    fprintf(stderr, "fuzz_recover: %s: %s\n", path, fd < 0 ? "cannot open" : "empty");
+    abort();
+  }
   f->size = (uint64_t)st.st_size;
   f->data = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   check(f->data != MAP_FAILED);
@@ -147,7 +153,10 @@ static void make_session(void)
     map_copy(&g_files[2], path, "out.fxt");
   }
   ru_rmtree(dir); /* before any check can abort: nothing is left behind */
-  check(got == 1 && session[0] != 0);
+  if (got != 1 || !session[0]) {
+    fprintf(stderr, "fuzz_recover: no dead session made: ready byte %zd, session dir '%s'\n", got, session);
+    abort();
+  }
 }
 
 /* ---- one input ---------------------------------------------------------------------------- */
@@ -192,6 +201,19 @@ struct undo {
 };
 
 #define MAX_EDITS 32
+
+/* libFuzzer calls this before it starts its threads (the RSS watcher): the fork in
+ * make_session must happen while the process has one thread, or the child may inherit an
+ * allocator lock (ASan's) that a thread gone in the child held, and hang in its first malloc.
+ * replay.c does not call it; its process is single-threaded throughout. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+  (void)argc;
+  (void)argv;
+  make_session();
+  g_ready = 1;
+  return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
