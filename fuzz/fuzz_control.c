@@ -1,5 +1,5 @@
 /* fuzz/fuzz_control.c - libFuzzer target for the live-control protocol parsers
- * (src/host/server.h): fxt_ctl_parse, the server's request parser, and fxt_ctl_parse_reply,
+ * (src/base/ctlproto.h): fxt_ctl_parse, the server's request parser, and fxt_ctl_parse_reply,
  * the tools' reply-frame parser. The input is read as a stream of requests (as a client
  * connection delivers it) and, independently, as a stream of reply frames.
  *
@@ -26,7 +26,7 @@
 
 #include <fxtrace/errors.h>
 
-#include "../src/host/server.h"
+#include "../src/base/ctlproto.h"
 
 static void check(int ok)
 {

@@ -1,5 +1,5 @@
 /* tools/fxtrace/control_client.h - the client side of live control: connecting to a traced
- * process's socket and speaking the protocol of src/host/server.h. Used by `fxtrace ps`, `ls`,
+ * process's socket and speaking the protocol of src/base/ctlproto.h. Used by `fxtrace ps`, `ls`,
  * `cat`, `write` (control_cmds.c) and `mount` (mount.c).
  */
 #ifndef FXTRACE_TOOLS_CONTROL_CLIENT_H
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "host/server.h"
+#include "base/ctlproto.h"
 
 #define CTL_TIMEOUT_MS 10000 /* a reply that does not come: the process is stopped or stuck */
 

@@ -214,7 +214,7 @@ int cmd_ps(int argc, char **argv)
   for (size_t i = 0; i < n; i++) {
     struct ctl_conn c;
     rc = ctl_connect(dir, pids[i], &c, err, sizeof(err));
-    if (rc == -ECONNREFUSED) { /* nobody listens: the process died or exec'd (server.h) */
+    if (rc == -ECONNREFUSED) { /* nobody listens: the process died or exec'd (ctlproto.h) */
       char path[256];
       if (fxt_ctl_socket_path(dir, pids[i], path, sizeof(path)) == 0)
         unlink(path);

@@ -1,6 +1,6 @@
 /* tools/fxtrace/control_cmds.h - the live-control subcommands: `fxtrace ps`, `ls`, `cat`,
  * `write` (control_cmds.c) and `mount` (mount.c), against processes that serve their tracefs
- * tree on a socket (src/host/server.h). Conventions as in cli.h.
+ * tree on a socket (src/base/ctlproto.h, src/host/server.h). Conventions as in cli.h.
  */
 #ifndef FXTRACE_TOOLS_CONTROL_CMDS_H
 #define FXTRACE_TOOLS_CONTROL_CMDS_H

@@ -1,7 +1,7 @@
 /* tools/fxtrace/mount.c - `fxtrace mount PID DIR`: process PID's tracefs tree as a FUSE file
  * system (libfuse3, high-level API), so that plain cat, echo and tail -f work on it as on
  * /sys/kernel/tracing. Every file operation becomes a request on PID's live-control socket
- * (src/host/server.h):
+ * (src/base/ctlproto.h):
  *
  *   getattr  STAT: the mode from the file's read/write ability, size 0 as on tracefs
  *            (trace_pipe: see below)

@@ -1,6 +1,6 @@
-/* server_proto.c - the live-control protocol and runtime directory (server.h): pure parsing
- * and encoding, shared by the server thread and the fxtrace tool, and fuzzed on its own
- * (fuzz/fuzz_control.c). Nothing here touches the tracefs tree.
+/* ctlproto.c - the live-control protocol and runtime directory (ctlproto.h): pure parsing
+ * and encoding, shared by the server thread (src/host/server.c) and the fxtrace tool, and
+ * fuzzed on its own (fuzz/fuzz_control.c). Nothing here touches the tracefs tree.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,9 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "ctlproto.h"
 
-/* Request layout after the size word (server.h): version, op, flags, path_len. */
+/* Request layout after the size word (ctlproto.h): version, op, flags, path_len. */
 #define REQ_FIXED 6u
 
 static const char *const op_names[] = {"?",     "INFO", "LIST", "STAT",
