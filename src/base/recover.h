@@ -2,7 +2,8 @@
  * and writing the complete FXT trace they hold: `fxtrace recover`, and the buffers directory's
  * clean-up of sessions with nothing left (docs/recovery.md; the files' layout: shfile.h).
  * Implemented in the formats library (src/formats/recover*.c); the tracer reaches it only
- * through struct fxt_recover_ops (below; its side: src/host/harvest.h), hence in src/base.
+ * through struct fxt_recover_ops (below; its side: src/host/harvest.h; the session
+ * directories both act on: sdir.h), hence in src/base.
  *
  * The reader trusts nothing: every offset, size and position is checked against the bytes it
  * has, and every record taken from a buffer is decoded strictly before it is written. Damage
@@ -99,13 +100,20 @@ enum fxt_rec_dead {
   FXT_REC_CRASHED, /* a dead process's session with records to recover */
 };
 
-/* The recovery harvests call (fxt_harvest, fxt_recover_dead_state): the formats library's
- * fxt_recover_direct, which the module returns from its one entry. struct_size first: a
- * module of another version is refused. */
+/* Writes the FXT file fxt as the trace.dat dat (as fxt_tracedat_file does): 0, or a negative
+ * errno with err saying why (FXT_ENOSYS: no writer to be had). The caller of a harvest has it:
+ * the tracer loads the writer's module (src/host/outfile.h, fxt_outfile_to_dat), the
+ * `fxtrace` command links the writer; the recovery, below neither, is handed it. */
+typedef int (*fxt_rec_dat_fn)(const char *fxt, const char *dat, char *err, size_t err_size);
+
+/* The recovery harvests call (fxt_harvest, fxt_recover_dead_state, sdir.h): the formats
+ * library's fxt_recover_direct, which the module returns from its one entry. struct_size
+ * first: a module of another version is refused. harvest is fxt_harvest's contract
+ * (src/host/harvest.h), with to_dat converting an output X.dat. */
 struct fxt_recover_ops {
   uint32_t struct_size; /* sizeof(struct fxt_recover_ops) */
   int (*harvest)(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
-                 struct fxt_rec_stats *st, char *msg, size_t msg_size);
+                 struct fxt_rec_stats *st, char *msg, size_t msg_size, fxt_rec_dat_fn to_dat);
   enum fxt_rec_dead (*dead_state)(const char *dir);
 };
 extern const struct fxt_recover_ops fxt_recover_direct; /* src/formats/recover_harvest.c */

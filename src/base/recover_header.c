@@ -1,7 +1,7 @@
 /* src/base/recover_header.c - a session file's header read and checked (recover_header.h,
  * rec_read_header), with the little-endian reads and the reporting of damage the rest of
  * recovery uses. In the base, so in the tracer as well: finding dead sessions reads each one's
- * header (src/host/harvest.c, fxt_sdir_read); the recovery itself is not there.
+ * header (src/base/sdir.c, fxt_sdir_read); the recovery itself is not there.
  */
 #define _GNU_SOURCE
 #include <fxtrace/errors.h>

@@ -1,7 +1,7 @@
 /* recover_header.h - recovery's model of a dead session (src/formats/recover_model.c builds
  * it from the files, src/formats/recover.c writes the trace from it) and the reader of a
  * session file's header (recover_header.c) that fills its first part: in src/base because the
- * tracer reads each dead session's header too (src/host/harvest.c, fxt_sdir_read); the rest of
+ * tracer reads each dead session's header too (src/base/sdir.c, fxt_sdir_read); the rest of
  * recovery is in the formats library (src/formats/recover_int.h).
  */
 #ifndef FXT_BASE_RECOVER_HEADER_H

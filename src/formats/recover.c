@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "../base/cpunote.h"
-#include "../host/harvest.h"
 #include "../base/metarec.h"
+#include "../base/sdir.h"
 #include "recover_int.h"
 
 #define PROVIDER_NAME "fxtrace/1"

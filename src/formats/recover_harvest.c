@@ -1,10 +1,11 @@
 /* src/formats/recover_harvest.c - the harvest of a dead session (src/host/harvest.h,
  * fxt_harvest): its complete trace written into its output file, or into a file of its own,
  * and its files removed. With what the buffers directory's clean-up asks of a dead session
- * (recover.c) it makes fxt_recover_direct, the recovery the tracer calls: a program that links
- * the formats library hands it over (fxt_harvest_set_recover), any other loads it from the
- * module fxtrace-recover.so (recover_module.c) the first time it finds a dead session. Runs
- * where the tracer's harvest.c runs, under the lock of the directory it acts on.
+ * (recover.c) it makes fxt_recover_direct (src/base/recover.h), the recovery harvests call: a
+ * traced process loads it from the module fxtrace-recover.so (recover_module.c) the first time
+ * it finds a dead session; the `fxtrace` command links it and calls it. What it acts on, the
+ * session directory, through src/base/sdir.h; the trace.dat writer it converts an output
+ * X.dat with is its caller's (to_dat). Runs under the lock of the directory it acts on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,8 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../host/harvest.h"
-#include "../host/outfile.h"
+#include "../base/sdir.h"
 #include "../base/shfile.h"
 #include "recover_int.h"
 
@@ -35,12 +35,6 @@ static int write_fd(void *ctx, const void *p, size_t n)
     n -= (size_t)k;
   }
   return 0;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-  size_t n = strlen(s), k = strlen(suffix);
-  return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
 #if defined(__GNUC__)
@@ -113,7 +107,7 @@ static int recover_into(const char *tmp, const struct fxt_rec_input *in, struct 
 
 /* fxt_harvest (harvest.h), for fxt_recover_direct. */
 static int harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,
-                   struct fxt_rec_stats *st, char *msg, size_t msg_size)
+                   struct fxt_rec_stats *st, char *msg, size_t msg_size, fxt_rec_dat_fn to_dat)
 {
   struct fxt_rec_stats local;
   if (!st)
@@ -135,7 +129,7 @@ static int harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *ad
   /* The file the consumer wrote: the output itself, or "X.dat.fxt" for a trace.dat. */
   char part[4200] = "";
   bool to_file = info.output[0] == '/';
-  bool dat = to_file && ends_with(info.output, ".dat");
+  bool dat = to_file && fxt_outfile_is_dat(info.output);
   if (to_file)
     snprintf(part, sizeof(part), dat ? "%s.fxt" : "%s", info.output);
   bool in_place = to_file && output_is_ours(part, &info);
@@ -207,7 +201,7 @@ static int harvest(const char *dir, bool keep_dir, bool keep_fxt, const char *ad
   bool damaged = rc == 1;
   if (in_place && dat && !keep_fxt) {
     char err[512] = "";
-    int crc = fxt_outfile_to_dat(part, info.output, err, sizeof(err));
+    int crc = to_dat(part, info.output, err, sizeof(err));
     if (crc == 0) {
       unlink(part);
     } else {

@@ -14,18 +14,14 @@
 
 #include "module.h"
 
+struct fxt_tracedat_stats; /* src/formats/tracedat_write.h */
+
 /* The trace.dat writer module (CMakeLists.txt) and the one function it exports, with
  * fxt_tracedat_file's contract (src/formats/tracedat_write.h). */
 #define DAT_MODULE "fxtrace-tracedat.so"
 #define DAT_ENTRY "fxt_tracedat_module_file"
 
-static fxt_outfile_dat_fn dat_writer; /* set once by a program that links the writer */
-
-void fxt_outfile_set_dat_writer(fxt_outfile_dat_fn fn) { dat_writer = fn; }
-
 int fxt_outfile_to_dat(const char *fxt, const char *dat, char *err, size_t err_size) {
-  if (dat_writer != NULL)
-    return dat_writer(fxt, dat, NULL, err, err_size);
   char why[512] = "";
   void *h;
   void *sym = fxt_module_load(DAT_MODULE, DAT_ENTRY, &h, why, sizeof why);
@@ -33,16 +29,11 @@ int fxt_outfile_to_dat(const char *fxt, const char *dat, char *err, size_t err_s
     snprintf(err, err_size, "the trace.dat writer %s could not be loaded: %s", DAT_MODULE, why);
     return FXT_ENOSYS;
   }
-  fxt_outfile_dat_fn fn;
+  int (*fn)(const char *, const char *, struct fxt_tracedat_stats *, char *, size_t);
   memcpy(&fn, &sym, sizeof fn); /* a function pointer from dlsym (POSIX) */
   int rc = fn(fxt, dat, NULL, err, err_size);
   dlclose(h);
   return rc;
-}
-
-bool fxt_outfile_is_dat(const char *path) {
-  size_t n = strlen(path);
-  return n > 4 && strcmp(path + n - 4, ".dat") == 0;
 }
 
 /* "<path>.fxt" in buf; false when it does not fit. */

@@ -3,10 +3,12 @@
  * leaves behind; `fxtrace convert` turns it into the .dat later), and the end of the session
  * converts that file to <path> and removes it.
  *
- * The writer (src/formats/tracedat_write.h) is not in the tracer: a program that links it (the
- * `fxtrace` command) hands it over (fxt_outfile_set_dat_writer); any other loads it for each
+ * The writer (src/formats/tracedat_write.h) is not in the tracer: it is loaded for each
  * conversion from the module fxtrace-tracedat.so, beside libfxtrace.so (or the program linked
- * with libfxtrace.a), else in the directory it was installed in (module.h). */
+ * with libfxtrace.a), else in the directory it was installed in (module.h). The harvest of a
+ * dead session whose output was X.dat converts with it too (harvest.c hands it to the
+ * recovery); the `fxtrace` command, which links the writer, converts with its own. Whether a
+ * path asks for a trace.dat, a test of its name: fxt_outfile_is_dat (src/base/sdir.h). */
 #ifndef FXTRACE_HOST_OUTFILE_H
 #define FXTRACE_HOST_OUTFILE_H
 
@@ -14,20 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct fxt_tracedat_stats;
-/* fxt_tracedat_file (src/formats/tracedat_write.h). */
-typedef int (*fxt_outfile_dat_fn)(const char *in_path, const char *out_path,
-                                  struct fxt_tracedat_stats *st, char *err, size_t err_size);
+#include "../base/sdir.h"
 
-/* The writer conversions call instead of the module; set once, before any session. */
-void fxt_outfile_set_dat_writer(fxt_outfile_dat_fn fn);
-
-/* The FXT file fxt written as the trace.dat dat, as fxt_tracedat_file does; FXT_ENOSYS (err
- * saying why) when the writer cannot be loaded. */
+/* The FXT file fxt written as the trace.dat dat, as fxt_tracedat_file does (a fxt_rec_dat_fn,
+ * src/base/recover.h); FXT_ENOSYS (err saying why) when the writer cannot be loaded. */
 int fxt_outfile_to_dat(const char *fxt, const char *dat, char *err, size_t err_size);
-
-/* Whether path asks for a trace.dat (ends in ".dat"). */
-bool fxt_outfile_is_dat(const char *path);
 
 /* Opens the file the consumer writes to (truncated): path itself, or "<path>.fxt" for a .dat.
  * The fd, or -1 with errno set (ENAMETOOLONG when "<path>.fxt" does not fit PATH_MAX). */

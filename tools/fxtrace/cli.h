@@ -56,5 +56,12 @@ bool cli_torn(const char *cmd, const char *path, uint64_t torn, uint64_t len, bo
 const char *cli_printable(const char *s, size_t n, char *buf, size_t size);
 /* Writes n bytes to stdout; false on a write error (reported). */
 bool cli_write(const char *cmd, const void *data, size_t n);
+/* The harvests of dead sessions (src/base/sdir.h) the command makes, with the recovery and the
+ * trace.dat writer it links (the formats library), never the tracer's modules: cli_harvest is
+ * fxt_harvest's (src/host/harvest.h) for dir, whose lock the caller holds, into its own output
+ * (no stats, no adoption: the children's markers go); cli_harvest_dead is
+ * fxt_sdir_harvest_dead's. */
+int cli_harvest(const char *dir, char *msg, size_t msg_size);
+int cli_harvest_dead(const char *base, const char *who);
 
 #endif /* FXTRACE_TOOLS_CLI_H */

@@ -16,7 +16,7 @@
 #include "cli.h"
 #include "control_client.h"
 #include "formats/fileio.h"
-#include "host/harvest.h"
+#include "base/sdir.h"
 
 #define DIR_HELP                                                                             \
   "The runtime directory is $FXTRACE_DIR, else $XDG_RUNTIME_DIR/fxtrace, else\n"            \
@@ -171,7 +171,7 @@ int cmd_ps(int argc, char **argv)
    * else will harvest: their traces are completed now, each said on stderr. */
   char shm[64];
   snprintf(shm, sizeof(shm), "/dev/shm/fxtrace-%u", (unsigned)geteuid());
-  fxt_harvest_dead(shm, "fxtrace ps");
+  cli_harvest_dead(shm, "fxtrace ps");
   char dir[256], err[512];
   rc = ctl_dir(dir, sizeof(dir), err, sizeof(err));
   if (rc == -ENOENT) { /* no directory yet: nothing was traced since boot */

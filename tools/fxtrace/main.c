@@ -10,9 +10,8 @@
 #include <fxtrace/errors.h>
 #include <fxtrace/fxt.h>
 
+#include "base/sdir.h"
 #include "formats/tracedat_write.h"
-#include "host/harvest.h"
-#include "host/outfile.h"
 
 struct command {
   const char *name;
@@ -59,11 +58,6 @@ static int out_checked(const char *cmd, int rc) {
 }
 
 int main(int argc, char **argv) {
-  /* Harvests of sessions whose output is X.dat convert with the writer linked here, not the
-   * module a traced process loads (src/host/outfile.h); harvests recover with the recovery
-   * linked here, not its module (src/host/harvest.h). */
-  fxt_outfile_set_dat_writer(fxt_tracedat_file);
-  fxt_harvest_set_recover(&fxt_recover_direct);
   if (argc < 2) {
     usage(stderr);
     return CLI_EXIT_USAGE;
@@ -82,6 +76,27 @@ int main(int argc, char **argv) {
 }
 
 /* ---- helpers (cli.h) --------------------------------------------------------------------- */
+
+/* The command's harvests recover with the recovery linked here (fxt_recover_direct), not the
+ * module a traced process loads, and convert an output X.dat with the writer linked here, not
+ * its module (src/base/recover.h, fxt_rec_dat_fn). */
+static int linked_to_dat(const char *fxt, const char *dat, char *err, size_t err_size) {
+  return fxt_tracedat_file(fxt, dat, NULL, err, err_size);
+}
+
+static const struct fxt_recover_ops *linked_recovery(const char *dir) {
+  (void)dir;
+  return &fxt_recover_direct;
+}
+
+int cli_harvest(const char *dir, char *msg, size_t msg_size) {
+  return fxt_recover_direct.harvest(dir, false, false, NULL, NULL, msg, msg_size, linked_to_dat);
+}
+
+int cli_harvest_dead(const char *base, const char *who) {
+  static const struct fxt_sdir_recovery linked = {linked_recovery, linked_to_dat};
+  return fxt_sdir_harvest_dead(base, who, &linked);
+}
 
 void cli_file_error(const char *cmd, const char *file, const char *msg) {
   char f[1024], m[2048]; /* a file's bytes (names in it, the name itself) never go out raw */

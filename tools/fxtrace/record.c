@@ -21,8 +21,7 @@
 #include <unistd.h>
 
 #include "formats/tracedat_write.h"
-#include "host/harvest.h"
-#include "host/outfile.h"
+#include "base/sdir.h"
 #include "record_merge.h"
 
 static const char k_usage[] =
@@ -280,7 +279,7 @@ static void harvest_sessions(const char *dir) {
       fprintf(stderr, "fxtrace record: %s: not harvested: %s\n", sdir, strerror(-lock));
       continue;
     }
-    if (fxt_harvest(sdir, false, false, NULL, NULL, msg, sizeof msg) != FXT_ENOENT ||
+    if (cli_harvest(sdir, msg, sizeof msg) != FXT_ENOENT ||
         access(sdir, F_OK) == 0) /* (not: another harvested it meanwhile) */
       fprintf(stderr, "fxtrace record: %s\n", msg);
     close(lock);
@@ -352,7 +351,7 @@ int cmd_record(int argc, char **argv) {
     return CLI_EXIT_FAIL;
   }
   /* CMD's sessions are this process's to harvest (harvest_sessions): a lock on a file in dir
-   * that it holds until it ends says so to every other harvester (harvest.h). */
+   * that it holds until it ends says so to every other harvester (src/base/sdir.h). */
   char hpath[4200];
   snprintf(hpath, sizeof hpath, "%s/%s", dir, FXT_HARVESTER_FILE);
   int hfd = open(hpath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -361,10 +360,10 @@ int cmd_record(int argc, char **argv) {
     hfd = -1;
   }
   /* Before CMD runs: the traces of this user's processes that died without stopping their
-   * sessions and that nothing else will harvest are completed (harvest.h), each said. */
+   * sessions and that nothing else will harvest are completed (src/base/sdir.h), each said. */
   char shm[64];
   snprintf(shm, sizeof shm, "/dev/shm/fxtrace-%u", (unsigned)geteuid());
-  fxt_harvest_dead(shm, "fxtrace record");
+  cli_harvest_dead(shm, "fxtrace record");
   rc = run(o.cmd, value);
   harvest_sessions(dir);
   /* -o X.dat: the merged FXT goes to X.dat.fxt, then is converted and removed (kept, with

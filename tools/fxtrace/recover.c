@@ -16,8 +16,7 @@
 #include <fxtrace/errors.h>
 
 #include "formats/fileio.h"
-#include "host/harvest.h"
-#include "host/outfile.h"
+#include "base/sdir.h"
 #include "base/recover.h"
 #include "base/shfile.h"
 
@@ -98,11 +97,11 @@ static int write_out(void *ctx, const void *p, size_t n)
 
 /* DIR is not a session: list the sessions under it. Returns the usage exit code. */
 /* A buffers directory: the dead sessions nothing else will harvest are harvested first
- * (harvest.h), each said; then the sessions left (live ones, those their traced parent will
+ * (src/base/sdir.h), each said; then the sessions left (live ones, those their traced parent will
  * harvest, damaged ones) and the traces written in a session directory's place are listed. */
 static int list_sessions(const char *dir)
 {
-  fxt_harvest_dead(dir, "fxtrace recover");
+  cli_harvest_dead(dir, "fxtrace recover");
   DIR *d = opendir(dir);
   if (!d) {
     cli_file_error("recover", dir, strerror(errno));
@@ -197,7 +196,7 @@ int cmd_recover(int argc, char **argv)
     output_errno = errno;
     fprintf(stderr, "fxtrace recover: %s: %s\n", opath, err);
   }
-  /* Live: its lock is held (harvest.h), whatever pid namespace the process is in. The lock
+  /* Live: its lock is held (src/base/sdir.h), whatever pid namespace the process is in. The lock
    * is kept while --remove removes the directory. */
   int lock = fxt_sdir_lock(dir, 200); /* another's look lasts less */
   bool live = lock == -EWOULDBLOCK;
