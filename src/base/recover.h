@@ -107,9 +107,13 @@ enum fxt_rec_dead {
 typedef int (*fxt_rec_dat_fn)(const char *fxt, const char *dat, char *err, size_t err_size);
 
 /* The recovery harvests call (fxt_harvest, fxt_recover_dead_state, sdir.h): the formats
- * library's fxt_recover_direct, which the module returns from its one entry. struct_size
- * first: a module of another version is refused. harvest is fxt_harvest's contract
+ * library's fxt_recover_direct, which the module returns from its one entry,
+ * FXT_RECOVER_ENTRY. struct_size first: a module of another version is refused. A member's
+ * signature that changes changes the entry's name (its number), so that a module built for
+ * another table is not found at all rather than called wrongly: the table's size cannot tell
+ * (to_dat, added in version 2, left it as it was). harvest is fxt_harvest's contract
  * (src/host/harvest.h), with to_dat converting an output X.dat. */
+#define FXT_RECOVER_ENTRY "fxt_recover_module_ops_2"
 struct fxt_recover_ops {
   uint32_t struct_size; /* sizeof(struct fxt_recover_ops) */
   int (*harvest)(const char *dir, bool keep_dir, bool keep_fxt, const char *adopt_dir,

@@ -3,9 +3,10 @@
  * fxt_recover_direct under the one name the module exports. Not in the formats library. */
 #include "../base/recover.h"
 
-__attribute__((visibility("default"))) const struct fxt_recover_ops *fxt_recover_module_ops(void);
+/* Its name is FXT_RECOVER_ENTRY (recover.h: the number is the table's version). */
+__attribute__((visibility("default"))) const struct fxt_recover_ops *fxt_recover_module_ops_2(void);
 
-const struct fxt_recover_ops *fxt_recover_module_ops(void)
+const struct fxt_recover_ops *fxt_recover_module_ops_2(void)
 {
   return &fxt_recover_direct;
 }

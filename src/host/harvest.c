@@ -21,7 +21,7 @@
 /* The recovery module (CMakeLists.txt: fxtrace_recover) and its one entry, which returns its
  * fxt_recover_ops. */
 #define RECOVER_MODULE "fxtrace-recover.so"
-#define RECOVER_ENTRY "fxt_recover_module_ops"
+#define RECOVER_ENTRY FXT_RECOVER_ENTRY
 
 static bool in_fork_child; /* written only by a child of fork's one thread (session.c) */
 
