@@ -19,6 +19,7 @@
 struct conv {
   const struct fxt_json_options *opt;
   struct fxtf_pass in;
+  bool scanning;         /* the first pass (scan_record), else the second (emit_record) */
   struct fxtf_segs segs; /* providers */
   struct fxt_jmap threads; /* (pid, tid) -> {records lost so far, index + 1 of its begins} */
   struct fxt_jmap printk; /* (provider, system_ref << 16 | name_ref) of printk descriptions */
@@ -79,19 +80,15 @@ static uint64_t ns_of(const struct conv *c, uint64_t ticks) {
 
 /* ---- pass 1: validate, collect clock syncs ---------------------------------------------- */
 
-static int scan_record(void *ctx) {
-  struct conv *c = ctx;
+static int scan_record(struct conv *c) {
   const struct fxt_record *rec = &c->in.rec;
-  int rc = step_provider(c, rec, true);
-  if (rc != 0)
-    return rc;
   struct fxtf_seg *g = c->segs.cur ? &c->segs.v[c->segs.cur - 1] : NULL;
   struct fxtf_provider *p = g ? &g->p : NULL;
   if (rec->kind == FXT_KIND_INIT && p != NULL) {
     p->ticks_per_second = rec->u.init.ticks_per_second;
   } else if (rec->kind == FXT_KIND_EVENT) {
     struct fxtf_meta m;
-    rc = fxtf_parse_meta(rec, &m, c->in.err, c->in.err_size);
+    int rc = fxtf_parse_meta(rec, &m, c->in.err, c->in.err_size);
     if (rc != 0)
       return rc;
     if (m.kind == FXTF_META_CLOCK_SYNC && g != NULL)
@@ -513,12 +510,9 @@ static int on_blob(struct conv *c) {
   return rc;
 }
 
-static int emit_record(void *ctx) {
-  struct conv *c = ctx;
+static int emit_record(struct conv *c) {
   const struct fxt_record *rec = &c->in.rec;
-  int rc = step_provider(c, rec, false);
-  if (rc != 0)
-    return rc;
+  int rc = 0;
   switch (rec->kind) {
   case FXT_KIND_EVENT:
     rc = on_event(c);
@@ -549,7 +543,18 @@ static int emit_record(void *ctx) {
 
 /* ---- driver ------------------------------------------------------------------------------ */
 
-static int pass(struct conv *c, int (*on_record)(void *c)) {
+/* Each record of a pass: into its provider (the first pass adds them), then the pass's work. */
+static int on_record(void *ctx) {
+  struct conv *c = ctx;
+  int rc = step_provider(c, &c->in.rec, c->scanning);
+  if (rc != 0)
+    return rc;
+  return c->scanning ? scan_record(c) : emit_record(c);
+}
+
+/* One pass over the input (fxtf_pass): the first (scanning) or the second. */
+static int pass(struct conv *c, bool scanning) {
+  c->scanning = scanning;
   fxtf_segs_rewind(&c->segs);
   return fxtf_pass(&c->in, on_record, c);
 }
@@ -564,7 +569,7 @@ static void put_count(struct fxt_tbuf *b, const char *key, uint64_t v, bool last
 
 static int write_all(struct conv *c) {
   struct fxt_tbuf *b = &c->out.b;
-  int rc = pass(c, emit_record);
+  int rc = pass(c, false);
   if (rc == 0 && close_begins(c) != 0)
     rc = ord_fail(c);
   if (rc != 0)
@@ -596,7 +601,7 @@ static int write_all(struct conv *c) {
 }
 
 static int convert(struct conv *c) {
-  int rc = pass(c, scan_record);
+  int rc = pass(c, true);
   if (rc != 0)
     return rc;
   struct fxt_decoder_stats ds;

@@ -16,7 +16,6 @@
 
 #include "tracedat_write_page.h"
 
-/* The release callback is called each time a pass has moved this far. */
 /* CPU data goes out in blocks of this many pages. */
 #define OUT_PAGES 32u
 #define MAX_CPU 65534u
@@ -380,6 +379,7 @@ static int sort_record(void *ctx) {
   }
 }
 
+/* One pass over the input (fxtf_pass), each record to fn: providers and thread refs afresh. */
 static int pass(struct fxt_td_writer *c, int (*fn)(void *c)) {
   fxtf_segs_rewind(&c->segs);
   memset(c->refs, 0, sizeof c->refs);
