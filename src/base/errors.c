@@ -9,17 +9,32 @@
 FXT_ERRNO_MAP(FXT_CHECK_ERRNO)
 #undef FXT_CHECK_ERRNO
 
+/* Every fxtrace code, negated as the functions return it, with its name and message. */
+static const struct {
+  int err;
+  const char *name, *msg;
+} k_errs[] = {
+#define FXT_ERR_ROW(name, value, msg) {-(value), #name, msg},
+    FXT_ERRNO_MAP(FXT_ERR_ROW)
+#undef FXT_ERR_ROW
+};
+
+/* err's row in k_errs, or -1 when it is not an fxtrace code. */
+static int find(int err)
+{
+  for (int i = 0; i < (int)(sizeof k_errs / sizeof k_errs[0]); i++)
+    if (k_errs[i].err == err)
+      return i;
+  return -1;
+}
+
 const char *fxt_strerror(int err)
 {
-  switch (err) {
-  case 0:
+  if (err == 0)
     return "success";
-#define FXT_STRERROR_CASE(name, value, msg) \
-  case -(value):                            \
-    return msg;
-    FXT_ERRNO_MAP(FXT_STRERROR_CASE)
-#undef FXT_STRERROR_CASE
-  }
+  int i = find(err);
+  if (i >= 0)
+    return k_errs[i].msg;
   /* Host return codes pass other errno values through (EMFILE, EROFS, ...): the system's
    * words for them. */
   return err < 0 && err > -4096 ? strerror(-err) : "unknown error";
@@ -27,14 +42,8 @@ const char *fxt_strerror(int err)
 
 const char *fxt_err_name(int err)
 {
-  switch (err) {
-  case 0:
+  if (err == 0)
     return "OK";
-#define FXT_ERR_NAME_CASE(name, value, msg) \
-  case -(value):                            \
-    return #name;
-    FXT_ERRNO_MAP(FXT_ERR_NAME_CASE)
-#undef FXT_ERR_NAME_CASE
-  }
-  return "UNKNOWN";
+  int i = find(err);
+  return i >= 0 ? k_errs[i].name : "UNKNOWN";
 }

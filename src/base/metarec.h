@@ -29,22 +29,35 @@ static inline struct fxt_str_ref fxt_meta_ref(uint16_t index)
   return r;
 }
 
+/* The part every bookkeeping record shares: an event of kernel:meta named `name` (a
+ * fxtrace/meta.h index) at ts, of type `type`, with n arguments, each set by fxt_meta_arg. */
+static inline void fxt_meta_event(struct fxt_event *e, uint32_t type, uint16_t name, uint64_t ts,
+                                  uint32_t n)
+{
+  e->type = type;
+  e->timestamp = ts;
+  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
+  e->name = fxt_meta_ref(name);
+  e->num_args = n;
+}
+
+/* Argument i's type and name (a fxtrace/meta.h index); the caller sets its value. */
+static inline union fxt_arg_value *fxt_meta_arg(struct fxt_event *e, uint32_t i, uint32_t type,
+                                                uint16_t name)
+{
+  e->args[i].type = type;
+  e->args[i].name = fxt_meta_ref(name);
+  return &e->args[i].value;
+}
+
 /* An instant `name` (FXT_STR_OVERRUN, FXT_STR_LOST) with num_records and num_bytes; a
  * drop_stats record is the same event as a duration-complete (fxt_meta_drop_stats). */
 static inline void fxt_meta_loss(struct fxt_event *e, uint16_t name, uint32_t records,
                                  uint32_t bytes, uint64_t ts)
 {
-  e->type = FXT_EVENT_INSTANT;
-  e->timestamp = ts;
-  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
-  e->name = fxt_meta_ref(name);
-  e->num_args = 2;
-  e->args[0].type = FXT_ARG_UINT32;
-  e->args[0].name = fxt_meta_ref(FXT_STR_NUM_RECORDS);
-  e->args[0].value.u32 = records;
-  e->args[1].type = FXT_ARG_UINT32;
-  e->args[1].name = fxt_meta_ref(FXT_STR_NUM_BYTES);
-  e->args[1].value.u32 = bytes;
+  fxt_meta_event(e, FXT_EVENT_INSTANT, name, ts, 2);
+  fxt_meta_arg(e, 0, FXT_ARG_UINT32, FXT_STR_NUM_RECORDS)->u32 = records;
+  fxt_meta_arg(e, 1, FXT_ARG_UINT32, FXT_STR_NUM_BYTES)->u32 = bytes;
 }
 
 /* A drop run from first to last (ticks), as the writer reports it (fxtrace/writer.h). */
@@ -59,15 +72,9 @@ static inline void fxt_meta_drop_stats(struct fxt_event *e, uint32_t records, ui
 /* The `cpu` counter (counter id 0): from ts on, the thread runs on cpu. */
 static inline void fxt_meta_cpu(struct fxt_event *e, uint32_t cpu, uint64_t ts)
 {
-  e->type = FXT_EVENT_COUNTER;
-  e->timestamp = ts;
-  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
-  e->name = fxt_meta_ref(FXT_STR_CPU);
+  fxt_meta_event(e, FXT_EVENT_COUNTER, FXT_STR_CPU, ts, 1);
   e->trailer = 0;
-  e->num_args = 1;
-  e->args[0].type = FXT_ARG_UINT32;
-  e->args[0].name = fxt_meta_ref(FXT_STR_CPU);
-  e->args[0].value.u32 = cpu;
+  fxt_meta_arg(e, 0, FXT_ARG_UINT32, FXT_STR_CPU)->u32 = cpu;
 }
 
 /* The clock sync instant: ticks, CLOCK_MONOTONIC and CLOCK_REALTIME read together. */
@@ -76,16 +83,9 @@ static inline void fxt_meta_clock_sync(struct fxt_event *e, uint64_t ticks, uint
 {
   static const uint16_t names[3] = {FXT_STR_TICKS, FXT_STR_MONOTONIC_NS, FXT_STR_REALTIME_NS};
   const uint64_t values[3] = {ticks, mono_ns, real_ns};
-  e->type = FXT_EVENT_INSTANT;
-  e->timestamp = ticks;
-  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
-  e->name = fxt_meta_ref(FXT_STR_CLOCK_SYNC);
-  e->num_args = 3;
-  for (int k = 0; k < 3; k++) {
-    e->args[k].type = FXT_ARG_UINT64;
-    e->args[k].name = fxt_meta_ref(names[k]);
-    e->args[k].value.u64 = values[k];
-  }
+  fxt_meta_event(e, FXT_EVENT_INSTANT, FXT_STR_CLOCK_SYNC, ticks, 3);
+  for (uint32_t k = 0; k < 3; k++)
+    fxt_meta_arg(e, k, FXT_ARG_UINT64, names[k])->u64 = values[k];
 }
 
 /* The `clock` instant: the trace clock ("tsc", "cntvct", "monotonic") and why it was chosen, in
@@ -93,17 +93,9 @@ static inline void fxt_meta_clock_sync(struct fxt_event *e, uint64_t ticks, uint
 static inline void fxt_meta_clock(struct fxt_event *e, uint64_t ts, const char *source,
                                   uint16_t source_len, const char *reason, uint16_t reason_len)
 {
-  e->type = FXT_EVENT_INSTANT;
-  e->timestamp = ts;
-  e->category = fxt_meta_ref(FXT_STR_KERNEL_META);
-  e->name = fxt_meta_ref(FXT_STR_CLOCK);
-  e->num_args = 2;
-  e->args[0].type = FXT_ARG_STRING;
-  e->args[0].name = fxt_meta_ref(FXT_STR_SOURCE);
-  e->args[0].value.str = fxt_str_inline(source, source_len);
-  e->args[1].type = FXT_ARG_STRING;
-  e->args[1].name = fxt_meta_ref(FXT_STR_REASON);
-  e->args[1].value.str = fxt_str_inline(reason, reason_len);
+  fxt_meta_event(e, FXT_EVENT_INSTANT, FXT_STR_CLOCK, ts, 2);
+  fxt_meta_arg(e, 0, FXT_ARG_STRING, FXT_STR_SOURCE)->str = fxt_str_inline(source, source_len);
+  fxt_meta_arg(e, 1, FXT_ARG_STRING, FXT_STR_REASON)->str = fxt_str_inline(reason, reason_len);
 }
 
 #endif

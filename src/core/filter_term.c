@@ -214,6 +214,24 @@ static int classify(const char **pat, uint32_t *plen, bool *neg)
 
 /* ---- one term ------------------------------------------------------------------------------ */
 
+/* A number's text, as the kernel copies it into its 24-byte buffer: from s (the term's offset
+ * of its first character) to the end of the run of letters and digits at *i, which *i is moved
+ * past. 0, or FXT_EINVAL with "operand too long" when it does not fit with its terminator. */
+#define OPERAND_MAX 24
+static int read_operand(struct fxt_filter_parser *p, uint32_t start, uint32_t s, uint32_t *i,
+                        char num[OPERAND_MAX])
+{
+  while (fxt_filter_isalnum(at(p, start + *i)))
+    (*i)++;
+  if (*i - s >= OPERAND_MAX) {
+    parse_error(p, FXT_FILTER_ERR_OPERAND_TOO_LONG, start + 1 + *i);
+    return FXT_EINVAL;
+  }
+  memcpy(num, p->s + start + s, *i - s);
+  num[*i - s] = '\0';
+  return 0;
+}
+
 /* `field.function op value`: user space has no kernel symbols, so every form ends in the
  * kernel's error for an unknown symbol, after its other checks. */
 static int parse_function(struct fxt_filter_parser *p, uint32_t start, uint32_t i, const struct finfo *fi,
@@ -229,16 +247,11 @@ static int parse_function(struct fxt_filter_parser *p, uint32_t start, uint32_t 
     return FXT_EINVAL;
   }
   if (fxt_filter_isdigit(at(p, start + i))) {
-    char num[24];
+    char num[OPERAND_MAX];
     uint64_t ip;
-    while (fxt_filter_isalnum(at(p, start + i)))
-      i++;
-    if (i - s >= sizeof num) {
-      parse_error(p, FXT_FILTER_ERR_OPERAND_TOO_LONG, pos + i);
-      return FXT_EINVAL;
-    }
-    memcpy(num, p->s + start + s, i - s);
-    num[i - s] = '\0';
+    int rc = read_operand(p, start, s, &i, num);
+    if (rc)
+      return rc;
     if (fxt_filter_kstrtoull(num, &ip) != 0 ||
         (sizeof(unsigned long) < sizeof(uint64_t) && ip > 0xffffffffu)) { /* kstrtoul */
       parse_error(p, FXT_FILTER_ERR_INVALID_VALUE, pos + i);
@@ -375,7 +388,7 @@ static int parse_number(struct fxt_filter_parser *p, uint32_t start, uint32_t i,
                         int op, struct fxt_filter_insn *in)
 {
   const uint32_t pos = start + 1, s = i;
-  char num[24];
+  char num[OPERAND_MAX];
   uint64_t val;
   if (is_string_field(fi)) {
     parse_error(p, FXT_FILTER_ERR_EXPECT_STRING, pos + i);
@@ -387,14 +400,9 @@ static int parse_number(struct fxt_filter_parser *p, uint32_t start, uint32_t i,
   }
   if (at(p, start + i) == '-')
     i++;
-  while (fxt_filter_isalnum(at(p, start + i)))
-    i++;
-  if (i - s >= sizeof num) {
-    parse_error(p, FXT_FILTER_ERR_OPERAND_TOO_LONG, pos + i);
-    return FXT_EINVAL;
-  }
-  memcpy(num, p->s + start + s, i - s);
-  num[i - s] = '\0';
+  int rc = read_operand(p, start, s, &i, num);
+  if (rc)
+    return rc;
   if ((fi->is_signed ? fxt_filter_kstrtoll(num, &val) : fxt_filter_kstrtoull(num, &val)) != 0) {
     parse_error(p, FXT_FILTER_ERR_ILLEGAL_INTVAL, pos + s);
     return FXT_EINVAL;

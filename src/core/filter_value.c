@@ -142,6 +142,15 @@ static bool getnum(struct list *l, uint32_t *num, uint32_t lastbit)
   return true;
 }
 
+/* The separator sep, then a number: a region's "-b", ":o" and "/g". */
+static bool sep_getnum(struct list *l, unsigned char sep, uint32_t *num, uint32_t lastbit)
+{
+  if (ch(l, 0) != sep)
+    return false;
+  l->i++;
+  return getnum(l, num, lastbit);
+}
+
 struct region {
   uint32_t start, end, off, group_len;
 };
@@ -163,23 +172,14 @@ static int parse_region(struct list *l, struct region *r, uint32_t nbits)
     r->end = r->start;
     goto no_pattern;
   }
-  if (ch(l, 0) != '-')
-    return -1;
-  l->i++;
-  if (!getnum(l, &r->end, lastbit))
+  if (!sep_getnum(l, '-', &r->end, lastbit))
     return -1;
 check_pattern:
   if (end_of_region(ch(l, 0)))
     goto no_pattern;
-  if (ch(l, 0) != ':')
+  if (!sep_getnum(l, ':', &r->off, lastbit))
     return -1;
-  l->i++;
-  if (!getnum(l, &r->off, lastbit))
-    return -1;
-  if (ch(l, 0) != '/')
-    return -1;
-  l->i++;
-  return getnum(l, &r->group_len, lastbit) ? 1 : -1;
+  return sep_getnum(l, '/', &r->group_len, lastbit) ? 1 : -1;
 no_pattern:
   r->off = r->end + 1;
   r->group_len = r->end + 1;

@@ -99,12 +99,20 @@ static int reserve(struct fxt_writer *w, uint32_t size, uint32_t prefix, bool co
   return 0;
 }
 
-int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header, struct fxt_reservation *res)
+/* reserve() for the record whose header word is header: FXT_EINVAL for a header of size 0 or a
+ * prefix that is not whole words. Inline: each entry point below is this with constants. */
+static inline int reserve_record(struct fxt_writer *w, uint64_t header, uint32_t prefix,
+                                 bool count, struct fxt_reservation *res)
 {
   uint32_t size = fxt_ring_record_bytes(header);
-  if (size == 0)
+  if (size == 0 || (prefix & 7) != 0)
     return FXT_EINVAL;
-  int rc = reserve(w, size, 0, true, res);
+  return reserve(w, size, prefix, count, res);
+}
+
+int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header, struct fxt_reservation *res)
+{
+  int rc = reserve_record(w, header, 0, true, res);
   if (rc == 0)
     (void)fxt_ring_res_write(&res->res, &header, 8);
   return rc;
@@ -113,19 +121,13 @@ int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header, struct fxt_re
 int fxt_writer_reserve_prefixed(struct fxt_writer *w, uint64_t header, uint32_t prefix_bytes,
                                 struct fxt_reservation *res)
 {
-  uint32_t size = fxt_ring_record_bytes(header);
-  if (size == 0 || (prefix_bytes & 7) != 0)
-    return FXT_EINVAL;
-  return reserve(w, size, prefix_bytes, true, res);
+  return reserve_record(w, header, prefix_bytes, true, res);
 }
 
 int fxt_writer_try_reserve(struct fxt_writer *w, uint64_t header, uint32_t prefix_bytes,
                            struct fxt_reservation *res)
 {
-  uint32_t size = fxt_ring_record_bytes(header);
-  if (size == 0 || (prefix_bytes & 7) != 0)
-    return FXT_EINVAL;
-  return reserve(w, size, prefix_bytes, false, res);
+  return reserve_record(w, header, prefix_bytes, false, res);
 }
 
 int fxt_writer_emit_drop_stats(struct fxt_writer *w)

@@ -548,6 +548,54 @@ void fxtf_tables_free(struct fxtf_tables *more) {
     munmap(more->v[i], sizeof *more->v[i]);
   more->n = 0;
 }
+
+/* The exporters hand their input back in steps of this many bytes at least. */
+#define RELEASE_BYTES (8u << 20)
+
+void fxtf_pass_init(struct fxtf_pass *p, const void *buf, size_t len, struct fxt_str_slot *table,
+                    uint64_t *torn, char *err, size_t err_size) {
+  memset(p, 0, sizeof *p);
+  p->buf = buf;
+  p->len = len;
+  p->table = table;
+  p->torn = torn;
+  p->err = err;
+  p->err_size = err_size;
+}
+
+int fxtf_pass(struct fxtf_pass *p, int (*fn)(void *ctx), void *ctx) {
+  uint64_t released = 0;
+  struct fxtf_tables more; /* the providers' tables: freed below */
+  int rc = fxtf_decoder_init(&p->dec, p->buf, p->len, p->table, &more);
+  bool decoding = false; /* the decoder failed (not what a record says) */
+  while (rc == 0) {
+    rc = fxt_decoder_next(&p->dec, &p->rec, p->err, p->err_size);
+    decoding = rc < 0;
+    if (rc <= 0)
+      break;
+    rc = fn(ctx);
+    if (p->release == NULL || (p->release_taken && rc != 0))
+      continue;
+    uint64_t to = p->rec.offset + (p->release_taken ? p->rec.size : 0);
+    if (to - released >= RELEASE_BYTES) {
+      p->release(p->release_ctx, released, to);
+      released = to;
+    }
+  }
+  struct fxt_decoder_stats ds;
+  fxt_decoder_stats(&p->dec, &ds);
+  if (decoding && rc == FXT_EBADMSG && !p->strict && fxtf_torn_at(p->buf, p->len, ds.bytes)) {
+    *p->torn = ds.bytes; /* the first pass: the input ends there */
+    p->len = (size_t)ds.bytes;
+    if (p->err != NULL && p->err_size > 0)
+      p->err[0] = '\0';
+    rc = 0;
+  }
+  if (rc == 0 && p->release != NULL && released < p->len)
+    p->release(p->release_ctx, released, p->len);
+  fxtf_tables_free(&more);
+  return rc;
+}
 const struct fxtf_thread *fxtf_threads(const struct fxtf_file *f, uint32_t *n) {
   *n = f->nthreads;
   return f->threads;

@@ -170,4 +170,33 @@ int fxtf_segs_step(struct fxtf_segs *s, const struct fxt_record *rec, bool add);
 /* Starts the second pass. */
 static inline void fxtf_segs_rewind(struct fxtf_segs *s) { s->cur = s->seen = 0; }
 
+/* An exporter's input (json.c, tracedat_write.c) and its passes over it: a decoder with the
+ * tables of every provider (fxtf_decoder_init) hands each record to fn(ctx) in rec until fn or
+ * the decoder fails; every 8 MiB the bytes done with go to release; a torn tail (fxtf_torn_at)
+ * ends the input, as in every reader, unless strict. The exporter sets the fields above dec
+ * once (fxtf_pass_init, then the options) and rewinds its own per-pass state
+ * (fxtf_segs_rewind) before each pass. */
+struct fxtf_pass {
+  const unsigned char *buf;
+  size_t len;     /* the input's length: cut to a torn tail's offset, which goes in *torn */
+  uint64_t *torn; /* the exporter's stats */
+  char *err;      /* the decoder's message; emptied when a torn tail ends the input */
+  size_t err_size;
+  struct fxt_str_slot *table; /* the first provider's string table */
+  void (*release)(void *ctx, uint64_t from, uint64_t to); /* NULL: none */
+  void *release_ctx;
+  bool strict;
+  /* How far release goes after each record: false, to the start of the record fn was just
+   * given (trace.dat keeps pointers into it); true, through its end once fn took it (JSON). */
+  bool release_taken;
+  struct fxt_decoder dec;
+  struct fxt_record rec; /* the record fn is given */
+};
+/* The input buf[0..len), the first provider's string table, the exporter's torn tail offset and
+ * error message; no release, not strict. */
+void fxtf_pass_init(struct fxtf_pass *p, const void *buf, size_t len, struct fxt_str_slot *table,
+                    uint64_t *torn, char *err, size_t err_size);
+/* 0, fn's first non-zero return, or the decoder's error (its message in err). */
+int fxtf_pass(struct fxtf_pass *p, int (*fn)(void *ctx), void *ctx);
+
 #endif /* FXTRACE_FORMATS_FXTFILE_INT_H */

@@ -16,20 +16,11 @@
 
 #include "fxtfile_int.h" /* struct fxtf_clockmap */
 
-/* The release callback is called each time a pass has moved this far. */
-#define RELEASE_BYTES (8u << 20)
-
 struct conv {
   const struct fxt_json_options *opt;
-  const unsigned char *buf;
-  size_t len;
-  char *err;
-  size_t err_size;
-  struct fxt_decoder dec;
-  struct fxt_record rec;
-  struct fxt_str_slot *table;
+  struct fxtf_pass in;
+  bool scanning;         /* the first pass (scan_record), else the second (emit_record) */
   struct fxtf_segs segs; /* providers */
-  uint64_t released;
   struct fxt_jmap threads; /* (pid, tid) -> {records lost so far, index + 1 of its begins} */
   struct fxt_jmap printk; /* (provider, system_ref << 16 | name_ref) of printk descriptions */
   struct fxt_jout out;
@@ -63,8 +54,8 @@ struct jbegins {
 #define MAX_OPEN 1024
 
 static int fail(struct conv *c, int code, const char *msg) {
-  if (c->err != NULL && c->err_size > 0)
-    snprintf(c->err, c->err_size, "%s", msg);
+  if (c->in.err != NULL && c->in.err_size > 0)
+    snprintf(c->in.err, c->in.err_size, "%s", msg);
   return code;
 }
 
@@ -90,24 +81,21 @@ static uint64_t ns_of(const struct conv *c, uint64_t ticks) {
 /* ---- pass 1: validate, collect clock syncs ---------------------------------------------- */
 
 static int scan_record(struct conv *c) {
-  const struct fxt_record *rec = &c->rec;
-  int rc = step_provider(c, rec, true);
-  if (rc != 0)
-    return rc;
+  const struct fxt_record *rec = &c->in.rec;
   struct fxtf_seg *g = c->segs.cur ? &c->segs.v[c->segs.cur - 1] : NULL;
   struct fxtf_provider *p = g ? &g->p : NULL;
   if (rec->kind == FXT_KIND_INIT && p != NULL) {
     p->ticks_per_second = rec->u.init.ticks_per_second;
   } else if (rec->kind == FXT_KIND_EVENT) {
     struct fxtf_meta m;
-    rc = fxtf_parse_meta(rec, &m, c->err, c->err_size);
+    int rc = fxtf_parse_meta(rec, &m, c->in.err, c->in.err_size);
     if (rc != 0)
       return rc;
     if (m.kind == FXTF_META_CLOCK_SYNC && g != NULL)
       return fxtf_seg_add_sync(g, &m.sync);
   } else if (fxtf_is_desc(rec)) {
     struct fxtf_desc d;
-    return fxtf_parse_desc(&c->dec, rec, &d, c->err, c->err_size);
+    return fxtf_parse_desc(&c->in.dec, rec, &d, c->in.err, c->in.err_size);
   }
   return 0;
 }
@@ -216,25 +204,15 @@ static const char *const k_phase[FXT_EVENT_TYPE_LAST + 1] = {
 
 /* The begins of a thread (NULL: out of memory). */
 static struct jbegins *begins_of(struct conv *c, uint64_t pid, uint64_t tid) {
-  uint64_t *v = fxt_jmap_get(&c->threads, pid, tid);
-  if (v == NULL)
-    return NULL;
-  if (v[1] == 0) {
-    if (c->nbegins == c->cap_begins) {
-      size_t cap = c->cap_begins ? 2 * c->cap_begins : 16;
-      struct jbegins *g = realloc(c->begins, cap * sizeof *g);
-      if (g == NULL)
-        return NULL;
-      c->begins = g;
-      c->cap_begins = cap;
-    }
-    struct jbegins *t = &c->begins[c->nbegins++];
-    *t = (struct jbegins){.pid = pid, .tid = tid};
+  bool added;
+  struct jbegins *t = fxt_jmap_elem(&c->threads, pid, tid, 1, (void **)&c->begins, &c->nbegins,
+                                    &c->cap_begins, sizeof *c->begins, &added);
+  if (added) {
+    t->pid = pid;
+    t->tid = tid;
     fxt_tbuf_init(&t->text);
-    v = fxt_jmap_find(&c->threads, pid, tid);
-    v[1] = c->nbegins;
   }
-  return &c->begins[v[1] - 1];
+  return t;
 }
 
 /* ,"cat":..,"name":..,"pid":P,"tid":T of an event into c->ev. */
@@ -255,6 +233,18 @@ static size_t args_members(struct fxt_tbuf *b, size_t at, const char **start) {
   return n - lead - 1;
 }
 
+/* A begin or end written as it comes, phase ph "B" or "E": a begin past MAX_OPEN, an end whose
+ * begin was written so or was lost. */
+static void write_alone(struct conv *c, const char *ph, const struct fxt_event *ev, uint64_t ns) {
+  open_event(c, ph);
+  put_head(c, ev);
+  FXT_JSON_LIT(&c->ev, ",\"ts\":");
+  fxt_json_us(&c->ev, ns);
+  fxt_json_args(&c->ev, ev->args, ev->num_args, false);
+  FXT_JSON_LIT(&c->ev, "}");
+  close_event(c, ns);
+}
+
 /* A duration begin: kept until its end. */
 static int on_begin(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
   struct jbegins *t = begins_of(c, ev->thread.process_koid, ev->thread.thread_koid);
@@ -265,13 +255,7 @@ static int on_begin(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
   *bg = (struct jbegin){.ns = ns, .off = t->text.len};
   if (t->n > MAX_OPEN) { /* written now, as "B" */
     bg->written = true;
-    open_event(c, "B");
-    put_head(c, ev);
-    FXT_JSON_LIT(&c->ev, ",\"ts\":");
-    fxt_json_us(&c->ev, ns);
-    fxt_json_args(&c->ev, ev->args, ev->num_args, false);
-    FXT_JSON_LIT(&c->ev, "}");
-    close_event(c, ns);
+    write_alone(c, "B", ev, ns);
     return c->ord_rc;
   }
   c->ev.len = 0;
@@ -285,17 +269,6 @@ static int on_begin(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
   return t->text.oom || c->ev.oom ? fail(c, FXT_ENOMEM, "out of memory") : 0;
 }
 
-/* An "E" of its own: its begin was written as "B", or was lost. */
-static void write_end(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
-  open_event(c, "E");
-  put_head(c, ev);
-  FXT_JSON_LIT(&c->ev, ",\"ts\":");
-  fxt_json_us(&c->ev, ns);
-  fxt_json_args(&c->ev, ev->args, ev->num_args, false);
-  FXT_JSON_LIT(&c->ev, "}");
-  close_event(c, ns);
-}
-
 /* A duration end: with the thread's innermost begin, one complete event "X" at the begin's
  * time, the arguments of both (the end's after, as a viewer merges them); a slice that flows
  * inside it bind to. */
@@ -305,13 +278,13 @@ static int on_end(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
     return fail(c, FXT_ENOMEM, "out of memory");
   if (t->n == 0) { /* its begin was lost */
     c->st.unmatched_end++;
-    write_end(c, ev, ns);
+    write_alone(c, "E", ev, ns);
     return c->ord_rc;
   }
   struct jbegin bg = t->v[--t->n];
   t->text.len = bg.off;
   if (bg.written) {
-    write_end(c, ev, ns);
+    write_alone(c, "E", ev, ns);
     return c->ord_rc;
   }
   c->args.len = 0;
@@ -446,9 +419,9 @@ static void emit_thread_counter(struct conv *c, const struct fxt_event *ev, cons
 }
 
 static int on_event(struct conv *c) {
-  const struct fxt_event *ev = &c->rec.u.event;
+  const struct fxt_event *ev = &c->in.rec.u.event;
   struct fxtf_meta m;
-  int rc = fxtf_parse_meta(&c->rec, &m, c->err, c->err_size);
+  int rc = fxtf_parse_meta(&c->in.rec, &m, c->in.err, c->in.err_size);
   if (rc != 0)
     return rc;
   switch (m.kind) {
@@ -524,12 +497,12 @@ static void on_log(struct conv *c, const struct fxt_log *l) {
 
 /* Remembers printk descriptions: their events are named by their rendered message. */
 static int on_blob(struct conv *c) {
-  if (!fxtf_is_desc(&c->rec)) {
+  if (!fxtf_is_desc(&c->in.rec)) {
     c->st.skipped++;
     return 0;
   }
   struct fxtf_desc d;
-  int rc = fxtf_parse_desc(&c->dec, &c->rec, &d, c->err, c->err_size);
+  int rc = fxtf_parse_desc(&c->in.dec, &c->in.rec, &d, c->in.err, c->in.err_size);
   if (rc == 0 && d.kind == FXT_TP_PRINTK &&
       fxt_jmap_get(&c->printk, c->segs.cur, (uint64_t)d.system_ref << 16 | d.name_ref) == NULL)
     rc = fail(c, FXT_ENOMEM, "out of memory");
@@ -538,10 +511,8 @@ static int on_blob(struct conv *c) {
 }
 
 static int emit_record(struct conv *c) {
-  const struct fxt_record *rec = &c->rec;
-  int rc = step_provider(c, rec, false);
-  if (rc != 0)
-    return rc;
+  const struct fxt_record *rec = &c->in.rec;
+  int rc = 0;
   switch (rec->kind) {
   case FXT_KIND_EVENT:
     rc = on_event(c);
@@ -572,38 +543,20 @@ static int emit_record(struct conv *c) {
 
 /* ---- driver ------------------------------------------------------------------------------ */
 
-static int pass(struct conv *c, int (*on_record)(struct conv *)) {
+/* Each record of a pass: into its provider (the first pass adds them), then the pass's work. */
+static int on_record(void *ctx) {
+  struct conv *c = ctx;
+  int rc = step_provider(c, &c->in.rec, c->scanning);
+  if (rc != 0)
+    return rc;
+  return c->scanning ? scan_record(c) : emit_record(c);
+}
+
+/* One pass over the input (fxtf_pass): the first (scanning) or the second. */
+static int pass(struct conv *c, bool scanning) {
+  c->scanning = scanning;
   fxtf_segs_rewind(&c->segs);
-  c->released = 0;
-  struct fxtf_tables more; /* the providers' tables: freed below */
-  int rc = fxtf_decoder_init(&c->dec, c->buf, c->len, c->table, &more);
-  bool decoding = false; /* the decoder failed (not what a record says) */
-  while (rc == 0) {
-    rc = fxt_decoder_next(&c->dec, &c->rec, c->err, c->err_size);
-    decoding = rc < 0;
-    if (rc <= 0)
-      break;
-    rc = on_record(c);
-    uint64_t end = c->rec.offset + c->rec.size;
-    if (rc == 0 && c->opt->release != NULL && end - c->released >= RELEASE_BYTES) {
-      c->opt->release(c->opt->release_ctx, c->released, end);
-      c->released = end;
-    }
-  }
-  struct fxt_decoder_stats ds;
-  fxt_decoder_stats(&c->dec, &ds);
-  if (decoding && rc == FXT_EBADMSG && !(c->opt->flags & FXT_JSON_STRICT) &&
-      fxtf_torn_at(c->buf, c->len, ds.bytes)) { /* the first pass: the input ends there */
-    c->st.torn = ds.bytes;
-    c->len = (size_t)ds.bytes;
-    if (c->err != NULL && c->err_size > 0)
-      c->err[0] = '\0';
-    rc = 0;
-  }
-  if (rc == 0 && c->opt->release != NULL && c->released < c->len)
-    c->opt->release(c->opt->release_ctx, c->released, c->len);
-  fxtf_tables_free(&more);
-  return rc;
+  return fxtf_pass(&c->in, on_record, c);
 }
 
 static void put_count(struct fxt_tbuf *b, const char *key, uint64_t v, bool last) {
@@ -616,7 +569,7 @@ static void put_count(struct fxt_tbuf *b, const char *key, uint64_t v, bool last
 
 static int write_all(struct conv *c) {
   struct fxt_tbuf *b = &c->out.b;
-  int rc = pass(c, emit_record);
+  int rc = pass(c, false);
   if (rc == 0 && close_begins(c) != 0)
     rc = ord_fail(c);
   if (rc != 0)
@@ -648,11 +601,11 @@ static int write_all(struct conv *c) {
 }
 
 static int convert(struct conv *c) {
-  int rc = pass(c, scan_record);
+  int rc = pass(c, true);
   if (rc != 0)
     return rc;
   struct fxt_decoder_stats ds;
-  fxt_decoder_stats(&c->dec, &ds);
+  fxt_decoder_stats(&c->in.dec, &ds);
   c->st.records = ds.records;
   c->st.providers = c->segs.n;
   for (uint32_t i = 0; i < c->segs.n; i++)
@@ -686,11 +639,11 @@ int fxt_json_convert(const void *buf, size_t len, const struct fxt_json_options 
       snprintf(err, err_size, "out of memory");
   } else {
     c->opt = opt;
-    c->buf = buf;
-    c->len = len;
-    c->err = err;
-    c->err_size = err_size;
-    c->table = table;
+    fxtf_pass_init(&c->in, buf, len, table, &c->st.torn, err, err_size);
+    c->in.release = opt->release;
+    c->in.release_ctx = opt->release_ctx;
+    c->in.strict = (opt->flags & FXT_JSON_STRICT) != 0;
+    c->in.release_taken = true; /* what is converted is done with */
     fxt_jout_init(&c->out, opt->write, opt->write_ctx);
     fxt_tbuf_init(&c->msg);
     fxt_tbuf_init(&c->ev);

@@ -88,6 +88,12 @@ struct fxt_jmap {
 uint64_t *fxt_jmap_get(struct fxt_jmap *m, uint64_t a, uint64_t b);
 /* The values of (a, b), or NULL when absent. */
 uint64_t *fxt_jmap_find(const struct fxt_jmap *m, uint64_t a, uint64_t b);
+/* A thread's state kept in an array beside the map: the element of *arr (*n elements of elem
+ * bytes, room for *cap) that value k of (a, b) numbers (index + 1); a zeroed one appended and
+ * numbered when (a, b) has none yet, and *added set (added may be NULL). NULL when memory
+ * ran out. */
+void *fxt_jmap_elem(struct fxt_jmap *m, uint64_t a, uint64_t b, unsigned k, void **arr,
+                    size_t *n, size_t *cap, size_t elem, bool *added);
 void fxt_jmap_free(struct fxt_jmap *m);
 
 /* ---- time order (json_order.c) ------------------------------------------------------------ */

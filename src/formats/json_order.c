@@ -134,23 +134,8 @@ static int next_record(struct fxt_jorder *o, struct fxt_td_sort *s, struct fxt_t
 
 /* The open slices of a thread (innermost last). */
 static struct fxt_jstack *stack_of(struct fxt_jorder *o, uint64_t pid, uint64_t tid) {
-  uint64_t *v = fxt_jmap_get(&o->threads, pid, tid);
-  if (v == NULL)
-    return NULL;
-  if (v[0] == 0) {
-    if (o->nstacks == o->cap_stacks) {
-      size_t cap = o->cap_stacks ? 2 * o->cap_stacks : 16;
-      struct fxt_jstack *g = realloc(o->stacks, cap * sizeof *g);
-      if (g == NULL)
-        return NULL;
-      o->stacks = g;
-      o->cap_stacks = cap;
-    }
-    o->stacks[o->nstacks++] = (struct fxt_jstack){0};
-    v = fxt_jmap_find(&o->threads, pid, tid);
-    v[0] = o->nstacks;
-  }
-  return &o->stacks[v[0] - 1];
+  return fxt_jmap_elem(&o->threads, pid, tid, 0, (void **)&o->stacks, &o->nstacks,
+                       &o->cap_stacks, sizeof *o->stacks, NULL);
 }
 
 /* Reads binds in time order and puts each flow into events at its slice's start. */

@@ -4,6 +4,8 @@
  */
 #include "json_int.h"
 
+#include "fxtfile_int.h" /* fxtf_grow_size */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,25 +127,22 @@ void fxt_json_i64(struct fxt_tbuf *b, int64_t v) {
   fxt_json_u64(b, magnitude(v));
 }
 
-void fxt_json_u64_safe(struct fxt_tbuf *b, uint64_t v) {
-  if (v <= EXACT_MAX) {
-    fxt_json_u64(b, v);
-    return;
-  }
-  put_char(b, '"');
-  fxt_json_u64(b, v);
-  put_char(b, '"');
+/* An integer, '-' first when neg, then mag's digits: in quotes past EXACT_MAX, where a reader
+ * that takes every JSON number as a double would round it. */
+static void put_safe(struct fxt_tbuf *b, bool neg, uint64_t mag) {
+  bool quoted = mag > EXACT_MAX;
+  if (quoted)
+    put_char(b, '"');
+  if (neg)
+    put_char(b, '-');
+  fxt_json_u64(b, mag);
+  if (quoted)
+    put_char(b, '"');
 }
 
-void fxt_json_i64_safe(struct fxt_tbuf *b, int64_t v) {
-  if (magnitude(v) <= EXACT_MAX) {
-    fxt_json_i64(b, v);
-    return;
-  }
-  put_char(b, '"');
-  fxt_json_i64(b, v);
-  put_char(b, '"');
-}
+void fxt_json_u64_safe(struct fxt_tbuf *b, uint64_t v) { put_safe(b, false, v); }
+
+void fxt_json_i64_safe(struct fxt_tbuf *b, int64_t v) { put_safe(b, v < 0, magnitude(v)); }
 
 void fxt_json_double(struct fxt_tbuf *b, double v) {
   if (isnan(v)) {
@@ -245,6 +244,24 @@ uint64_t *fxt_jmap_get(struct fxt_jmap *m, uint64_t a, uint64_t b) {
   e->used = true;
   m->count++;
   return e->v;
+}
+
+void *fxt_jmap_elem(struct fxt_jmap *m, uint64_t a, uint64_t b, unsigned k, void **arr,
+                    size_t *n, size_t *cap, size_t elem, bool *added) {
+  uint64_t *v = fxt_jmap_get(m, a, b);
+  if (added != NULL)
+    *added = false;
+  if (v == NULL)
+    return NULL;
+  if (v[k] == 0) {
+    if (fxtf_grow_size(arr, cap, *n + 1, elem) != 0)
+      return NULL;
+    memset((char *)*arr + *n * elem, 0, elem);
+    v[k] = ++*n;
+    if (added != NULL)
+      *added = true;
+  }
+  return (char *)*arr + (v[k] - 1) * elem;
 }
 
 void fxt_jmap_free(struct fxt_jmap *m) {

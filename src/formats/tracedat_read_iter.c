@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "tracedat_read_int.h"
 #include "tracedat_read.h"
 
@@ -29,37 +30,18 @@ struct fxt_td_iter {
   uint32_t nheap;
 };
 
-static bool before(const struct fxt_td_iter *it, uint32_t a, uint32_t b) {
+static bool before(const void *ctx, uint32_t a, uint32_t b) {
+  const struct fxt_td_iter *it = ctx;
   uint64_t ta = it->s[a].next.rec.ts, tb = it->s[b].next.rec.ts;
   return ta < tb || (ta == tb && a < b);
 }
 
 static void sift_down(struct fxt_td_iter *it, uint32_t i) {
-  for (;;) {
-    uint32_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < it->nheap && before(it, it->heap[l], it->heap[m]))
-      m = l;
-    if (r < it->nheap && before(it, it->heap[r], it->heap[m]))
-      m = r;
-    if (m == i)
-      return;
-    uint32_t t = it->heap[i];
-    it->heap[i] = it->heap[m];
-    it->heap[m] = t;
-    i = m;
-  }
+  fxtf_heap_sift_down(it->heap, it->nheap, i, before, it);
 }
 
 static void sift_up(struct fxt_td_iter *it, uint32_t i) {
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (!before(it, it->heap[i], it->heap[p]))
-      return;
-    uint32_t t = it->heap[i];
-    it->heap[i] = it->heap[p];
-    it->heap[p] = t;
-    i = p;
-  }
+  fxtf_heap_sift_up(it->heap, i, before, it);
 }
 
 /* Advances a stream to its next item (record or missed notice); has_next false at its end. */

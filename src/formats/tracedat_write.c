@@ -16,21 +16,19 @@
 
 #include "tracedat_write_page.h"
 
-/* The release callback is called each time a pass has moved this far. */
-#define RELEASE_BYTES (8u << 20)
 /* CPU data goes out in blocks of this many pages. */
 #define OUT_PAGES 32u
 #define MAX_CPU 65534u
 
 int fxt_td_writer_fail(struct fxt_td_writer *c, int code, uint64_t off, const char *fmt, ...) {
-  if (c->err == NULL || c->err_size == 0)
+  if (c->in.err == NULL || c->in.err_size == 0)
     return code;
-  int n = off == UINT64_MAX ? 0 : snprintf(c->err, c->err_size, "offset %llu: ",
+  int n = off == UINT64_MAX ? 0 : snprintf(c->in.err, c->in.err_size, "offset %llu: ",
                                            (unsigned long long)off);
-  if (n >= 0 && (size_t)n < c->err_size) {
+  if (n >= 0 && (size_t)n < c->in.err_size) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->err + n, c->err_size - (size_t)n, fmt, ap);
+    vsnprintf(c->in.err + n, c->in.err_size - (size_t)n, fmt, ap);
     va_end(ap);
   }
   return code;
@@ -82,11 +80,11 @@ static void close_cpu_losses(struct fxt_td_writer *c) {
 /* Follows the current record into its provider (fxtf_segs_step); string refs start afresh in
  * each provider. */
 static int step_provider(struct fxt_td_writer *c, bool add) {
-  int rc = fxtf_segs_step(&c->segs, &c->rec, add);
+  int rc = fxtf_segs_step(&c->segs, &c->in.rec, add);
   if (rc == FXT_ENOMEM)
     return oom(c);
   if (rc < 0)
-    return fxt_td_writer_fail(c, FXT_EBADMSG, c->rec.offset, "input changed between passes");
+    return fxt_td_writer_fail(c, FXT_EBADMSG, c->in.rec.offset, "input changed between passes");
   if (rc >= 1) /* thread refs are the provider's */
     memset(c->refs, 0, sizeof c->refs);
   if (rc == 1 && !add) /* not on a return to a provider (2): its losses are still open */
@@ -188,7 +186,7 @@ static uint64_t desc_key(struct fxtf_text system, struct fxtf_text name) {
 
 static int add_desc(struct fxt_td_writer *c) {
   struct fxtf_desc d;
-  int rc = fxtf_parse_desc(&c->dec, &c->rec, &d, c->err, c->err_size);
+  int rc = fxtf_parse_desc(&c->in.dec, &c->in.rec, &d, c->in.err, c->in.err_size);
   if (rc)
     return rc;
   if (fxtf_grow((void **)&c->descs, &c->cap_descs, (uint64_t)c->ndescs + 1, sizeof *c->descs))
@@ -231,8 +229,10 @@ static const struct fxt_td_writer_desc *find_desc(struct fxt_td_writer *c,
 
 /* ---- pass 1: validate; providers' clocks, thread names, descriptions ------------------------ */
 
-static int scan_record(struct fxt_td_writer *c) {
-  const struct fxt_record *rec = &c->rec;
+static int scan_record(void *ctx) {
+  struct fxt_td_writer *c = ctx;
+  const struct fxt_record *rec = &c->in.rec;
+  c->st.records++;
   int rc = step_provider(c, true);
   if (rc)
     return rc;
@@ -243,7 +243,7 @@ static int scan_record(struct fxt_td_writer *c) {
     p->p.ticks_per_second = rec->u.init.ticks_per_second;
     return 0;
   case FXT_KIND_EVENT:
-    rc = fxtf_parse_meta(rec, &m, c->err, c->err_size);
+    rc = fxtf_parse_meta(rec, &m, c->in.err, c->in.err_size);
     if (rc == 0 && m.kind == FXTF_META_CLOCK_SYNC)
       rc = fxtf_seg_add_sync(p, &m.sync);
     return rc;
@@ -273,8 +273,8 @@ static struct fxt_td_writer_cpu *cpu_of(struct fxt_td_writer *c, uint32_t cpu) {
 static struct fxt_td_writer_cpu *record_cpu(struct fxt_td_writer *c, uint32_t n, int *rc) {
   struct fxt_td_writer_cpu *cpu = n > MAX_CPU ? NULL : cpu_of(c, n);
   if (n > MAX_CPU)
-    *rc = fxt_td_writer_fail(c, FXT_E2BIG, c->rec.offset, "CPU %u: trace.dat takes CPUs 0..%u", n,
-                   MAX_CPU);
+    *rc = fxt_td_writer_fail(c, FXT_E2BIG, c->in.rec.offset,
+                             "CPU %u: trace.dat takes CPUs 0..%u", n, MAX_CPU);
   else if (cpu == NULL)
     *rc = oom(c);
   return cpu;
@@ -306,14 +306,14 @@ static int add_cpu_loss(struct fxt_td_writer *c, const struct fxtf_meta *m) {
 }
 
 static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
-  const struct fxt_event *ev = &c->rec.u.event;
+  const struct fxt_event *ev = &c->in.rec.u.event;
   const struct fxtf_seg *p = &c->segs.v[c->segs.cur - 1];
   uint32_t n = t->cpu == FXTF_CPU_UNKNOWN ? 0 : t->cpu;
   int rc = 0;
   struct fxt_td_writer_cpu *cpu = record_cpu(c, n, &rc);
   if (cpu == NULL)
     return rc;
-  struct fxt_td_sort_key k = {fxtf_clockmap_apply(&p->map, ev->timestamp), c->rec.offset, 0,
+  struct fxt_td_sort_key k = {fxtf_clockmap_apply(&p->map, ev->timestamp), c->in.rec.offset, 0,
                         (uint16_t)n, 0, 0};
   k.lost = take_losses(t, cpu) + cpu->pend_lost;
   if (t->pend_unknown || cpu->pend_unknown)
@@ -325,7 +325,8 @@ static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
   fxt_td_ev_key_of(&key, ev, d ? &d->d : NULL, d ? d->cls : 0);
   struct fxt_td_ev_variant *v = fxt_td_ev_get(&c->events, &key, &rc);
   if (v == NULL)
-    return rc == FXT_E2BIG ? fxt_td_writer_fail(c, rc, c->rec.offset, "more than %u kinds of event",
+    return rc == FXT_E2BIG ? fxt_td_writer_fail(c, rc, c->in.rec.offset,
+                                                "more than %u kinds of event",
                                                 FXT_TD_EV_MAX_VARIANTS)
                            : oom(c);
   uint64_t dur = 0;
@@ -348,8 +349,9 @@ static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
   return rc ? fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err) : 0;
 }
 
-static int sort_record(struct fxt_td_writer *c) {
-  const struct fxt_record *rec = &c->rec;
+static int sort_record(void *ctx) {
+  struct fxt_td_writer *c = ctx;
+  const struct fxt_record *rec = &c->in.rec;
   int rc = step_provider(c, false);
   if (rc || rec->kind != FXT_KIND_EVENT) {
     if (rec->kind == FXT_KIND_THREAD)
@@ -357,7 +359,7 @@ static int sort_record(struct fxt_td_writer *c) {
     return rc;
   }
   struct fxtf_meta m;
-  if ((rc = fxtf_parse_meta(rec, &m, c->err, c->err_size)) != 0)
+  if ((rc = fxtf_parse_meta(rec, &m, c->in.err, c->in.err_size)) != 0)
     return rc;
   if (m.kind == FXTF_META_CLOCK_SYNC || m.kind == FXTF_META_DROPPED || m.kind == FXTF_META_OTHER)
     return 0;
@@ -377,41 +379,11 @@ static int sort_record(struct fxt_td_writer *c) {
   }
 }
 
-/* One pass of the decoder over the whole input, handing each record to fn. */
-static int pass(struct fxt_td_writer *c, int (*fn)(struct fxt_td_writer *c)) {
-  struct fxtf_tables more; /* the providers' tables: freed below */
-  int rc = fxtf_decoder_init(&c->dec, c->buf, c->len, c->table, &more);
+/* One pass over the input (fxtf_pass), each record to fn: providers and thread refs afresh. */
+static int pass(struct fxt_td_writer *c, int (*fn)(void *c)) {
   fxtf_segs_rewind(&c->segs);
-  c->released = 0;
   memset(c->refs, 0, sizeof c->refs);
-  bool decoding = false; /* the decoder failed (not what a record says) */
-  while (rc == 0) {
-    rc = fxt_decoder_next(&c->dec, &c->rec, c->err, c->err_size);
-    decoding = rc < 0;
-    if (rc <= 0)
-      break;
-    if (fn == scan_record)
-      c->st.records++;
-    rc = fn(c);
-    if (c->opt->release && c->rec.offset - c->released >= RELEASE_BYTES) {
-      c->opt->release(c->opt->release_ctx, c->released, c->rec.offset);
-      c->released = c->rec.offset;
-    }
-  }
-  struct fxt_decoder_stats ds;
-  fxt_decoder_stats(&c->dec, &ds);
-  if (decoding && rc == FXT_EBADMSG && !c->opt->strict &&
-      fxtf_torn_at(c->buf, c->len, ds.bytes)) {
-    c->st.torn = ds.bytes; /* the first pass: the input ends there */
-    c->len = (size_t)ds.bytes;
-    if (c->err != NULL && c->err_size > 0)
-      c->err[0] = '\0';
-    rc = 0;
-  }
-  if (rc == 0 && c->opt->release && c->released < c->len)
-    c->opt->release(c->opt->release_ctx, c->released, c->len);
-  fxtf_tables_free(&more);
-  return rc;
+  return fxtf_pass(&c->in, fn, c);
 }
 
 /* ---- CPU data ---------------------------------------------------------------------------- */
@@ -601,10 +573,10 @@ int fxt_tracedat_convert(const void *buf, size_t len, const struct fxt_tracedat_
   if (err != NULL && err_size > 0)
     err[0] = '\0';
   c->opt = opt; /* (calloc zeroed the rest) */
-  c->buf = buf;
-  c->len = len;
-  c->err = err;
-  c->err_size = err_size;
+  fxtf_pass_init(&c->in, buf, len, c->table, &c->st.torn, err, err_size);
+  c->in.release = opt->release;
+  c->in.release_ctx = opt->release_ctx;
+  c->in.strict = opt->strict; /* not release_taken: what is before the record is done with */
   rc = convert(c);
   c->st.formats = c->events.n;
   c->st.cpus = c->ncpus;

@@ -46,13 +46,7 @@ struct fxt_td_writer_desc {
 
 struct fxt_td_writer {
   const struct fxt_tracedat_options *opt;
-  const unsigned char *buf;
-  size_t len;
-  char *err;
-  size_t err_size;
-  struct fxt_decoder dec;
-  struct fxt_record rec;
-  uint64_t released;
+  struct fxtf_pass in; /* the input */
 
   struct fxtf_segs segs; /* providers */
   struct fxt_td_writer_thread *threads;

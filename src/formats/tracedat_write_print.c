@@ -80,10 +80,18 @@ struct conv {
   char c;         /* the conversion; 0: malformed (printed as written) */
 };
 
-static const char *digits_at(const char *p, const char *end, uint32_t *len) {
+/* A width or a precision at p: '*' (counted in c->stars: it takes an argument), or digits (none
+ * or more) that start at *at, *len of them. Returns where it ends. */
+static const char *width_at(const char *p, const char *end, struct conv *c, const char **at,
+                            uint32_t *len) {
+  if (p < end && *p == '*') {
+    c->stars++;
+    return p + 1;
+  }
   const char *s = p;
   while (p < end && *p >= '0' && *p <= '9')
     p++;
+  *at = s;
   *len = (uint32_t)(p - s);
   return p;
 }
@@ -97,23 +105,9 @@ static void read_conv(const char *p, const char *end, struct conv *c) {
       c->flags[c->nflags++] = *p;
     p++;
   }
-  if (p < end && *p == '*') {
-    c->stars++;
-    p++;
-  } else {
-    c->width = p;
-    p = digits_at(p, end, &c->width_len);
-  }
-  if (p < end && *p == '.') {
-    p++;
-    if (p < end && *p == '*') {
-      c->stars++;
-      p++;
-    } else {
-      c->prec = p;
-      p = digits_at(p, end, &c->prec_len);
-    }
-  }
+  p = width_at(p, end, c, &c->width, &c->width_len);
+  if (p < end && *p == '.')
+    p = width_at(p + 1, end, c, &c->prec, &c->prec_len);
   c->bits = 32;
   if (p < end && *p == 'h') {
     bool hh = p + 1 < end && p[1] == 'h';

@@ -13,6 +13,8 @@
 
 #include <fxtrace/errors.h>
 
+#include "heap.h"
+
 #define KEY_BYTES sizeof(struct fxt_td_sort_key)
 #define DEFAULT_RUN (8u << 20)
 #define MIN_RUN (64u << 10)
@@ -47,6 +49,21 @@ static int fail(struct fxt_td_sort *s, int code, const char *what, int sys_errno
   else
     snprintf(s->err, sizeof s->err, "%s", what);
   return code;
+}
+
+/* Room for one more than the n elements (of elem bytes) of the array *p, of *cap: the array
+ * doubled when full, first elements the first time. 0 or FXT_ENOMEM (said in s->err). */
+static int grow(struct fxt_td_sort *s, void **p, size_t n, size_t *cap, size_t first,
+                size_t elem) {
+  if (n < *cap)
+    return 0;
+  size_t ncap = *cap ? *cap * 2 : first;
+  void *q = realloc(*p, ncap * elem);
+  if (q == NULL)
+    return fail(s, FXT_ENOMEM, "out of memory", 0);
+  *p = q;
+  *cap = ncap;
+  return 0;
 }
 
 int fxt_td_sort_init(struct fxt_td_sort *s, size_t run_bytes, const char *tmpdir) {
@@ -115,14 +132,8 @@ static void sort_run(struct fxt_td_sort *s) {
 static int spill(struct fxt_td_sort *s) {
   if (s->fd < 0 && open_tmp(s) != 0)
     return FXT_ENOSPC;
-  if (s->nruns == s->cap_runs) {
-    size_t cap = s->cap_runs ? s->cap_runs * 2 : 16;
-    struct fxt_td_sort_run *r = realloc(s->runs, cap * sizeof *r);
-    if (r == NULL)
-      return fail(s, FXT_ENOMEM, "out of memory", 0);
-    s->runs = r;
-    s->cap_runs = cap;
-  }
+  if (grow(s, (void **)&s->runs, s->nruns, &s->cap_runs, 16, sizeof *s->runs) != 0)
+    return FXT_ENOMEM;
   sort_run(s);
   unsigned char block[64 * 1024];
   size_t n = 0;
@@ -161,14 +172,8 @@ int fxt_td_sort_add(struct fxt_td_sort *s, const struct fxt_td_sort_key *k, cons
     if (rc)
       return rc;
   }
-  if (s->nents == s->cap_ents) {
-    size_t cap = s->cap_ents ? s->cap_ents * 2 : 1024;
-    struct fxt_td_sort_ent *e = realloc(s->ents, cap * sizeof *e);
-    if (e == NULL)
-      return fail(s, FXT_ENOMEM, "out of memory", 0);
-    s->ents = e;
-    s->cap_ents = cap;
-  }
+  if (grow(s, (void **)&s->ents, s->nents, &s->cap_ents, 1024, sizeof *s->ents) != 0)
+    return FXT_ENOMEM;
   unsigned char *rec = s->arena + s->arena_len;
   memcpy(rec, k, KEY_BYTES);
   if (k->size)
@@ -182,7 +187,8 @@ int fxt_td_sort_add(struct fxt_td_sort *s, const struct fxt_td_sort_key *k, cons
 
 /* ---- reading: a heap of cursors ------------------------------------------------------------- */
 
-static bool cur_less(const struct fxt_td_sort *s, uint32_t a, uint32_t b) {
+static bool cur_less(const void *ctx, uint32_t a, uint32_t b) {
+  const struct fxt_td_sort *s = ctx;
   const struct fxt_td_sort_key *x = &s->cur[a].key, *y = &s->cur[b].key;
   if (x->cpu != y->cpu)
     return x->cpu < y->cpu;
@@ -190,19 +196,7 @@ static bool cur_less(const struct fxt_td_sort *s, uint32_t a, uint32_t b) {
 }
 
 static void sift_down(struct fxt_td_sort *s, uint32_t i) {
-  for (;;) {
-    uint32_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < s->nheap && cur_less(s, s->heap[l], s->heap[m]))
-      m = l;
-    if (r < s->nheap && cur_less(s, s->heap[r], s->heap[m]))
-      m = r;
-    if (m == i)
-      return;
-    uint32_t t = s->heap[i];
-    s->heap[i] = s->heap[m];
-    s->heap[m] = t;
-    i = m;
-  }
+  fxtf_heap_sift_down(s->heap, s->nheap, i, cur_less, s);
 }
 
 /* Loads the cursor's next record into c->key/payload: 1, 0 at the end of its run, or an

@@ -84,6 +84,19 @@ bool fxt_tfs_parse_uint(const char *s, uint64_t max, uint64_t *out)
   return true;
 }
 
+/* What is inside per_cpu/cpuN and per_thread/TID (path components c, n of them): the
+ * directory itself, or its one file, stats (node stats). As resolve() returns. */
+static int stats_dir(char c[4][512], int n, struct fxt_fs_file *f, enum node stats)
+{
+  if (n == 2)
+    return 1;
+  if (n == 3 && strcmp(c[2], "stats") == 0) {
+    f->node = stats;
+    return 0;
+  }
+  return FXT_ENOENT;
+}
+
 /* Resolves path into f (node, sys/ev/cpu/tid); returns 0, 1 for a directory, or FXT_ENOENT. */
 static int resolve(const char *path, struct fxt_fs_file *f)
 {
@@ -145,25 +158,14 @@ static int resolve(const char *path, struct fxt_fs_file *f)
         v >= live_ncpus())
       return FXT_ENOENT;
     f->cpu = (uint32_t)v;
-    if (n == 2)
-      return 1;
-    if (n == 3 && strcmp(c[2], "stats") == 0) {
-      f->node = N_CPU_STATS;
-      return 0;
-    }
-    return FXT_ENOENT;
+    return stats_dir(c, n, f, N_CPU_STATS);
   }
   if (strcmp(c[0], "per_thread") == 0) {
     struct fxt_thread_stats st;
     if (!fxt_tfs_parse_uint(c[1], 0x3fffffff, &v) || fxt_control_thread_stats((pid_t)v, &st) != 0)
       return FXT_ENOENT;
     f->tid = (pid_t)v;
-    if (n == 2)
-      return 1;
-    if (n == 3 && strcmp(c[2], "stats") == 0) {
-      f->node = N_THREAD_STATS;
-      return 0;
-    }
+    return stats_dir(c, n, f, N_THREAD_STATS);
   }
   return FXT_ENOENT;
 }

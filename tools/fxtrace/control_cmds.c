@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,10 @@ static bool option(const char *cmd, const char *a, struct opts *o)
   return false;
 }
 
-/* Returns -1 when parsed, else the exit code (help printed, or a usage error). */
-static int parse(const char *cmd, const char *usage, int argc, char **argv, struct opts *o)
+/* Parses cmd's arguments, min to max of them positional (fewer: the usage error missing, more:
+ * extra). Returns -1 when parsed, else the exit code (help printed, or a usage error). */
+static int parse(const char *cmd, const char *usage, int argc, char **argv, struct opts *o,
+                 int min, int max, const char *missing, const char *extra)
 {
   memset(o, 0, sizeof(*o));
   bool dash = false;
@@ -98,6 +101,10 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv, stru
       o->pos[o->npos++] = argv[i];
     }
   }
+  if (o->npos < min)
+    return cli_usage_error(cmd, usage, missing);
+  if (o->npos > max)
+    return cli_usage_error(cmd, usage, extra);
   return -1;
 }
 
@@ -162,11 +169,9 @@ static void info_value(const char *info, const char *key, char *out, size_t size
 int cmd_ps(int argc, char **argv)
 {
   struct opts o;
-  int rc = parse("ps", k_ps_usage, argc, argv, &o);
+  int rc = parse("ps", k_ps_usage, argc, argv, &o, 0, 0, NULL, "no arguments expected");
   if (rc >= 0)
     return rc;
-  if (o.npos)
-    return cli_usage_error("ps", k_ps_usage, "no arguments expected");
   /* The sessions of this user's processes that died without stopping them, which nothing
    * else will harvest: their traces are completed now, each said on stderr. */
   char shm[64];
@@ -251,11 +256,9 @@ int cmd_ps(int argc, char **argv)
 int cmd_ls(int argc, char **argv)
 {
   struct opts o;
-  int rc = parse("ls", k_ls_usage, argc, argv, &o);
+  int rc = parse("ls", k_ls_usage, argc, argv, &o, 1, 2, "missing PID", "too many arguments");
   if (rc >= 0)
     return rc;
-  if (o.npos < 1 || o.npos > 2)
-    return cli_usage_error("ls", k_ls_usage, o.npos ? "too many arguments" : "missing PID");
   const char *dir = o.npos == 2 ? o.pos[1] : "";
   struct ctl_conn c;
   if ((rc = open_process("ls", k_ls_usage, o.pos[0], &c)) >= 0)
@@ -295,12 +298,10 @@ int cmd_ls(int argc, char **argv)
 int cmd_cat(int argc, char **argv)
 {
   struct opts o;
-  int rc = parse("cat", k_cat_usage, argc, argv, &o);
+  int rc = parse("cat", k_cat_usage, argc, argv, &o, 2, 2, "missing PID or FILE",
+                 "too many arguments");
   if (rc >= 0)
     return rc;
-  if (o.npos != 2)
-    return cli_usage_error("cat", k_cat_usage, o.npos < 2 ? "missing PID or FILE"
-                                                          : "too many arguments");
   const char *file = o.pos[1];
   struct ctl_conn c;
   if ((rc = open_process("cat", k_cat_usage, o.pos[0], &c)) >= 0)
@@ -390,11 +391,10 @@ int cmd_snapshot(int argc, char **argv)
 int cmd_write(int argc, char **argv)
 {
   struct opts o;
-  int rc = parse("write", k_write_usage, argc, argv, &o);
+  /* At most as many VALUE words as o.pos holds: parse says "too many arguments" past that. */
+  int rc = parse("write", k_write_usage, argc, argv, &o, 2, INT_MAX, "missing PID or FILE", NULL);
   if (rc >= 0)
     return rc;
-  if (o.npos < 2)
-    return cli_usage_error("write", k_write_usage, "missing PID or FILE");
   /* As echo: the words joined by single spaces, then a newline unless -n. */
   size_t len = 0;
   for (int i = 2; i < o.npos; i++)

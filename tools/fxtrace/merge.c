@@ -320,25 +320,32 @@ static void attach(struct merge *m, uint64_t *process, uint64_t tid, bool *chang
   }
 }
 
-/* The time of a timed record (the end of a duration-complete event); 0 for others. */
-static uint64_t record_time(const struct fxt_record *r) {
+/* The one time of a record that has a timestamp and no other time (scheduling, log, large
+ * blob event); NULL for the others, events included (a duration-complete has two). */
+static uint64_t *only_time(struct fxt_record *r) {
   switch (r->kind) {
-  case FXT_KIND_EVENT:
+  case FXT_KIND_CONTEXT_SWITCH:
+    return &r->u.context_switch.timestamp;
+  case FXT_KIND_WAKEUP:
+    return &r->u.wakeup.timestamp;
+  case FXT_KIND_LEGACY_CONTEXT_SWITCH:
+    return &r->u.legacy_context_switch.timestamp;
+  case FXT_KIND_LOG:
+    return &r->u.log.timestamp;
+  case FXT_KIND_LARGE_BLOB_EVENT:
+    return &r->u.large_blob_event.timestamp;
+  default:
+    return NULL;
+  }
+}
+
+/* The time of a timed record (the end of a duration-complete event); 0 for others. */
+static uint64_t record_time(struct fxt_record *r) {
+  if (r->kind == FXT_KIND_EVENT)
     return r->u.event.type == FXT_EVENT_DURATION_COMPLETE ? r->u.event.trailer
                                                           : r->u.event.timestamp;
-  case FXT_KIND_CONTEXT_SWITCH:
-    return r->u.context_switch.timestamp;
-  case FXT_KIND_WAKEUP:
-    return r->u.wakeup.timestamp;
-  case FXT_KIND_LEGACY_CONTEXT_SWITCH:
-    return r->u.legacy_context_switch.timestamp;
-  case FXT_KIND_LOG:
-    return r->u.log.timestamp;
-  case FXT_KIND_LARGE_BLOB_EVENT:
-    return r->u.large_blob_event.timestamp;
-  default:
-    return 0;
-  }
+  uint64_t *ts = only_time(r);
+  return ts != NULL ? *ts : 0;
 }
 
 /* A clock_sync record for a provider placed by DATE: its ticks are CLOCK_MONOTONIC now. */
@@ -417,22 +424,8 @@ static int rewrite(void *ctx, const struct fxt_decoder *d, const struct fxt_reco
               fxtf_str_is(&r->u.kernel_object.args[i].name, "process"))
             attach(m, &r->u.kernel_object.args[i].value.koid, r->u.kernel_object.koid, &changed);
       break;
-    case FXT_KIND_CONTEXT_SWITCH:
-      ts = &r->u.context_switch.timestamp;
-      break;
-    case FXT_KIND_WAKEUP:
-      ts = &r->u.wakeup.timestamp;
-      break;
-    case FXT_KIND_LEGACY_CONTEXT_SWITCH:
-      ts = &r->u.legacy_context_switch.timestamp;
-      break;
-    case FXT_KIND_LOG:
-      ts = &r->u.log.timestamp;
-      break;
-    case FXT_KIND_LARGE_BLOB_EVENT:
-      ts = &r->u.large_blob_event.timestamp;
-      break;
     default:
+      ts = only_time(r);
       break;
     }
   }
