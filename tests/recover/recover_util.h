@@ -87,6 +87,15 @@ static inline void ru_rmtree(const char *dir)
   rmdir(dir);
 }
 
+/* Makes the test's directory dir (size bytes): /dev/shm/fxtrace-test-NAME-PID, empty (what a
+ * run before left there removed). Whether it could be made. */
+static inline bool ru_fresh_dir(char *dir, size_t size, const char *name)
+{
+  snprintf(dir, size, "/dev/shm/fxtrace-test-%s-%d", name, (int)getpid());
+  ru_rmtree(dir);
+  return mkdir(dir, 0700) == 0;
+}
+
 /* The sanitizers of an instrumented child must let it die by the signal. */
 static inline void ru_child_env(void)
 {

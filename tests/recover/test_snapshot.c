@@ -146,9 +146,7 @@ static pthread_t threads[THREADS];
 static int start_recorder(void **state)
 {
   (void)state;
-  snprintf(dir, sizeof(dir), "/dev/shm/fxtrace-test-snapshot-%d", (int)getpid());
-  ru_rmtree(dir);
-  if (mkdir(dir, 0700) != 0)
+  if (!ru_fresh_dir(dir, sizeof(dir), "snapshot"))
     return -1;
   char ctl[300];
   snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
