@@ -28,6 +28,18 @@ static inline unsigned char *ru_read_file(const char *path, size_t *len)
   return fxtcount_read(path, len);
 }
 
+/* The whole FXT file at path read (malloc'ed: free it) and d set to decode it with the
+ * caller's string table; NULL when it cannot be read. */
+static inline unsigned char *ru_decode_file(const char *path, struct fxt_decoder *d,
+                                            struct fxt_str_slot *table)
+{
+  size_t len;
+  unsigned char *buf = ru_read_file(path, &len);
+  if (buf)
+    fxt_decoder_init(d, buf, len, table);
+  return buf;
+}
+
 static inline bool ru_read_exact(const char *dir, const char *name, void *out, size_t n)
 {
   char path[4200];

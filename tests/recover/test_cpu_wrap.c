@@ -64,11 +64,9 @@ static void emit(uint64_t n)
 static uint64_t check_file(const char *path, uint64_t *overrun_first)
 {
   static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
-  size_t n = 0;
-  unsigned char *buf = ru_read_file(path, &n);
-  assert_non_null(buf);
   struct fxt_decoder d;
-  fxt_decoder_init(&d, buf, n, table);
+  unsigned char *buf = ru_decode_file(path, &d, table);
+  assert_non_null(buf);
   static struct fxt_record r;
   char err[256];
   int rc;

@@ -175,6 +175,14 @@ static void expect_report(const struct result *r, const char *file)
   free(want);
 }
 
+/* What damage to one file gives: a report naming file and an offset, and every thread but
+ * `damaged` (0: none) as in the intact recovery. */
+static void expect_damage(const struct result *r, const char *file, uint32_t damaged)
+{
+  expect_report(r, file);
+  expect_others_intact(r, damaged);
+}
+
 /* A private, writable copy of a mapped file's bytes (copy-on-write). */
 static unsigned char *private_copy(const struct fxt_rec_file *f)
 {
@@ -301,8 +309,7 @@ static void garbage_over_a_slot_header(void **state)
   garbage(pool + 2 * (size_t)stride, 512); /* slot 2's writer and ring positions */
   struct result r;
   run_damaged(&ses.in.pool, pool, &r);
-  expect_report(&r, ses.ppath);
-  expect_others_intact(&r, tid_of_slot(2));
+  expect_damage(&r, ses.ppath, tid_of_slot(2));
 }
 
 static void garbage_in_the_slot_table(void **state)
@@ -314,8 +321,7 @@ static void garbage_in_the_slot_table(void **state)
   memset(sd + slots_off + 3 * FXT_SH_SLOT_BYTES, 0xa5, FXT_SH_SLOT_BYTES); /* slot 3 */
   struct result r;
   run_damaged(&ses.in.session, sd, &r);
-  expect_report(&r, ses.spath);
-  expect_others_intact(&r, tid_of_slot(3));
+  expect_damage(&r, ses.spath, tid_of_slot(3));
 }
 
 static void session_file_truncated_after_the_slot_table(void **state)
@@ -329,8 +335,7 @@ static void session_file_truncated_after_the_slot_table(void **state)
   in.session.size = ingress_off + 100;
   struct result r;
   run(&in, &r);
-  expect_report(&r, ses.spath);
-  expect_others_intact(&r, 0);
+  expect_damage(&r, ses.spath, 0);
 }
 
 static struct result bufonly; /* what the buffers alone give */

@@ -109,12 +109,10 @@ static const char *tally(const char *path, bool per_gap)
   static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
   static struct fxt_record r;
   nthr = 0;
-  size_t len;
-  unsigned char *buf = ru_read_file(path, &len);
+  struct fxt_decoder d;
+  unsigned char *buf = ru_decode_file(path, &d, table);
   if (!buf)
     return "cannot read the recovered file";
-  struct fxt_decoder d;
-  fxt_decoder_init(&d, buf, len, table);
   char err[256];
   int rc;
   msg[0] = 0;

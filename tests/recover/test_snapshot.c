@@ -74,12 +74,10 @@ static const char *windows(const char *path, struct window *w, int *n)
   static char msg[512];
   static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
   static struct fxt_record r;
-  size_t len;
-  unsigned char *data = ru_read_file(path, &len);
+  struct fxt_decoder d;
+  unsigned char *data = ru_decode_file(path, &d, table);
   if (!data)
     return "cannot read the snapshot";
-  struct fxt_decoder d;
-  fxt_decoder_init(&d, data, len, table);
   char err[256];
   int rc;
   *n = 0;
