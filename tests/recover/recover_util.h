@@ -28,6 +28,45 @@ static inline unsigned char *ru_read_file(const char *path, size_t *len)
   return fxtcount_read(path, len);
 }
 
+/* The whole FXT file at path read (malloc'ed: free it) and d set to decode it with the
+ * caller's string table; NULL when it cannot be read. */
+static inline unsigned char *ru_decode_file(const char *path, struct fxt_decoder *d,
+                                            struct fxt_str_slot *table)
+{
+  size_t len;
+  unsigned char *buf = ru_read_file(path, &len);
+  if (buf)
+    fxt_decoder_init(d, buf, len, table);
+  return buf;
+}
+
+/* Decodes the FXT file at path (what: its name in messages) strictly, each record given to
+ * fn until fn writes a failure into msg (size bytes). Returns msg: "" or what is wrong (the
+ * file unreadable, fn's failure, where it does not decode). One caller at a time. */
+static inline const char *ru_walk(const char *path, const char *what,
+                                  void (*fn)(void *ctx, const struct fxt_record *r, char *msg,
+                                             size_t size),
+                                  void *ctx, char *msg, size_t size)
+{
+  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
+  static struct fxt_record r;
+  struct fxt_decoder d;
+  msg[0] = 0;
+  unsigned char *buf = ru_decode_file(path, &d, table);
+  if (!buf) {
+    snprintf(msg, size, "cannot read %s", what);
+    return msg;
+  }
+  char err[256];
+  int rc = 0;
+  while (!msg[0] && (rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1)
+    fn(ctx, &r, msg, size);
+  free(buf);
+  if (!msg[0] && rc < 0)
+    snprintf(msg, size, "%s does not decode: %s", what, err);
+  return msg;
+}
+
 static inline bool ru_read_exact(const char *dir, const char *name, void *out, size_t n)
 {
   char path[4200];
@@ -85,6 +124,15 @@ static inline void ru_rmtree(const char *dir)
   }
   closedir(d);
   rmdir(dir);
+}
+
+/* Makes the test's directory dir (size bytes): /dev/shm/fxtrace-test-NAME-PID, empty (what a
+ * run before left there removed). Whether it could be made. */
+static inline bool ru_fresh_dir(char *dir, size_t size, const char *name)
+{
+  snprintf(dir, size, "/dev/shm/fxtrace-test-%s-%d", name, (int)getpid());
+  ru_rmtree(dir);
+  return mkdir(dir, 0700) == 0;
 }
 
 /* The sanitizers of an instrumented child must let it die by the signal. */

@@ -64,11 +64,9 @@ static void emit(uint64_t n)
 static uint64_t check_file(const char *path, uint64_t *overrun_first)
 {
   static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
-  size_t n = 0;
-  unsigned char *buf = ru_read_file(path, &n);
-  assert_non_null(buf);
   struct fxt_decoder d;
-  fxt_decoder_init(&d, buf, n, table);
+  unsigned char *buf = ru_decode_file(path, &d, table);
+  assert_non_null(buf);
   static struct fxt_record r;
   char err[256];
   int rc;
@@ -136,14 +134,20 @@ static void *pinned(void *arg)
   return NULL;
 }
 
+/* One pinned thread run to its end (then: what it does after wrapping), the session stopped. */
+static void run_pinned_and_stop(intptr_t then)
+{
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, pinned, (void *)then), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(fxt_session_stop(), 0);
+}
+
 static void snapshot_names_the_cpu(void **state)
 {
   (void)state;
   start("", "");
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, pinned, (void *)(intptr_t)THEN_SNAPSHOT), 0);
-  assert_int_equal(pthread_join(th, NULL), 0);
-  assert_int_equal(fxt_session_stop(), 0);
+  run_pinned_and_stop(THEN_SNAPSHOT);
   char path[300];
   snprintf(path, sizeof(path), "%s/snap.fxt", dir);
   uint64_t ovr;
@@ -156,10 +160,7 @@ static void trace_view_names_the_cpu(void **state)
   (void)state;
   start("", "");
   assert_int_equal(fxt_fs_echo("tracing_on", "1"), 1);
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, pinned, (void *)(intptr_t)THEN_TRACE), 0);
-  assert_int_equal(pthread_join(th, NULL), 0);
-  assert_int_equal(fxt_session_stop(), 0);
+  run_pinned_and_stop(THEN_TRACE);
   char want[16];
   snprintf(want, sizeof(want), "[%03u]", want_cpu);
   uint64_t lines = 0;

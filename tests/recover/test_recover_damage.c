@@ -175,6 +175,14 @@ static void expect_report(const struct result *r, const char *file)
   free(want);
 }
 
+/* What damage to one file gives: a report naming file and an offset, and every thread but
+ * `damaged` (0: none) as in the intact recovery. */
+static void expect_damage(const struct result *r, const char *file, uint32_t damaged)
+{
+  expect_report(r, file);
+  expect_others_intact(r, damaged);
+}
+
 /* A private, writable copy of a mapped file's bytes (copy-on-write). */
 static unsigned char *private_copy(const struct fxt_rec_file *f)
 {
@@ -183,6 +191,19 @@ static unsigned char *private_copy(const struct fxt_rec_file *f)
   assert_true(p != MAP_FAILED);
   memcpy(p, f->data, f->size);
   return p;
+}
+
+/* Recovers ses.in into r with one of its files, file (&ses.in.pool, &ses.in.session or
+ * &ses.in.output), read from copy instead: a damaged private_copy of it, unmapped after. */
+static void run_damaged(const struct fxt_rec_file *file, unsigned char *copy, struct result *r)
+{
+  struct fxt_rec_input in = ses.in;
+  struct fxt_rec_file *f = file == &ses.in.pool      ? &in.pool
+                           : file == &ses.in.session ? &in.session
+                                                     : &in.output;
+  f->data = copy;
+  run(&in, r);
+  munmap(copy, file->size);
 }
 
 static void garbage(unsigned char *p, size_t n)
@@ -196,9 +217,7 @@ static void garbage(unsigned char *p, size_t n)
 static int setup(void **state)
 {
   (void)state;
-  snprintf(dir, sizeof(dir), "/dev/shm/fxtrace-test-damage-%d", (int)getpid());
-  ru_rmtree(dir);
-  if (mkdir(dir, 0700) != 0)
+  if (!ru_fresh_dir(dir, sizeof(dir), "damage"))
     return -1;
   /* Discard mode: the fast threads fill their buffers, so each holds records at death. */
   const char *argv[] = {child_path, dir, "discard", "4", "64", "0", NULL};
@@ -261,11 +280,8 @@ static void garbage_in_a_ring(void **state)
   unsigned char *pool = private_copy(&ses.in.pool);
   /* 256 bytes of garbage in the middle of slot 1's ring storage. */
   garbage(pool + stride + storage + size / 2, 256);
-  struct fxt_rec_input in = ses.in;
-  in.pool.data = pool;
   struct result r;
-  run(&in, &r);
-  munmap(pool, ses.in.pool.size);
+  run_damaged(&ses.in.pool, pool, &r);
   /* Where the garbage falls in the ring's records decides what is lost; a record that no
    * longer decodes, or a header that breaks the walk, is reported with the buffers file and
    * an offset in slot 1's ring storage. Undamaged rings (the garbage may also fall in the free
@@ -291,13 +307,9 @@ static void garbage_over_a_slot_header(void **state)
   uint32_t stride = header_u32(FXT_SH_OFF_STRIDE);
   unsigned char *pool = private_copy(&ses.in.pool);
   garbage(pool + 2 * (size_t)stride, 512); /* slot 2's writer and ring positions */
-  struct fxt_rec_input in = ses.in;
-  in.pool.data = pool;
   struct result r;
-  run(&in, &r);
-  munmap(pool, ses.in.pool.size);
-  expect_report(&r, ses.ppath);
-  expect_others_intact(&r, tid_of_slot(2));
+  run_damaged(&ses.in.pool, pool, &r);
+  expect_damage(&r, ses.ppath, tid_of_slot(2));
 }
 
 static void garbage_in_the_slot_table(void **state)
@@ -307,13 +319,9 @@ static void garbage_in_the_slot_table(void **state)
   uint64_t slots_off;
   memcpy(&slots_off, sd + FXT_SH_OFF_SLOTS, 8);
   memset(sd + slots_off + 3 * FXT_SH_SLOT_BYTES, 0xa5, FXT_SH_SLOT_BYTES); /* slot 3 */
-  struct fxt_rec_input in = ses.in;
-  in.session.data = sd;
   struct result r;
-  run(&in, &r);
-  munmap(sd, ses.in.session.size);
-  expect_report(&r, ses.spath);
-  expect_others_intact(&r, tid_of_slot(3));
+  run_damaged(&ses.in.session, sd, &r);
+  expect_damage(&r, ses.spath, tid_of_slot(3));
 }
 
 static void session_file_truncated_after_the_slot_table(void **state)
@@ -327,8 +335,7 @@ static void session_file_truncated_after_the_slot_table(void **state)
   in.session.size = ingress_off + 100;
   struct result r;
   run(&in, &r);
-  expect_report(&r, ses.spath);
-  expect_others_intact(&r, 0);
+  expect_damage(&r, ses.spath, 0);
 }
 
 static struct result bufonly; /* what the buffers alone give */
@@ -358,11 +365,8 @@ static void garbage_in_the_output(void **state)
   unsigned char *out = private_copy(&ses.in.output);
   size_t at = ses.in.output.size / 2;
   garbage(out + at, 64);
-  struct fxt_rec_input in = ses.in;
-  in.output.data = out;
   struct result r;
-  run(&in, &r);
-  munmap(out, ses.in.output.size);
+  run_damaged(&ses.in.output, out, &r);
   expect_report(&r, ses.opath);
   /* What the buffers held beyond the output is recovered whole (the output's records past the
    * garbage are lost): a thread whose newest records are in its buffer and not in the output

@@ -102,68 +102,58 @@ static bool in_order(const struct thr *t, const char *what, uint64_t k, uint64_t
   return false;
 }
 
+/* One record of the recovered file into the threads' tallies (ctx: the per-gap check, in
+ * discard/block mode); a failure into msg. */
+static void tally_record(void *ctx, const struct fxt_record *r, char *msg, size_t size)
+{
+  const bool per_gap = *(const bool *)ctx;
+  if (r->kind != FXT_KIND_EVENT || r->u.event.thread.thread_koid == 0)
+    return;
+  const struct fxt_event *e = &r->u.event;
+  struct thr *t = thread_of(e->thread.thread_koid);
+  if (!t)
+    return;
+  if (is(&e->category, "kernel:meta")) {
+    if ((is(&e->name, "drop_stats") || is(&e->name, "overrun") || is(&e->name, "lost")) &&
+        e->num_args > 0) {
+      t->losses += e->args[0].value.u32;
+      t->pending += e->args[0].value.u32;
+    }
+    return;
+  }
+  if (is(&e->name, "sig") && e->num_args == 1) {
+    uint64_t k = e->args[0].value.u64;
+    if (!in_order(t, "sig", k, t->sig_events, t->sig_last, msg, size))
+      return;
+    t->sig_events++;
+    t->sig_last = k;
+    return;
+  }
+  if (!is(&e->name, "seq") || e->num_args != 1)
+    return;
+  uint64_t seq = e->args[0].value.u64;
+  if (!in_order(t, "seq", seq, t->events, t->last, msg, size))
+    return;
+  uint64_t gap = seq - t->next;
+  if (per_gap && gap != t->pending) {
+    snprintf(msg, size, "thread %llu: gap of %llu before seq %llu, but %llu losses reported there",
+             (unsigned long long)t->tid, (unsigned long long)gap, (unsigned long long)seq,
+             (unsigned long long)t->pending);
+    return;
+  }
+  t->gaps += gap;
+  t->pending = 0;
+  t->events++;
+  t->last = seq;
+  t->next = seq + 1;
+}
+
 /* Reads the recovered file; per-gap check in discard/block mode. Returns "" or a failure. */
 static const char *tally(const char *path, bool per_gap)
 {
   static char msg[512];
-  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
-  static struct fxt_record r;
   nthr = 0;
-  size_t len;
-  unsigned char *buf = ru_read_file(path, &len);
-  if (!buf)
-    return "cannot read the recovered file";
-  struct fxt_decoder d;
-  fxt_decoder_init(&d, buf, len, table);
-  char err[256];
-  int rc;
-  msg[0] = 0;
-  while ((rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1 && !msg[0]) {
-    if (r.kind != FXT_KIND_EVENT || r.u.event.thread.thread_koid == 0)
-      continue;
-    const struct fxt_event *e = &r.u.event;
-    struct thr *t = thread_of(e->thread.thread_koid);
-    if (!t)
-      continue;
-    if (is(&e->category, "kernel:meta")) {
-      if ((is(&e->name, "drop_stats") || is(&e->name, "overrun") || is(&e->name, "lost")) &&
-          e->num_args > 0) {
-        t->losses += e->args[0].value.u32;
-        t->pending += e->args[0].value.u32;
-      }
-      continue;
-    }
-    if (is(&e->name, "sig") && e->num_args == 1) {
-      uint64_t k = e->args[0].value.u64;
-      if (!in_order(t, "sig", k, t->sig_events, t->sig_last, msg, sizeof(msg)))
-        break;
-      t->sig_events++;
-      t->sig_last = k;
-      continue;
-    }
-    if (!is(&e->name, "seq") || e->num_args != 1)
-      continue;
-    uint64_t seq = e->args[0].value.u64;
-    if (!in_order(t, "seq", seq, t->events, t->last, msg, sizeof(msg)))
-      break;
-    uint64_t gap = seq - t->next;
-    if (per_gap && gap != t->pending) {
-      snprintf(msg, sizeof(msg), "thread %llu: gap of %llu before seq %llu, but %llu losses "
-                                 "reported there",
-               (unsigned long long)t->tid, (unsigned long long)gap, (unsigned long long)seq,
-               (unsigned long long)t->pending);
-      break;
-    }
-    t->gaps += gap;
-    t->pending = 0;
-    t->events++;
-    t->last = seq;
-    t->next = seq + 1;
-  }
-  free(buf);
-  if (!msg[0] && rc < 0)
-    snprintf(msg, sizeof(msg), "the recovered file does not decode: %s", err);
-  return msg;
+  return ru_walk(path, "the recovered file", tally_record, &per_gap, msg, sizeof(msg));
 }
 
 static void report_line(void *ctx, int damage, const char *line)

@@ -67,50 +67,47 @@ struct window {
   uint64_t first, last, events;
 };
 
+/* The threads' windows windows() fills: w[], *n of them (at most 8). */
+struct windows {
+  struct window *w;
+  int *n;
+};
+
+/* One record of the snapshot into the windows (ctx); a gap or a repeat into msg. */
+static void window_record(void *ctx, const struct fxt_record *r, char *msg, size_t size)
+{
+  struct window *w = ((struct windows *)ctx)->w;
+  int *n = ((struct windows *)ctx)->n;
+  const struct fxt_event *e = &r->u.event;
+  if (r->kind != FXT_KIND_EVENT || e->name.len != 3 || memcmp(e->name.data, "seq", 3) != 0)
+    return;
+  struct window *t = NULL;
+  for (int i = 0; i < *n; i++)
+    if (w[i].tid == e->thread.thread_koid)
+      t = &w[i];
+  if (!t && *n < 8) {
+    t = &w[(*n)++];
+    *t = (struct window){(uint32_t)e->thread.thread_koid, e->args[0].value.u64,
+                         e->args[0].value.u64 - 1, 0};
+  }
+  if (!t)
+    return;
+  uint64_t v = e->args[0].value.u64;
+  if (v != t->last + 1)
+    snprintf(msg, size, "thread %u: seq %llu after %llu (offset %llu)", t->tid,
+             (unsigned long long)v, (unsigned long long)t->last, (unsigned long long)r->offset);
+  t->last = v;
+  t->events++;
+}
+
 /* Checks path: decodes strictly, and per thread the snap:seq events are first..last with no
  * gap and nothing twice. Fills w[] (n threads). Returns "" or what is wrong. */
 static const char *windows(const char *path, struct window *w, int *n)
 {
   static char msg[512];
-  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
-  static struct fxt_record r;
-  size_t len;
-  unsigned char *data = ru_read_file(path, &len);
-  if (!data)
-    return "cannot read the snapshot";
-  struct fxt_decoder d;
-  fxt_decoder_init(&d, data, len, table);
-  char err[256];
-  int rc;
+  struct windows ctx = {w, n};
   *n = 0;
-  msg[0] = 0;
-  while ((rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1 && !msg[0]) {
-    const struct fxt_event *e = &r.u.event;
-    if (r.kind != FXT_KIND_EVENT || e->name.len != 3 || memcmp(e->name.data, "seq", 3) != 0)
-      continue;
-    struct window *t = NULL;
-    for (int i = 0; i < *n; i++)
-      if (w[i].tid == e->thread.thread_koid)
-        t = &w[i];
-    if (!t && *n < 8) {
-      t = &w[(*n)++];
-      *t = (struct window){(uint32_t)e->thread.thread_koid, e->args[0].value.u64,
-                           e->args[0].value.u64 - 1, 0};
-    }
-    if (!t)
-      continue;
-    uint64_t v = e->args[0].value.u64;
-    if (v != t->last + 1)
-      snprintf(msg, sizeof(msg), "thread %u: seq %llu after %llu (offset %llu)", t->tid,
-               (unsigned long long)v, (unsigned long long)t->last,
-               (unsigned long long)r.offset);
-    t->last = v;
-    t->events++;
-  }
-  free(data);
-  if (rc != 0 && !msg[0])
-    snprintf(msg, sizeof(msg), "does not decode: %s", err);
-  return msg;
+  return ru_walk(path, "the snapshot", window_record, &ctx, msg, sizeof(msg));
 }
 
 /* The checks every snapshot gets; asked[k]: producer k's count when it was asked for. */
@@ -146,9 +143,7 @@ static pthread_t threads[THREADS];
 static int start_recorder(void **state)
 {
   (void)state;
-  snprintf(dir, sizeof(dir), "/dev/shm/fxtrace-test-snapshot-%d", (int)getpid());
-  ru_rmtree(dir);
-  if (mkdir(dir, 0700) != 0)
+  if (!ru_fresh_dir(dir, sizeof(dir), "snapshot"))
     return -1;
   char ctl[300];
   snprintf(ctl, sizeof(ctl), "%s/ctl", dir);

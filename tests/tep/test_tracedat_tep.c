@@ -76,10 +76,7 @@ static void build(void) {
   static const uint16_t buf_field[1][3] = {{S_BUF, FXT_TYPE_STR, 1024}};
   static const uint16_t micro_field[1][3] = {{S_A0, FXT_TYPE_U32, 0}};
   struct fxt_thread_ref t = fxt_thread_index(1);
-  reset();
-  magic();
-  provider(4242, 1000000000);
-  meta_strings();
+  file_start(4242, 1000000000);
   string(S_DEMO, "demo"), string(S_ALL, "all"), string(S_INTS, "ints"), string(S_U, "u");
   string(S_S, "s"), string(S_NAME, "name"), string(S_MAC, "mac"), string(S_D, "d");
   string(S_P, "n"), string(S_OK, "ok"), string(S_SEQ, "seq"), string(S_A, "a");
@@ -97,36 +94,18 @@ static void build(void) {
   thread(1, 4242, 4242);
   kobj(FXT_KOBJ_THREAD, 4242, "demo-app", 4242);
 
-  struct fxt_event e = event(FXT_EVENT_INSTANT, t, sref(S_DEMO), sref(S_ALL), 1000);
-  arg(&e, FXT_ARG_UINT32, sref(S_U))->value.u32 = 200;
-  arg(&e, FXT_ARG_INT32, sref(S_S))->value.i32 = -2;
-  arg(&e, FXT_ARG_STRING, sref(S_NAME))->value.str = inl("ab");
-  arg(&e, FXT_ARG_STRING, sref(S_MAC))->value.str = inl("0a0b0c");
-  arg(&e, FXT_ARG_DOUBLE, sref(S_D))->value.f64 = 0.25;
-  arg(&e, FXT_ARG_POINTER, sref(S_P))->value.pointer = 0x7f00;
-  arg(&e, FXT_ARG_BOOL, sref(S_OK))->value.b = true;
-  arg(&e, FXT_ARG_INT64, sref(S_SEQ))->value.i64 = -3;
-  put(&e);
-  e = event(FXT_EVENT_INSTANT, t, sref(S_DEMO), sref(S_INTS), 1001);
+  static const struct tdt_refs names = {S_DEMO, S_ALL, S_U, S_S, S_NAME, S_MAC, S_D, S_P, S_OK,
+                                        S_SEQ, S_Q, S_DEPTH, S_RATIO, S_IO, S_REQ, S_PRINTK,
+                                        S_FMT, S_A0, S_A1};
+  put_all(&names, t, 1000);
+  struct fxt_event e = event(FXT_EVENT_INSTANT, t, sref(S_DEMO), sref(S_INTS), 1001);
   arg(&e, FXT_ARG_INT32, sref(S_A))->value.i32 = -128;
   arg(&e, FXT_ARG_INT32, sref(S_B))->value.i32 = -5;
   arg(&e, FXT_ARG_UINT32, sref(S_C))->value.u32 = 65535;
   arg(&e, FXT_ARG_INT32, sref(S_E))->value.i32 = -1;
   arg(&e, FXT_ARG_POINTER, sref(S_P))->value.pointer = 0;
   put(&e);
-  e = event(FXT_EVENT_COUNTER, t, sref(S_DEMO), sref(S_Q), 1002);
-  e.trailer = 3;
-  arg(&e, FXT_ARG_UINT32, sref(S_DEPTH))->value.u32 = 4;
-  arg(&e, FXT_ARG_DOUBLE, sref(S_RATIO))->value.f64 = 0.5;
-  put(&e);
-  e = event(FXT_EVENT_DURATION_COMPLETE, t, sref(S_DEMO), sref(S_IO), 1003);
-  e.trailer = 1003 + 2500;
-  put(&e);
-  e = event(FXT_EVENT_ASYNC_BEGIN, t, sref(S_DEMO), sref(S_REQ), 1004);
-  e.trailer = 0x2a;
-  arg(&e, FXT_ARG_INT32, inl("x-y"))->value.i32 = -1;
-  arg(&e, FXT_ARG_NULL, inl("nil"));
-  put(&e);
+  put_q_io_req(&names, t, 1002);
   e = event(FXT_EVENT_FLOW_STEP, t, sref(S_DEMO), sref(S_MSG), 1005);
   e.trailer = 0xabc;
   put(&e);
@@ -135,10 +114,7 @@ static void build(void) {
   put(&e);
   e = event(FXT_EVENT_DURATION_END, t, sref(S_DEMO), sref(S_RUN), 1007);
   put(&e);
-  e = event(FXT_EVENT_INSTANT, t, sref(S_PRINTK), sref(S_FMT), 1008);
-  arg(&e, FXT_ARG_INT32, sref(S_A0))->value.i32 = -5;
-  arg(&e, FXT_ARG_DOUBLE, sref(S_A1))->value.f64 = 2.25;
-  put(&e);
+  put_printk(&names, t, 1008);
   e = event(FXT_EVENT_INSTANT, t, sref(S_FTRACE), sref(S_PRINT), 1009);
   arg(&e, FXT_ARG_STRING, sref(S_BUF))->value.str = inl("hello \"marker\"");
   put(&e);

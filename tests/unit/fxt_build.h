@@ -109,6 +109,15 @@ static inline struct fxt_arg *arg(struct fxt_event *e, uint32_t type, struct fxt
 static inline uint64_t put(const struct fxt_event *e) { return emit(fxt_encode_event(ROOM, e)); }
 
 /* kernel:meta clock_sync from process pid: realtime is monotonic + 1000 ns. */
+/* A file's opening, the buffer emptied first: the magic, provider id (tps ticks per second)
+ * and the bookkeeping strings. */
+static inline void file_start(uint32_t id, uint64_t tps) {
+  reset();
+  magic();
+  provider(id, tps);
+  meta_strings();
+}
+
 static inline void clock_sync(uint64_t pid, uint64_t ticks, uint64_t mono) {
   struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_inline(pid, 0),
                              sref(FXT_STR_KERNEL_META), sref(FXT_STR_CLOCK_SYNC), ticks);

@@ -356,10 +356,7 @@ static void sched_ev(struct fxt_thread_ref th, uint64_t ts) {
 static void build_cpu_losses(void) {
   struct fxt_thread_ref idle = fxt_thread_inline(7, 0), t11 = fxt_thread_inline(7, 11),
                         t12 = fxt_thread_inline(7, 12), t21 = fxt_thread_inline(8, 21);
-  reset();
-  magic();
-  provider(7, 1000000000);
-  meta_strings();
+  file_start(7, 1000000000);
   string(S_DEMO, "sched"), string(S_WORK, "ev");
   cpu(idle, 0, 0), cpu(t11, 0, 0), cpu(t12, 0, 1);
   cpu_loss(7, 10, 1, 5, false);

@@ -204,53 +204,29 @@ static void fork_child_ends(enum end how, uint64_t want)
   assert_int_equal(events_of(child_out, (uint64_t)child), want);
 }
 
-static void fork_then__exit(void **state)
+/* A test of fork_child_ends: how the child ends, and the events its file holds; the cases
+ * by how, each run by main under its own name. */
+struct fork_case {
+  enum end how;
+  uint64_t want;
+};
+
+static void fork_then(void **state)
 {
-  (void)state;
-  fork_child_ends(END_EXIT, CHILD_EVENTS);
+  const struct fork_case *c = *state;
+  fork_child_ends(c->how, c->want);
 }
 
-static void fork_then_abort(void **state)
-{
-  (void)state;
-  fork_child_ends(END_ABORT, CHILD_EVENTS);
-}
-
-static void fork_then_sigkill(void **state)
-{
-  (void)state;
-  fork_child_ends(END_KILL, CHILD_EVENTS);
-}
-
-static void fork_then_crash(void **state)
-{
-  (void)state;
-  fork_child_ends(END_SEGV, CHILD_EVENTS);
-}
-
-static void fork_then_exec_unlinked(void **state)
-{
-  (void)state;
-  fork_child_ends(END_EXEC_TRUE, CHILD_EVENTS);
-}
-
-static void fork_then_exec_untraced(void **state)
-{
-  (void)state;
-  fork_child_ends(END_EXEC_UNTRACED, CHILD_EVENTS);
-}
-
-static void fork_then_exec_traced_exit(void **state)
-{
-  (void)state;
-  fork_child_ends(END_EXEC_TRACED_EXIT, CHILD_EVENTS + IMAGE_EVENTS);
-}
-
-static void fork_then_exec_traced__exit(void **state)
-{
-  (void)state;
-  fork_child_ends(END_EXEC_TRACED__EXIT, CHILD_EVENTS + IMAGE_EVENTS);
-}
+static const struct fork_case k_fork_cases[] = {
+    [END_EXIT] = {END_EXIT, CHILD_EVENTS},
+    [END_ABORT] = {END_ABORT, CHILD_EVENTS},
+    [END_KILL] = {END_KILL, CHILD_EVENTS},
+    [END_SEGV] = {END_SEGV, CHILD_EVENTS},
+    [END_EXEC_TRUE] = {END_EXEC_TRUE, CHILD_EVENTS},
+    [END_EXEC_UNTRACED] = {END_EXEC_UNTRACED, CHILD_EVENTS},
+    [END_EXEC_TRACED_EXIT] = {END_EXEC_TRACED_EXIT, CHILD_EVENTS + IMAGE_EVENTS},
+    [END_EXEC_TRACED__EXIT] = {END_EXEC_TRACED__EXIT, CHILD_EVENTS + IMAGE_EVENTS},
+};
 
 /* ---- images started by vfork + exec and posix_spawn -------------------------------------- */
 
@@ -562,14 +538,17 @@ int main(int argc, char **argv)
        * the child of a fork from a process that had some: A, B and the crashers start their
        * consumers). */
       cmocka_unit_test(two_programs_one_directory),
-      cmocka_unit_test(fork_then__exit),
-      cmocka_unit_test(fork_then_abort),
-      cmocka_unit_test(fork_then_sigkill),
-      cmocka_unit_test(fork_then_crash),
-      cmocka_unit_test(fork_then_exec_unlinked),
-      cmocka_unit_test(fork_then_exec_untraced),
-      cmocka_unit_test(fork_then_exec_traced_exit),
-      cmocka_unit_test(fork_then_exec_traced__exit),
+      /* fork_then with a case of k_fork_cases (cmocka's initial state), each by its name */
+      {"fork_then__exit", fork_then, NULL, NULL, (void *)&k_fork_cases[END_EXIT]},
+      {"fork_then_abort", fork_then, NULL, NULL, (void *)&k_fork_cases[END_ABORT]},
+      {"fork_then_sigkill", fork_then, NULL, NULL, (void *)&k_fork_cases[END_KILL]},
+      {"fork_then_crash", fork_then, NULL, NULL, (void *)&k_fork_cases[END_SEGV]},
+      {"fork_then_exec_unlinked", fork_then, NULL, NULL, (void *)&k_fork_cases[END_EXEC_TRUE]},
+      {"fork_then_exec_untraced", fork_then, NULL, NULL, (void *)&k_fork_cases[END_EXEC_UNTRACED]},
+      {"fork_then_exec_traced_exit", fork_then, NULL, NULL,
+       (void *)&k_fork_cases[END_EXEC_TRACED_EXIT]},
+      {"fork_then_exec_traced__exit", fork_then, NULL, NULL,
+       (void *)&k_fork_cases[END_EXEC_TRACED__EXIT]},
       cmocka_unit_test(vfork_exec__exit),
       cmocka_unit_test(posix_spawn_exit),
       cmocka_unit_test(posix_spawn__exit),

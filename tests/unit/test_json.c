@@ -117,10 +117,7 @@ enum { S_DEMO = 32, S_WORK, S_SEQ, S_Q, S_LOAD, S_IO, S_REQ, S_MSG, S_DEPTH, S_P
 
 static void build_every_type(void) {
   struct fxt_thread_ref t1 = fxt_thread_index(1), t102 = fxt_thread_inline(100, 102);
-  reset();
-  emit(fxt_encode_magic(ROOM));
-  provider(100, 1000000000);
-  meta_strings();
+  file_start(100, 1000000000);
   string(S_DEMO, "demo"), string(S_WORK, "work"), string(S_SEQ, "seq"), string(S_Q, "q");
   string(S_LOAD, "load"), string(S_IO, "io"), string(S_REQ, "req"), string(S_MSG, "msg");
   string(S_DEPTH, "depth"), string(S_PRINTK, "printk"), string(S_GOT, "got %d\n");
@@ -346,10 +343,7 @@ static void test_values_direct(void **state) {
 
 static void build_two_providers(void) {
   struct fxt_thread_ref t1 = fxt_thread_index(1), t102 = fxt_thread_inline(100, 102);
-  reset();
-  emit(fxt_encode_magic(ROOM));
-  provider(100, 2000000000);
-  meta_strings();
+  file_start(100, 2000000000);
   string(S_DEMO, "demo"), string(S_WORK, "work");
   clock_sync(100, TA(0), 5000000000u);
   thread(1, 100, 101);
@@ -455,10 +449,7 @@ static void test_errors(void **state) {
   g_len += 8;
 
   /* a bookkeeping record without its argument */
-  reset();
-  emit(fxt_encode_magic(ROOM));
-  provider(1, 1000);
-  meta_strings();
+  file_start(1, 1000);
   struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_inline(1, 2),
                              sref(FXT_STR_KERNEL_META), sref(FXT_STR_OVERRUN), 5);
   size_t at = g_len;

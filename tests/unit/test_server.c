@@ -151,6 +151,16 @@ static int32_t call(int fd, uint8_t op, uint16_t flags, const char *path, const 
 /* ---- setup -------------------------------------------------------------------------------- */
 
 /* A session into g_out (mode discard, 64 KiB buffers), or a flight recorder (no output). */
+/* The FXT file at path counted (fxtcount.h: seq events), or the test fails; free() it. */
+static struct fxtcount *count_file(const char *path)
+{
+  struct fxtcount *c = malloc(sizeof(*c));
+  assert_non_null(c);
+  if (fxtcount_file(path, "seq", c) != 0)
+    fail_msg("decoding %s: %s", path, c->err);
+  return c;
+}
+
 static void start_session_mode(const char *events, uint32_t mode, uint32_t buffer_kb)
 {
   snprintf(g_out, sizeof(g_out), "/dev/shm/fxtrace-test-server-%d.fxt", (int)getpid());
@@ -619,10 +629,7 @@ static void snapshot_only_to_a_regular_file(void **state)
   char want[200];
   snprintf(want, sizeof(want), "snapshot %s\n", file);
   assert_string_equal(buf, want);
-  struct fxtcount *c = malloc(sizeof(*c));
-  assert_non_null(c);
-  if (fxtcount_file(file, "seq", c) != 0)
-    fail_msg("decoding %s: %s", file, c->err);
+  struct fxtcount *c = count_file(file);
   assert_int_equal(c->nthreads, 1);
   assert_int_equal(c->t[0].events, 100);
   free(c);
@@ -916,10 +923,7 @@ static void garbage_leaves_tracing_exact(void **state)
 
   fxt_server_stop();
   assert_int_equal(fxt_session_stop(), 0);
-  struct fxtcount *c = malloc(sizeof(*c));
-  assert_non_null(c);
-  if (fxtcount_file(g_out, "seq", c) != 0)
-    fail_msg("decoding %s: %s", g_out, c->err);
+  struct fxtcount *c = count_file(g_out);
   uint64_t events = 0, lost = 0;
   for (int i = 0; i < c->nthreads; i++) {
     struct fxtcount_thread *th = &c->t[i];
@@ -1002,10 +1006,7 @@ static void runtime_dir_must_be_private(void **state)
   for (uint64_t i = 0; i < 1000; i++)
     FXT_TRACE(tsrv, seq, i);
   assert_int_equal(fxt_session_stop(), 0);
-  struct fxtcount *c = malloc(sizeof(*c));
-  assert_non_null(c);
-  if (fxtcount_file(g_out, "seq", c) != 0)
-    fail_msg("decoding %s: %s", g_out, c->err);
+  struct fxtcount *c = count_file(g_out);
   assert_int_equal(c->nthreads, 1);
   assert_int_equal(c->t[0].events, 1000);
   free(c);

@@ -190,6 +190,17 @@ static void test_reader(void **state) {
   fxt_td_close(f);
 }
 
+/* The FXT in s read by the fxtrace reader (must succeed): n events. */
+static struct fxtf_file *load_events(const struct mem_sink *s, size_t n) {
+  struct fxtf_file *ff;
+  char ferr[FXTF_ERR_SIZE];
+  int rc = fxtf_load(s->buf, s->len, &ff, ferr, sizeof ferr);
+  if (rc != 0)
+    fail_msg("fxtf_load: %d %s", rc, ferr);
+  assert_int_equal(fxtf_event_count(ff), n);
+  return ff;
+}
+
 /* g_file's first len bytes as FXT into s (must succeed). */
 static void convert(size_t len, struct mem_sink *s, struct fxt_td_fxt_stats *st) {
   char err[FXT_TD_ERR_SIZE] = "";
@@ -266,10 +277,8 @@ static void test_conversion(void **state) {
   assert_int_equal(lost_total, 5);
 
   /* The fxtrace reader: events in time order with their fields, threads named. */
-  struct fxtf_file *ff;
+  struct fxtf_file *ff = load_events(&s, 4);
   char ferr[FXTF_ERR_SIZE];
-  assert_int_equal(fxtf_load(s.buf, s.len, &ff, ferr, sizeof ferr), 0);
-  assert_int_equal(fxtf_event_count(ff), 4);
   struct fxtf_event e;
   assert_int_equal(fxtf_event_at(ff, 0, &e, ferr, sizeof ferr), 0);
   assert_int_equal(e.ns, 1000);
@@ -313,9 +322,7 @@ static void test_losses_before_their_events(void **state) {
   assert_int_equal(st.lost_known, 2);
   assert_int_equal(st.lost_unknown, 1);
   assert_int_equal(st.lost_cpustat, 3);
-  struct fxtf_file *ff;
-  char ferr[FXTF_ERR_SIZE];
-  assert_int_equal(fxtf_load(s.buf, s.len, &ff, ferr, sizeof ferr), 0);
+  struct fxtf_file *ff = load_events(&s, 5);
   static const struct want_event want[] = {
       {1000, 100, 0, ""},
       {1200, 101, 1, "CPU:1 [LOST 2 EVENTS]\n"},
@@ -400,10 +407,8 @@ static void test_shared_names_and_doubles(void **state) {
   struct mem_sink s = {0};
   char err[FXT_TD_ERR_SIZE] = "";
   assert_int_equal(fxt_td_to_fxt(o->b, o->len, mem_sink_write, &s, NULL, err, sizeof err), 0);
-  struct fxtf_file *ff;
+  struct fxtf_file *ff = load_events(&s, 2);
   char ferr[FXTF_ERR_SIZE];
-  assert_int_equal(fxtf_load(s.buf, s.len, &ff, ferr, sizeof ferr), 0);
-  assert_int_equal(fxtf_event_count(ff), 2);
   struct fxtf_event e;
   assert_int_equal(fxtf_event_at(ff, 1, &e, ferr, sizeof ferr), 0);
   assert_int_equal(e.ns, 59);

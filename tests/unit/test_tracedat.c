@@ -39,10 +39,7 @@ static const uint16_t k_tick_fields[2][3] = {{S_SEQ, FXT_TYPE_U64, 0}, {S_VAL, F
 /* demo:tick (id 1000) of thread 4242 "demo-app" (ref 1) on CPU 1, as in the spec's worked
  * example (tracedat.md §4.2): ticks are ns (1e9 ticks/s, no clock sync). */
 static void head_of_file(void) {
-  reset();
-  magic();
-  provider(4242, 1000000000);
-  meta_strings();
+  file_start(4242, 1000000000);
   string(S_DEMO, "demo"), string(S_TICK, "tick"), string(S_SEQ, "seq"), string(S_VAL, "val");
   kobj(FXT_KOBJ_PROCESS, 4242, "demo-app", 0);
   desc(1000, S_DEMO, S_TICK, FXT_TP_TYPED, "seq=%llu val=%u", 2, k_tick_fields);
@@ -212,37 +209,16 @@ static void every_kind(void **state) {
   desc(7, S_DEMO, S_ALL, FXT_TP_TYPED,
        "u=%u s=%d name=%-4s| mac=%s d=%.2f p=%p ok=%d seq=%lld h=%hhx", 8, all_fields);
   struct fxt_thread_ref t = fxt_thread_index(1);
-  struct fxt_event e = event(FXT_EVENT_INSTANT, t, sref(S_DEMO), sref(S_ALL), 5000);
-  arg(&e, FXT_ARG_UINT32, sref(S_U8))->value.u32 = 200;
-  arg(&e, FXT_ARG_INT32, sref(S_S16))->value.i32 = -2;
-  arg(&e, FXT_ARG_STRING, sref(S_NAME))->value.str = inl("ab");
-  arg(&e, FXT_ARG_STRING, sref(S_MAC))->value.str = inl("0a0b0c");
-  arg(&e, FXT_ARG_DOUBLE, sref(S_DBL))->value.f64 = 0.25;
-  arg(&e, FXT_ARG_POINTER, sref(S_PTR))->value.pointer = 0x7f00;
-  arg(&e, FXT_ARG_BOOL, sref(S_OK))->value.b = true;
-  arg(&e, FXT_ARG_INT64, sref(S_SEQ))->value.i64 = -3;
-  put(&e);
+  static const struct tdt_refs names = {S_DEMO, S_ALL, S_U8, S_S16, S_NAME, S_MAC, S_DBL, S_PTR,
+                                        S_OK, S_SEQ, S_Q, S_DEPTH, S_RATIO, S_IO, S_REQ, S_PRINTK,
+                                        S_FMT, S_A0, S_A1};
+  struct fxt_event e = put_all(&names, t, 5000);
   /* the same tracepoint with a u8 of 300 (not what a u8 holds): another variant */
   e.args[0].value.u32 = 300;
   e.timestamp = 5001;
   put(&e);
-  e = event(FXT_EVENT_COUNTER, t, sref(S_DEMO), sref(S_Q), 5002);
-  e.trailer = 3;
-  arg(&e, FXT_ARG_UINT32, sref(S_DEPTH))->value.u32 = 4;
-  arg(&e, FXT_ARG_DOUBLE, sref(S_RATIO))->value.f64 = 0.5;
-  put(&e);
-  e = event(FXT_EVENT_DURATION_COMPLETE, t, sref(S_DEMO), sref(S_IO), 5003);
-  e.trailer = 5003 + 2500;
-  put(&e);
-  e = event(FXT_EVENT_ASYNC_BEGIN, t, sref(S_DEMO), sref(S_REQ), 5004);
-  e.trailer = 0x2a;
-  arg(&e, FXT_ARG_INT32, inl("x-y"))->value.i32 = -1; /* a name that is no identifier */
-  arg(&e, FXT_ARG_NULL, inl("nil"));
-  put(&e);
-  e = event(FXT_EVENT_INSTANT, t, sref(S_PRINTK), sref(S_FMT), 5005);
-  arg(&e, FXT_ARG_INT32, sref(S_A0))->value.i32 = -5;
-  arg(&e, FXT_ARG_DOUBLE, sref(S_A1))->value.f64 = 2.25;
-  put(&e);
+  put_q_io_req(&names, t, 5002);
+  put_printk(&names, t, 5005);
 
   struct sink s;
   struct fxt_tracedat_stats st;

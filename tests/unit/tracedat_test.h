@@ -1,8 +1,9 @@
 /* tests/unit/tracedat_test.h - for the tests of the trace.dat writer (test_tracedat.c,
- * tests/tep/test_tracedat_tep.c): tracepoint descriptions for their FXT input (fxt_build.h,
- * included first), an output sink, and reading a trace.dat (version 6) back: a walker over the
- * file's items and the records of ring-buffer pages, written from the spec (tracedat.md §1,
- * §4) and independent of the writer's code, asserting (cmocka) what the spec requires.
+ * tests/tep/test_tracedat_tep.c): tracepoint descriptions and the events both write for their
+ * FXT input (fxt_build.h, included first), an output sink, and reading a trace.dat (version 6)
+ * back: a walker over the file's items and the records of ring-buffer pages, written from the
+ * spec (tracedat.md §1, §4) and independent of the writer's code, asserting (cmocka) what the
+ * spec requires.
  */
 #ifndef FXTRACE_TEST_TRACEDAT_TEST_H
 #define FXTRACE_TEST_TRACEDAT_TEST_H
@@ -42,6 +43,59 @@ static inline void desc(uint32_t id, uint16_t sys, uint16_t name, uint16_t kind,
   }
   struct fxt_blob b = {sref(FXT_STR_TRACEPOINT), FXT_BLOB_DATA, (uint16_t)n, p};
   emit(fxt_encode_blob(ROOM, &b));
+}
+
+/* The string refs of the events both tests write (each test numbers its strings its own
+ * way): demo:all and its fields, the counter q, the duration io, the async req, printk. */
+struct tdt_refs {
+  uint16_t demo, all, u, s, name, mac, d, p, ok, seq;
+  uint16_t q, depth, ratio, io, req;
+  uint16_t printk, fmt, a0, a1;
+};
+
+/* demo:all at ns (typed: u 200, s -2, name "ab", mac "0a0b0c", d 0.25, p 0x7f00, ok true,
+ * seq -3), written and returned (for a variant of it). */
+static inline struct fxt_event put_all(const struct tdt_refs *r, struct fxt_thread_ref t,
+                                       uint64_t ns) {
+  struct fxt_event e = event(FXT_EVENT_INSTANT, t, sref(r->demo), sref(r->all), ns);
+  arg(&e, FXT_ARG_UINT32, sref(r->u))->value.u32 = 200;
+  arg(&e, FXT_ARG_INT32, sref(r->s))->value.i32 = -2;
+  arg(&e, FXT_ARG_STRING, sref(r->name))->value.str = inl("ab");
+  arg(&e, FXT_ARG_STRING, sref(r->mac))->value.str = inl("0a0b0c");
+  arg(&e, FXT_ARG_DOUBLE, sref(r->d))->value.f64 = 0.25;
+  arg(&e, FXT_ARG_POINTER, sref(r->p))->value.pointer = 0x7f00;
+  arg(&e, FXT_ARG_BOOL, sref(r->ok))->value.b = true;
+  arg(&e, FXT_ARG_INT64, sref(r->seq))->value.i64 = -3;
+  put(&e);
+  return e;
+}
+
+/* At ns the counter q (id 3: depth 4, ratio 0.5), at ns + 1 the complete duration io
+ * (2500 ns), at ns + 2 the async begin req (id 0x2a: x-y -1, a name that is no identifier,
+ * and nil, a null argument). */
+static inline void put_q_io_req(const struct tdt_refs *r, struct fxt_thread_ref t,
+                                uint64_t ns) {
+  struct fxt_event e = event(FXT_EVENT_COUNTER, t, sref(r->demo), sref(r->q), ns);
+  e.trailer = 3;
+  arg(&e, FXT_ARG_UINT32, sref(r->depth))->value.u32 = 4;
+  arg(&e, FXT_ARG_DOUBLE, sref(r->ratio))->value.f64 = 0.5;
+  put(&e);
+  e = event(FXT_EVENT_DURATION_COMPLETE, t, sref(r->demo), sref(r->io), ns + 1);
+  e.trailer = ns + 1 + 2500;
+  put(&e);
+  e = event(FXT_EVENT_ASYNC_BEGIN, t, sref(r->demo), sref(r->req), ns + 2);
+  e.trailer = 0x2a;
+  arg(&e, FXT_ARG_INT32, inl("x-y"))->value.i32 = -1;
+  arg(&e, FXT_ARG_NULL, inl("nil"));
+  put(&e);
+}
+
+/* printk at ns: the format "got %d, %.1f%%\n" with a0 -5 and a1 2.25. */
+static inline void put_printk(const struct tdt_refs *r, struct fxt_thread_ref t, uint64_t ns) {
+  struct fxt_event e = event(FXT_EVENT_INSTANT, t, sref(r->printk), sref(r->fmt), ns);
+  arg(&e, FXT_ARG_INT32, sref(r->a0))->value.i32 = -5;
+  arg(&e, FXT_ARG_DOUBLE, sref(r->a1))->value.f64 = 2.25;
+  put(&e);
 }
 
 /* The output in memory; a write fails (-5, EIO) at call fail_at_call (0: never). */
