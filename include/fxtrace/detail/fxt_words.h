@@ -14,7 +14,7 @@
  * header is the same OR of shifts as a hand-written one, and with constant fields it folds to
  * the same constant: the fast path's instructions do not change. The parts of an event header
  * come separately too, because the emit path keeps the per-tracepoint part (category and name:
- * fxt_tracepoint.header) and the per-thread part (the thread ref: fxt_tslot.thread_bits)
+ * fxt_tracepoint.reg.header) and the per-thread part (the thread ref: fxt_tslot.thread_bits)
  * precomputed and ORs them with the per-event part.
  *
  * Freestanding, C11 and C++.
