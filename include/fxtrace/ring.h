@@ -53,6 +53,7 @@
 #define FXTRACE_RING_H
 
 #include "common.h"
+#include "detail/fxt_words.h"
 #include "errors.h"
 
 #define FXT_RING_MIN_SIZE 64u
@@ -278,7 +279,7 @@ FXT_API inline void fxt_ring_put_word(unsigned char *base, uint32_t off, uint64_
 
 FXT_API inline uint32_t fxt_ring_record_bytes(uint64_t header)
 {
-  uint64_t words = (header & 0xf) == 15 ? (header >> 4) & 0xffffffffu : (header >> 4) & 0xfffu;
+  uint64_t words = FXT_W_RECORD_WORDS(header); /* (fxtrace/detail/fxt_words.h) */
   if (words == 0 || words > 0xffffffffu / 8)
     return 0;
   return (uint32_t)words * 8;
