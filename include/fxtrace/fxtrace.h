@@ -109,12 +109,12 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 #define FXT_NAME_X(i, code, ctype, n, bound, m) , n
 #define FXT_PUTF_(i, f) FXT_FIELD_(FXT_PUTF_X, i, f)
 #define FXT_PUTF_X(i, code, ctype, n, bound, m)                                              \
-  fxt_put_field(&fxt_f.c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i, \
-                fxt_narrow);
+  fxt_put_field(&fxt_f.c, fxt_tp->reg.arg_header[i], code, (union fxt_value){.m = n},        \
+                fxt_len##i, fxt_narrow);
 #define FXT_PUT_(i, f) FXT_FIELD_(FXT_PUT_X, i, f)
 #define FXT_PUT_X(i, code, ctype, n, bound, m)                                               \
-  fxt_put_field(&fxt_c, fxt_tp->arg_header[i], code, (union fxt_value){.m = n}, fxt_len##i,   \
-                fxt_narrow);
+  fxt_put_field(&fxt_c, fxt_tp->reg.arg_header[i], code, (union fxt_value){.m = n},          \
+                fxt_len##i, fxt_narrow);
 
 /* The fast path's attempt (fxt_fire_ and fxt_fire_clk_ below; clk: as fxt_fast_begin's). */
 #define FXT_FAST_TRY_(clk, ...)                                                              \
@@ -154,7 +154,8 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     uint32_t fxt_cpu;                                                                        \
     uint64_t fxt_ts = fxt_emit_time(&fxt_cpu);                                               \
     FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \
-    if (FXT_UNLIKELY(atomic_load_explicit(&fxt_tp->filter, memory_order_acquire) != NULL)) {  \
+    if (FXT_UNLIKELY(atomic_load_explicit(&fxt_tp->reg.filter, memory_order_acquire) !=      \
+                     NULL)) {                                                                \
       /* A filter decides before anything is reserved: a filtered-out event costs no space. */ \
       const union fxt_value fxt_v[] = {FXT_PP_MAP(FXT_VAL_, __VA_ARGS__)};                   \
       const uint32_t fxt_l[] = {FXT_PP_MAP(FXT_LENV_, __VA_ARGS__)};                          \
@@ -166,7 +167,7 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     const bool fxt_narrow = (0 FXT_PP_MAP(FXT_WIDE_, __VA_ARGS__)) == 0;                     \
     const uint32_t fxt_words =                                                               \
         2 + fxt_emit_thread_words(fxt_t) FXT_PP_MAP(FXT_WORDS_, __VA_ARGS__);               \
-    const uint64_t fxt_hdr = fxt_tp->header | fxt_t->thread_bits |                           \
+    const uint64_t fxt_hdr = fxt_tp->reg.header | fxt_t->thread_bits |                       \
                              fxt_w_event(FXT_EVENT_INSTANT, FXT_PP_NARGS(__VA_ARGS__)) |     \
                              fxt_w_size(fxt_words);                                          \
     struct fxt_cursor fxt_c;                                                                 \

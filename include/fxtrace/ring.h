@@ -34,6 +34,7 @@
  *   fxt_ring_res_commit      P   same
  *   fxt_ring_producer_used   P   same
  *   fxt_ring_pass_oldest     P   same (overwrite mode)
+ *   fxt_ring_room            P   same (C only, inline)
  *   fxt_ring_word            P   same (a position it committed and still owns)
  *   fxt_ring_read            C   P's operations
  *   fxt_ring_drain           C   P's operations
@@ -52,6 +53,7 @@
 #define FXTRACE_RING_H
 
 #include "common.h"
+#include "detail/fxt_words.h"
 #include "errors.h"
 
 #define FXT_RING_MIN_SIZE 64u
@@ -212,9 +214,9 @@ FXT_API void fxt_ring_set_uncounted(struct fxt_ring *r, uint64_t mask, uint64_t 
  * oldest records, as a reservation that does not fit would, but in steps of at least
  * size >> batch_shift bytes (batch_shift 0 to 31: the next reservations then find room without
  * a pass of their own), each shown to hooks before and after its compare-and-swap (NULL:
- * none). Nothing moves when the room is there. Returns 0; FXT_EINVAL in discard mode;
- * FXT_ENOSPC when need > size (nothing moved); FXT_EBADMSG when a committed record header is
- * invalid (the moves made until then stand). */
+ * none). Nothing moves when the room is there (fxt_ring_room, inline, tells it without the
+ * call). Returns 0; FXT_EINVAL in discard mode; FXT_ENOSPC when need > size (nothing moved);
+ * FXT_EBADMSG when a committed record header is invalid (the moves made until then stand). */
 FXT_API int fxt_ring_pass_oldest(struct fxt_ring *r, uint32_t need, uint32_t batch_shift,
                                  const struct fxt_ring_pass_hooks *hooks);
 
@@ -277,10 +279,25 @@ FXT_API inline void fxt_ring_put_word(unsigned char *base, uint32_t off, uint64_
 
 FXT_API inline uint32_t fxt_ring_record_bytes(uint64_t header)
 {
-  uint64_t words = (header & 0xf) == 15 ? (header >> 4) & 0xffffffffu : (header >> 4) & 0xfffu;
+  uint64_t words = FXT_W_RECORD_WORDS(header); /* (fxtrace/detail/fxt_words.h) */
   if (words == 0 || words > 0xffffffffu / 8)
     return 0;
   return (uint32_t)words * 8;
+}
+
+/* Producer: the bytes free after head as of the consumer's tail now, so that a caller of
+ * fxt_ring_pass_oldest calls it only when need exceeds them (the pass would move nothing).
+ * Two atomic loads besides size (set at init): head relaxed, as the producer wrote it; tail
+ * with acquire, as fxt_ring_pass_oldest loads it (pairs with the consumer's release when it
+ * claims, src/core/ring.c (2)). Safe for the producer to act on: the tail only moves forward
+ * (the consumer's claims, the producer's own passes), so the room only grows until the
+ * producer commits; nothing is written (tail_cache keeps its older view, and the reservation
+ * that follows refreshes it with reserve_slow's release fence). */
+static inline uint32_t fxt_ring_room(const struct fxt_ring *r)
+{
+  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire); /* (2) */
+  return r->size - (head - tail);
 }
 
 FXT_API inline int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res)

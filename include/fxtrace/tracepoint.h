@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "errors.h"
+#include "detail/tp_registry.h"
 
 /* Field and argument types. */
 enum fxt_type {
@@ -46,7 +47,8 @@ enum fxt_tp_kind {
   FXT_TP_PRINTK = 6,
 };
 
-#define FXT_MAX_FIELDS 15    /* FXT's argument limit */
+/* FXT_MAX_FIELDS (15): FXT's argument limit, defined in detail/tp_registry.h with the arrays
+ * it sizes. */
 #define FXT_STR_MAX_BOUND 1024 /* longest string a field may copy inline */
 
 /* A field or argument value (which member: by the field's type). */
@@ -64,12 +66,16 @@ struct fxt_field {
   uint16_t bound; /* FXT_TYPE_STR: bytes kept (<= FXT_STR_MAX_BOUND); FXT_TYPE_BYTES: size */
 };
 
-/* A tracepoint. The constant part is written by its definition; the rest belongs to the
- * registry and is set at registration, before `enabled` can first become non-zero. */
+/* A tracepoint. The constant part is written by its definition (the macros of
+ * fxtrace/fxtrace.h); `enabled`, `id` and `reg` belong to the library: the registry sets them
+ * at registration, before `enabled` can first become non-zero, and a program only reads
+ * `enabled` and `id` (fxt_tracepoint_set_enabled changes the first). The layout is ABI: a
+ * program's tracepoints are read by the libfxtrace.so it runs with. */
 struct fxt_tracepoint {
   /* The fire-site flag: written by the registry (release store, under its lock), read at
    * fire sites with one relaxed load; emission then issues an acquire fence before reading the
-   * registry-set fields below, which pairs with that release store. */
+   * registry-set fields below, which pairs with that release store. First, so that load
+   * needs no offset. */
   FXT_ATOMIC(uint32_t) enabled;
   uint16_t kind;    /* enum fxt_tp_kind */
   uint16_t nfields; /* typed tracepoints */
@@ -80,19 +86,12 @@ struct fxt_tracepoint {
   const char *file;
   uint32_t line;
 
-  /* Registry-owned. */
-  uint32_t id;                         /* 1..65535, stable per "system:event" in the process */
-  uint64_t header;                     /* FXT event header: category and name refs */
-  uint64_t arg_header[FXT_MAX_FIELDS]; /* typed: argument type, name ref and, for a
-                                          fixed-size type, size bits of each field */
-  FXT_ATOMIC(uint32_t) arg_ref[FXT_MAX_FIELDS]; /* ad-hoc: argument name refs, interned at a
-                                                   call site's first emission; 0 = not yet */
-  /* The event's filter program (fxtrace/filter.h), or NULL: set by the control side with a
-   * release store (under the registry lock); emission loads it with acquire, before the
-   * reservation, and a replaced program is freed only after every thread has left the
-   * emission it may have been using it in (the membarrier handshake of src/host/slots.c). */
-  FXT_ATOMIC(const void *) filter;
-  struct fxt_tracepoint *next;         /* registry list, under its lock */
+  uint32_t id; /* set by the registry: 1..65535, stable per "system:event" in the process;
+                  0 = not registered (never enabled). Here, not in `reg`, as it fills the
+                  4 bytes after `line` */
+  /* The registry's state (headers, argument refs, filter, list link): the user must not
+   * read or write it. */
+  struct fxt_tp_registry reg;
 };
 
 /* Visitor for fxt_tracepoint_foreach: non-zero stops the walk. */

@@ -548,7 +548,7 @@ static int next_record(struct fxt_decoder *d, struct fxt_record *rec) {
                         NULL, left, 0, 0);
   uint64_t h = load_word(d->buf + d->pos);
   unsigned type = (unsigned)FXT_GET(h, FXT_HDR_TYPE);
-  uint64_t words = fxt_record_words(h);
+  uint64_t words = fxt_w_record_words(h);
   if (words == 0)
     return fxt_dec_fail(d, FXT_EBADMSG, d->pos, "record size 0 (type %u)", NULL, NULL, type, 0, 0);
   if (words > (left >> 3))

@@ -1,11 +1,13 @@
 /* src/core/fxt_decode_int.h - internals shared by fxt_decode.c (records, public API) and
  * fxt_decode_fields.c (cursor, errors, refs, streams, arguments). Its first inline functions
- * (a record's size, an event's trailer, an argument's value) are also those of the formats
- * library's readers (src/formats/fxtfile.c, fxtfile_index.c): every reader decodes them one way.
+ * (an event's trailer, an argument's value) are also those of the formats library's readers
+ * (src/formats/fxtfile.c, fxtfile_index.c): every reader decodes them one way, as it reads a
+ * record's size with fxt_w_record_words (fxtrace/detail/fxt_words.h, the ring's reading too).
  */
 #ifndef FXTRACE_CORE_FXT_DECODE_INT_H
 #define FXTRACE_CORE_FXT_DECODE_INT_H
 
+#include <fxtrace/detail/fxt_words.h> /* a record's size: fxt_w_record_words */
 #include <fxtrace/fxt.h>
 
 #include "mem.h"
@@ -16,14 +18,6 @@
 #error "the FXT decoder reads words in native order: little-endian targets only"
 #endif
 #endif
-
-/* A record's size in words, header included, from its header word: the 32-bit field of a
- * large record (type 15, §2.2), the 12-bit one of every other type (§2.1). 0 is no valid size
- * (readers refuse it). */
-static inline uint64_t fxt_record_words(uint64_t header) {
-  return FXT_GET(header, FXT_HDR_TYPE) == FXT_RECORD_LARGE ? FXT_GET(header, FXT_LARGE_SIZE)
-                                                            : FXT_GET(header, FXT_HDR_SIZE);
-}
 
 /* Whether an event of a known type (at most FXT_EVENT_TYPE_LAST) ends with a trailer word
  * (§8.2): all but instants and durations' begins and ends. */

@@ -244,14 +244,9 @@ int fxt_ring_reserve_slow(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_r
     if (nbytes > r->size - (head - tail))
       return FXT_ENOSPC;
   }
-  res->ring = r;
-  res->base = storage(r);
-  res->mask = r->size - 1;
-  res->pos = head;
-  res->end = head + nbytes;
-  res->partial_len = 0;
-  res->partial = 0;
-  return 0;
+  /* nbytes, a non-zero multiple of 8, fits as of tail_cache now: the fast path's check
+   * passes, and it fills *res (one fill for both paths; head is ours, unchanged). */
+  return fxt_ring_reserve(r, nbytes, res);
 }
 
 int fxt_ring_res_write_slow(struct fxt_ring_res *res, const void *src, uint32_t len)

@@ -500,7 +500,7 @@ bool fxtf_torn_at(const void *buf, size_t len, uint64_t pos) {
   const unsigned char *p = (const unsigned char *)buf + pos;
   for (int i = 7; i >= 0; i--) /* little-endian, any alignment */
     h = h << 8 | p[i];
-  return fxt_record_words(h) > left / 8;
+  return fxt_w_record_words(h) > left / 8;
 }
 
 uint32_t fxtf_provider_count(const struct fxtf_file *f) { return f->nprovs; }

@@ -11,13 +11,13 @@
 /* Name ref of argument i of a call site (0 if the string table is full). */
 static uint64_t arg_name(struct fxt_tracepoint *tp, uint32_t i, const char *name)
 {
-  uint32_t ref = atomic_load_explicit(&tp->arg_ref[i], memory_order_relaxed);
+  uint32_t ref = atomic_load_explicit(&tp->reg.arg_ref[i], memory_order_relaxed);
   if (FXT_LIKELY(ref != 0))
     return ref;
   int r = fxt_intern_cstr(name);
   if (r <= 0)
     return 0;
-  atomic_store_explicit(&tp->arg_ref[i], (uint32_t)r, memory_order_relaxed);
+  atomic_store_explicit(&tp->reg.arg_ref[i], (uint32_t)r, memory_order_relaxed);
   return (uint32_t)r;
 }
 
@@ -35,7 +35,7 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu), ts = now;
   /* Ad-hoc events have no declared fields: their filters see the common fields only. */
-  if (FXT_UNLIKELY(atomic_load_explicit(&tp->filter, memory_order_acquire) != NULL) &&
+  if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_acquire) != NULL) &&
       !fxt_filter_pass(tp, t, NULL, NULL, cpu)) {
     fxt_emit_leave(t);
     return;
@@ -57,7 +57,7 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
   for (uint32_t i = 0; i < n; i++) /* 64-bit integers in one word when all fit: as typed ones */
     words += fxt_field_words_n(av[i].type, len[i], wide == 0);
   struct fxt_cursor c;
-  uint64_t hdr = fxt_w_event(etype, n) | fxt_w_size(words) | t->thread_bits | tp->header;
+  uint64_t hdr = fxt_w_event(etype, n) | fxt_w_size(words) | t->thread_bits | tp->reg.header;
   if (fxt_emit_reserve(t, cpu, now, hdr, &c)) { /* a cpu record is stamped now */
     fxt_put(&c, hdr);
     fxt_put_event_head(&c, t, ts);
@@ -109,7 +109,7 @@ __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
   uint64_t now = fxt_emit_time(&cpu);
   uint32_t words = 3 + fxt_emit_thread_words(t);
   uint64_t hdr = fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 0) | fxt_w_size(words) |
-                 t->thread_bits | s->tp->header;
+                 t->thread_bits | s->tp->reg.header;
   struct fxt_cursor c;
   if (fxt_emit_reserve(t, cpu, now, hdr, &c)) {
     fxt_put(&c, hdr);

@@ -210,12 +210,12 @@ static void write_strings(void)
  * already: a tracepoint registered after write_strings ran has its names interned after it. */
 static bool described_strings_written(const struct fxt_tracepoint *tp)
 {
-  uint16_t refs[2] = {(uint16_t)(tp->header >> 32), (uint16_t)(tp->header >> 48)};
+  uint16_t refs[2] = {(uint16_t)(tp->reg.header >> 32), (uint16_t)(tp->reg.header >> 48)};
   for (int k = 0; k < 2; k++)
     if (!(refs[k] & 0x8000) && refs[k] >= fxt_cons.strings_end)
       return false;
   for (uint32_t i = 0; tp->kind == FXT_TP_TYPED && i < tp->nfields; i++) {
-    uint16_t ref = (uint16_t)(tp->arg_header[i] >> 16);
+    uint16_t ref = (uint16_t)(tp->reg.arg_header[i] >> 16);
     if (!(ref & 0x8000) && ref >= fxt_cons.strings_end)
       return false;
   }

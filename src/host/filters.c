@@ -1,7 +1,7 @@
 /* filters.c - event filters of the tracefs tree: per event (one id, several tracepoint objects
  * perhaps), the text the kernel keeps, how its compile ended, and the program installed on the
  * event's tracepoints; the error_log. Writes are serialized by `lock`; the emit path only
- * reads tracepoint.filter (see fxtrace/tracepoint.h for the ordering).
+ * reads tracepoint.reg.filter (see fxtrace/detail/tp_registry.h for the ordering).
  */
 #define _GNU_SOURCE
 #include "filters.h"
@@ -43,7 +43,7 @@ static unsigned nerrlog;
 bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
                      const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
 {
-  const void *prog = atomic_load_explicit(&tp->filter, memory_order_acquire);
+  const void *prog = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
   struct session *s = &fxt_session;
   struct fxt_filter_common c = {
       .type = (uint16_t)tp->id,
@@ -84,7 +84,7 @@ static int install_fn(void *ctx, struct fxt_tracepoint *tp)
 {
   struct install *in = ctx;
   if (tp->id == in->id) /* release pairs with emission's acquire load (tracepoint.h) */
-    atomic_store_explicit(&tp->filter, in->prog, memory_order_release);
+    atomic_store_explicit(&tp->reg.filter, in->prog, memory_order_release);
   return 0;
 }
 

@@ -136,19 +136,19 @@ static void prepare(struct fxt_tracepoint *tp)
   tp->id = 0;
   if (sys <= 0 || name <= 0)
     return;
-  tp->header = fxt_w_event_strings(sys, name);
+  tp->reg.header = fxt_w_event_strings(sys, name);
   for (uint32_t i = 0; i < tp->nfields && i < FXT_MAX_FIELDS; i++) {
     const struct fxt_field *f = &tp->fields[i];
     int ref = fxt_intern_cstr(f->name);
     if (ref <= 0 || f->type == 0 || f->type > FXT_TYPE_BYTES)
       return;
-    tp->arg_header[i] = fxt_arg_header(f->type, (uint32_t)ref);
+    tp->reg.arg_header[i] = fxt_arg_header(f->type, (uint32_t)ref);
   }
   for (uint32_t i = 0; i < FXT_MAX_FIELDS; i++)
-    atomic_store_explicit(&tp->arg_ref[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&tp->reg.arg_ref[i], 0, memory_order_relaxed);
   tp->id = id_for((uint16_t)sys, (uint16_t)name);
   /* A filter already written for this event applies to this object too. */
-  atomic_store_explicit(&tp->filter, tp->id ? fxt_filters_program_for(tp->id) : NULL,
+  atomic_store_explicit(&tp->reg.filter, tp->id ? fxt_filters_program_for(tp->id) : NULL,
                         memory_order_release);
 }
 
@@ -170,9 +170,9 @@ void fxt_register_section(struct fxt_tracepoint *const *begin, struct fxt_tracep
       if (!tp)
         continue;
       prepare(tp);
-      tp->next = NULL;
+      tp->reg.next = NULL;
       *tail = tp;
-      tail = &tp->next;
+      tail = &tp->reg.next;
       set_enabled_locked(tp, matches_patterns(tp));
       if (mirror_fn)
         mirror_fn(tp);
@@ -212,14 +212,14 @@ void fxt_unregister_section(struct fxt_tracepoint *const *begin, struct fxt_trac
         inside = *p == tp;
       if (inside) {
         atomic_store_explicit(&tp->enabled, 0, memory_order_relaxed);
-        *pp = tp->next;
+        *pp = tp->reg.next;
         continue;
       }
-      pp = &tp->next;
+      pp = &tp->reg.next;
     }
     tail = &head;
     while (*tail)
-      tail = &(*tail)->next;
+      tail = &(*tail)->reg.next;
     sections[i] = sections[--nsections];
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
     break;
@@ -231,7 +231,7 @@ struct fxt_tracepoint *fxt_tracepoint_by_id(uint32_t id)
 {
   struct fxt_tracepoint *found = NULL;
   pthread_mutex_lock(&lock);
-  for (struct fxt_tracepoint *tp = head; tp && !found; tp = tp->next)
+  for (struct fxt_tracepoint *tp = head; tp && !found; tp = tp->reg.next)
     if (tp->id == id)
       found = tp;
   pthread_mutex_unlock(&lock);
@@ -242,7 +242,7 @@ struct fxt_tracepoint *fxt_tracepoint_by_name(const char *system, const char *na
 {
   struct fxt_tracepoint *found = NULL;
   pthread_mutex_lock(&lock);
-  for (struct fxt_tracepoint *tp = head; tp && !found; tp = tp->next)
+  for (struct fxt_tracepoint *tp = head; tp && !found; tp = tp->reg.next)
     if (strcmp(tp->system, system) == 0 && strcmp(tp->name, name) == 0)
       found = tp;
   pthread_mutex_unlock(&lock);
@@ -253,7 +253,7 @@ void fxt_registry_set_mirror(void (*fn)(struct fxt_tracepoint *tp))
 {
   pthread_mutex_lock(&lock);
   mirror_fn = fn;
-  for (struct fxt_tracepoint *tp = head; tp && fn; tp = tp->next)
+  for (struct fxt_tracepoint *tp = head; tp && fn; tp = tp->reg.next)
     fn(tp);
   pthread_mutex_unlock(&lock);
 }
@@ -262,7 +262,7 @@ int fxt_tracepoint_foreach(fxt_tracepoint_fn fn, void *ctx)
 {
   int rc = 0;
   pthread_mutex_lock(&lock);
-  for (struct fxt_tracepoint *tp = head; tp && rc == 0; tp = tp->next)
+  for (struct fxt_tracepoint *tp = head; tp && rc == 0; tp = tp->reg.next)
     rc = fn(ctx, tp);
   pthread_mutex_unlock(&lock);
   return rc;
@@ -322,7 +322,7 @@ int fxt_tracepoint_enable_patterns(const char *list)
   patterns = norm[0] ? norm : NULL;
   if (!patterns)
     free(norm);
-  for (struct fxt_tracepoint *tp = head; tp; tp = tp->next) {
+  for (struct fxt_tracepoint *tp = head; tp; tp = tp->reg.next) {
     bool on = matches_patterns(tp);
     set_enabled_locked(tp, on);
     enabled += on && tp->id != 0;
@@ -364,7 +364,7 @@ int fxt_registry_set_glob(const char *glob, bool on)
   free(patterns);
   patterns = next;
   int matched = 0;
-  for (struct fxt_tracepoint *tp = head; tp; tp = tp->next) {
+  for (struct fxt_tracepoint *tp = head; tp; tp = tp->reg.next) {
     char name[512];
     full_name(tp, name, sizeof(name));
     matched += fnmatch(glob, name, 0) == 0;
@@ -430,7 +430,7 @@ size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *p, size_t
   if (tp->id == 0 || 16 + flen + (size_t)nf * 8 > cap)
     return 0;
   uint32_t id = tp->id;
-  uint16_t sys = (uint16_t)(tp->header >> 32), name = (uint16_t)(tp->header >> 48);
+  uint16_t sys = (uint16_t)(tp->reg.header >> 32), name = (uint16_t)(tp->reg.header >> 48);
   uint16_t kind = tp->kind, fl = (uint16_t)flen, zero = 0;
   size_t n = 0;
   memcpy(p + n, &id, 4), n += 4;
@@ -442,7 +442,7 @@ size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *p, size_t
   memcpy(p + n, &zero, 2), n += 2;
   memcpy(p + n, f, flen), n += flen;
   for (uint32_t i = 0; i < nf; i++) {
-    uint16_t ref = (uint16_t)(tp->arg_header[i] >> 16);
+    uint16_t ref = (uint16_t)(tp->reg.arg_header[i] >> 16);
     uint8_t type = (uint8_t)tp->fields[i].type, rsv = 0;
     uint32_t bound = tp->fields[i].bound;
     memcpy(p + n, &ref, 2), n += 2;

@@ -138,6 +138,10 @@ static void pass_moved(void *ctx, const struct fxt_ring_pass *p)
  * copy starting there can say which CPU its first events ran on. */
 void fxt_pass_oldest(struct session *s, struct fxt_tslot *t, uint32_t need)
 {
+  /* The room is there (the usual case, on every general-path reservation): the pass would
+   * move nothing, so it is not called (no hooks filled, no call through the PLT). */
+  if (need <= fxt_ring_room(&t->w.ring))
+    return;
   if (!s->sh || t->slot_index >= s->nslots || t->flush_on_leave)
     return;
   struct pass_ctx c = {sh_slot(s, t->slot_index), FXT_CPU_NOTE_NONE};

@@ -287,7 +287,7 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
                     (atomic_load_explicit(&fxt_session_active, memory_order_relaxed) ^
                      atomic_load_explicit(&t->gen, memory_order_relaxed))) != 0 ||
                    (int32_t)(t->fast_end - head - bytes) < 0 ||
-                   atomic_load_explicit(&tp->filter, memory_order_relaxed) != NULL)) {
+                   atomic_load_explicit(&tp->reg.filter, memory_order_relaxed) != NULL)) {
     atomic_store_explicit(&t->depth, depth, memory_order_relaxed);
     return false;
   }
@@ -298,7 +298,7 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   f->c.pos = 0;
   f->t = t;
   f->end = head + bytes;
-  fxt_put(&f->c, tp->header | t->thread_bits | header_bits | fxt_w_size(words));
+  fxt_put(&f->c, tp->reg.header | t->thread_bits | header_bits | fxt_w_size(words));
   return true;
 #else
   (void)tp, (void)words, (void)header_bits, (void)clk, (void)f;

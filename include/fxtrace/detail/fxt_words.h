@@ -1,5 +1,6 @@
 /* fxtrace/detail/fxt_words.h - the one builder of FXT header words: record headers, event
- * headers and argument headers, field by field from the table of fxtrace/fxt_layout.h.
+ * headers and argument headers, field by field from the table of fxtrace/fxt_layout.h; and the
+ * one reading of a record's size from its header (fxt_w_record_words).
  *
  * NOT API: names and signatures may change in any release. It is installed only because the
  * inline emit path (fxtrace/detail/emit.h) builds its headers with it; every other writer of
@@ -14,7 +15,7 @@
  * header is the same OR of shifts as a hand-written one, and with constant fields it folds to
  * the same constant: the fast path's instructions do not change. The parts of an event header
  * come separately too, because the emit path keeps the per-tracepoint part (category and name:
- * fxt_tracepoint.header) and the per-thread part (the thread ref: fxt_tslot.thread_bits)
+ * fxt_tracepoint.reg.header) and the per-thread part (the thread ref: fxt_tslot.thread_bits)
  * precomputed and ORs them with the per-event part.
  *
  * Freestanding, C11 and C++.
@@ -34,10 +35,29 @@ static inline uint64_t fxt_w_size(uint64_t words)
   return words << FXT_HDR_SIZE_SHIFT;
 }
 
+/* A record's size in words, header included, from its header word h: the 12-bit field of
+ * every type but large records (FXT_W_SIZE_FIELD), and of any type (FXT_W_RECORD_WORDS: the
+ * 32-bit field of a large record, type 15, §2.2; the 12-bit one of every other, §2.1). 0 is no
+ * valid size (readers refuse it). The one reading of a record's size: the functions below, the
+ * ring's (fxt_ring_record_bytes, fxtrace/ring.h) and so the decoder's (src/core) are these.
+ * Macros of plain operators, as a C99 inline definition with external linkage (the ring's) may
+ * not call a static function; h is evaluated more than once. */
+#define FXT_W_SIZE_FIELD(h) ((h) >> FXT_HDR_SIZE_SHIFT & FXT_LOW_MASK(FXT_HDR_SIZE_BITS))
+#define FXT_W_RECORD_WORDS(h)                                                                \
+  (((h) >> FXT_HDR_TYPE_SHIFT & FXT_LOW_MASK(FXT_HDR_TYPE_BITS)) == FXT_RECORD_LARGE         \
+       ? (h) >> FXT_LARGE_SIZE_SHIFT & FXT_LOW_MASK(FXT_LARGE_SIZE_BITS)                     \
+       : FXT_W_SIZE_FIELD(h))
+
 /* The words of the record whose header is h (not for large records, type 15). */
 static inline uint32_t fxt_w_size_of(uint64_t h)
 {
-  return (uint32_t)(h >> FXT_HDR_SIZE_SHIFT & FXT_LOW_MASK(FXT_HDR_SIZE_BITS));
+  return (uint32_t)FXT_W_SIZE_FIELD(h);
+}
+
+/* The words of the record whose header is h, of any type (FXT_W_RECORD_WORDS). */
+static inline uint64_t fxt_w_record_words(uint64_t h)
+{
+  return FXT_W_RECORD_WORDS(h);
 }
 
 /* A record header of type (enum fxt_record_type, 0..14) and words; the type's own fields
