@@ -58,54 +58,61 @@ static void emit(uint64_t n)
     FXT_TRACE(cpuw, seq, i);
 }
 
-/* Decodes path strictly. Per thread, the CPU its latest `cpu` record named; every cpuw:seq
- * event must come after one naming want_cpu. Returns the events (each thread's counted in
- * threads[] by order of appearance, at most 64), failing the test on any other CPU. */
+/* Per thread (at most 64, by order of appearance), the CPU its latest `cpu` record named. */
+struct cpu_walk {
+  uint64_t tids[64], events, overrun_first;
+  uint32_t cpu[64];
+  bool seen_event[64];
+  int nt;
+};
+
+/* One record of check_file: a cpuw:seq event on a CPU other than want_cpu is a failure. */
+static void cpu_record(void *ctx, const struct fxt_record *r, char *msg, size_t size)
+{
+  struct cpu_walk *w = ctx;
+  if (r->kind != FXT_KIND_EVENT || r->u.event.thread.thread_koid == 0)
+    return;
+  const struct fxt_event *e = &r->u.event;
+  int k = 0;
+  while (k < w->nt && w->tids[k] != e->thread.thread_koid)
+    k++;
+  if (k == w->nt) {
+    if (w->nt == 64) {
+      snprintf(msg, size, "more than 64 threads");
+      return;
+    }
+    w->tids[w->nt] = e->thread.thread_koid;
+    w->cpu[w->nt++] = UINT32_MAX;
+  }
+  bool meta = e->category.len == 11 && memcmp(e->category.data, "kernel:meta", 11) == 0;
+  if (meta && e->name.len == 3 && memcmp(e->name.data, "cpu", 3) == 0) {
+    w->cpu[k] = e->args[0].value.u32;
+  } else if (meta && e->name.len == 7 && memcmp(e->name.data, "overrun", 7) == 0) {
+    if (!w->seen_event[k] && w->cpu[k] == UINT32_MAX)
+      w->overrun_first++; /* its stream begins after overwritten records */
+  } else if (!meta && e->name.len == 3 && memcmp(e->name.data, "seq", 3) == 0) {
+    if (w->cpu[k] != want_cpu) {
+      snprintf(msg, size, "offset %llu: thread %llu: event on CPU %d, expected %u",
+               (unsigned long long)r->offset, (unsigned long long)w->tids[k],
+               w->cpu[k] == UINT32_MAX ? -1 : (int)w->cpu[k], want_cpu);
+      return;
+    }
+    w->seen_event[k] = true;
+    w->events++;
+  }
+}
+
+/* Decodes path strictly (ru_walk): every cpuw:seq event must come after a `cpu` record of its
+ * thread naming want_cpu. Returns the events, the threads whose stream begins with an overrun
+ * in *overrun_first, failing the test on any other CPU. */
 static uint64_t check_file(const char *path, uint64_t *overrun_first)
 {
-  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
-  struct fxt_decoder d;
-  unsigned char *buf = ru_decode_file(path, &d, table);
-  assert_non_null(buf);
-  static struct fxt_record r;
-  char err[256];
-  int rc;
-  uint64_t tids[64] = {0}, events = 0;
-  uint32_t cpu[64];
-  bool seen_event[64] = {0};
-  int nt = 0;
-  *overrun_first = 0;
-  while ((rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1) {
-    if (r.kind != FXT_KIND_EVENT || r.u.event.thread.thread_koid == 0)
-      continue;
-    const struct fxt_event *e = &r.u.event;
-    int k = 0;
-    while (k < nt && tids[k] != e->thread.thread_koid)
-      k++;
-    if (k == nt) {
-      assert_true(nt < 64);
-      tids[nt] = e->thread.thread_koid;
-      cpu[nt++] = UINT32_MAX;
-    }
-    bool meta = e->category.len == 11 && memcmp(e->category.data, "kernel:meta", 11) == 0;
-    if (meta && e->name.len == 3 && memcmp(e->name.data, "cpu", 3) == 0) {
-      cpu[k] = e->args[0].value.u32;
-    } else if (meta && e->name.len == 7 && memcmp(e->name.data, "overrun", 7) == 0) {
-      if (!seen_event[k] && cpu[k] == UINT32_MAX)
-        ++*overrun_first; /* its stream begins after overwritten records */
-    } else if (!meta && e->name.len == 3 && memcmp(e->name.data, "seq", 3) == 0) {
-      if (cpu[k] != want_cpu)
-        fail_msg("%s: offset %llu: thread %llu: event on CPU %d, expected %u", path,
-                 (unsigned long long)r.offset, (unsigned long long)tids[k],
-                 cpu[k] == UINT32_MAX ? -1 : (int)cpu[k], want_cpu);
-      seen_event[k] = true;
-      events++;
-    }
-  }
-  if (rc < 0)
-    fail_msg("%s: %s", path, err);
-  free(buf);
-  return events;
+  struct cpu_walk w = {0};
+  char msg[512];
+  if (ru_walk(path, "the file", cpu_record, &w, msg, sizeof(msg))[0])
+    fail_msg("%s: %s", path, msg);
+  *overrun_first = w.overrun_first;
+  return w.events;
 }
 
 static void start(const char *output, const char *buffers)

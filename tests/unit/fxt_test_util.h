@@ -1,4 +1,5 @@
-/* tests/unit/fxt_test_util.h - helpers shared by test_fxt_encode.c and test_fxt_decode.c.
+/* tests/unit/fxt_test_util.h - helpers shared by the FXT encoder and decoder tests
+ * (test_fxt_encode*.c, test_fxt_decode*.c, through fxt_encode_test.h and fxt_decode_test.h).
  *
  * Golden data here is written by hand from spec/fxt.md, never produced by the encoder.
  */
