@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "sdir.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -218,14 +219,8 @@ static void names_add(struct names *ns, const char *name)
 {
   if (strlen(name) >= 256)
     return;
-  if (ns->n == ns->cap) {
-    size_t cap = ns->cap ? ns->cap * 2 : 16;
-    void *grown = realloc(ns->v, cap * sizeof(*ns->v));
-    if (!grown)
-      return;
-    ns->v = grown;
-    ns->cap = cap;
-  }
+  if (!fxt_grow((void **)&ns->v, &ns->cap, ns->n + 1, sizeof(*ns->v), 16))
+    return;
   strcpy(ns->v[ns->n++], name);
 }
 

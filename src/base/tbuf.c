@@ -1,6 +1,7 @@
 /* src/base/tbuf.c - the growable text buffer (tbuf.h). The event text's writers inline their
  * own copies of the fast case (text.c); these are the out-of-line ones. */
 #include "tbuf.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,16 +18,10 @@ bool fxt_tbuf_grow(struct fxt_tbuf *b, size_t n) {
     b->oom = true;
     return false;
   }
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap - b->len < n)
-    cap *= 2;
-  char *p = realloc(b->data, cap);
-  if (p == NULL) {
+  if (!fxt_grow((void **)&b->data, &b->cap, b->len + n, 1, 256)) {
     b->oom = true;
     return false;
   }
-  b->data = p;
-  b->cap = cap;
   return true;
 }
 

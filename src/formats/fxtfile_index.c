@@ -2,6 +2,7 @@
  * re-reading of one event record by offset (fxtf_event_at).
  */
 #include "fxtfile_int.h"
+#include "../base/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,22 +12,7 @@
 /* ---- growable arrays --------------------------------------------------------------------- */
 
 int fxtf_grow_size(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return 0;
-  size_t n = *cap ? *cap : 16;
-  while (n < need) {
-    if (n > SIZE_MAX / 2)
-      return FXT_ENOMEM;
-    n *= 2;
-  }
-  if (n > SIZE_MAX / elem)
-    return FXT_ENOMEM;
-  void *q = realloc(*p, n * elem);
-  if (q == NULL)
-    return FXT_ENOMEM;
-  *p = q;
-  *cap = n;
-  return 0;
+  return fxt_grow(p, cap, need, elem, 16) ? 0 : FXT_ENOMEM;
 }
 
 int fxtf_grow(void **p, uint32_t *cap, uint64_t need, size_t elem) {
@@ -372,13 +358,9 @@ int fxtf_sort_entries(struct fxtf_file *f) {
 int fxtf_sync_add(struct fxtf_provider *p, struct fxtf_sync **arr, uint32_t *cap,
                   const struct fxtf_sync *s) {
   if (p->nsyncs == *cap) {
-    uint32_t n = *cap ? *cap * 2 : 16;
-    struct fxtf_sync *a = realloc(*arr, n * sizeof *a);
-    if (a == NULL)
+    if (fxtf_grow((void **)arr, cap, (uint64_t)p->nsyncs + 1, sizeof **arr))
       return FXT_ENOMEM;
-    *arr = a;
-    *cap = n;
-    p->syncs = a;
+    p->syncs = *arr;
   }
   (*arr)[p->nsyncs] = *s;
   if (p->nsyncs++ == 0)

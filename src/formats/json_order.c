@@ -14,6 +14,7 @@
  * JORD_FIRST, so the text is joined again when read.
  */
 #include "json_int.h"
+#include "../base/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,15 +156,9 @@ static int bind_flows(struct fxt_jorder *o) {
     while (st->n > 0 && st->v[st->n - 1].end < key.ns) /* ended before this */
       st->n--;
     if (!(key.flags & JORD_FLOW)) {
-      if (st->n == st->cap) {
-        size_t cap = st->cap ? 2 * st->cap : 8;
-        struct fxt_jspan *g = realloc(st->v, cap * sizeof *g);
-        if (g == NULL) {
-          snprintf(o->err, sizeof o->err, "out of memory");
-          return FXT_ENOMEM;
-        }
-        st->v = g;
-        st->cap = cap;
+      if (!fxt_grow((void **)&st->v, &st->cap, st->n + 1, sizeof *st->v, 8)) {
+        snprintf(o->err, sizeof o->err, "out of memory");
+        return FXT_ENOMEM;
       }
       st->v[st->n++] = (struct fxt_jspan){key.ns, r.end};
       continue;

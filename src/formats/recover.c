@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../base/cpunote.h"
+#include "../base/grow.h"
 #include "../base/metarec.h"
 #include "../base/sdir.h"
 #include "recover_int.h"
@@ -48,18 +49,10 @@ struct tail {
 
 static bool reserve(struct tail *t, size_t n)
 {
-  if (t->len + n <= t->cap)
-    return true;
-  size_t c = t->cap ? t->cap : 65536;
-  while (c < t->len + n)
-    c *= 2;
-  unsigned char *b = realloc(t->buf, c);
-  if (!b) {
+  if (!fxt_grow((void **)&t->buf, &t->cap, t->len + n, 1, 65536)) {
     t->oom = true;
     return false;
   }
-  t->buf = b;
-  t->cap = c;
   return true;
 }
 
@@ -68,15 +61,9 @@ static void put(struct tail *t, const void *p, size_t n, uint32_t slot, bool eve
 {
   if (t->oom || !reserve(t, n))
     return;
-  if (t->nmarks == t->mcap) {
-    size_t c = t->mcap ? t->mcap * 2 : 1024;
-    struct mark *mk = realloc(t->marks, c * sizeof(*mk));
-    if (!mk) {
-      t->oom = true;
-      return;
-    }
-    t->marks = mk;
-    t->mcap = c;
+  if (!fxt_grow((void **)&t->marks, &t->mcap, t->nmarks + 1, sizeof(*t->marks), 1024)) {
+    t->oom = true;
+    return;
   }
   t->marks[t->nmarks++] = (struct mark){t->len, (uint32_t)n, slot, event, losses, in_file};
   memcpy(t->buf + t->len, p, n);

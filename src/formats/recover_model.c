@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../base/cpunote.h"
+#include "../base/grow.h"
 #include "../base/namefix.h"
 #include "recover_int.h"
 
@@ -49,28 +50,13 @@ static uint64_t capped(struct rec_model *m, uint64_t n, const char *file, uint64
   return 0;
 }
 
-static bool grow(void **v, size_t *cap, size_t need, size_t size)
-{
-  if (need <= *cap)
-    return true;
-  size_t c = *cap ? *cap : 64;
-  while (c < need)
-    c *= 2;
-  void *n = realloc(*v, c * size);
-  if (!n)
-    return false;
-  *v = n;
-  *cap = c;
-  return true;
-}
-
 /* Adds a record: p is where it will be read from (for ring and companion records an offset in
  * the slot's copy until the walk is done), bytes where it is now, in_file where it begins in
  * the mapped input (for reports). */
 static bool list_add(struct rec_list *l, const unsigned char *p, const unsigned char *bytes,
                      const unsigned char *in_file, uint32_t len, uint8_t src)
 {
-  if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+  if (!fxt_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 64))
     return false;
   uint64_t ts = 0, hd = len >= 8 ? rec_le64(bytes) : 0;
   if (len >= 16 && (hd & 0xf) == FXT_RECORD_EVENT) /* as consumer.c's ts_of */
@@ -211,7 +197,7 @@ static uint64_t ring_word(const struct ringview *r, uint32_t pos)
 static bool copy_record(struct rec_slot *s, const struct ringview *r, uint32_t pos, uint32_t n,
                         size_t *at)
 {
-  if (!grow((void **)&s->copy, &s->copy_cap, s->copy_len + n, 1))
+  if (!fxt_grow((void **)&s->copy, &s->copy_cap, s->copy_len + n, 1, 64))
     return false;
   uint32_t off = pos & (r->size - 1), first = r->size - off;
   if (first >= n) {

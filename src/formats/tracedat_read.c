@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "tracedat_read_int.h"
 #include "tracedat_read.h"
 
@@ -117,16 +118,10 @@ static bool text_is(struct fxt_td_text t, const char *s) {
 /* ---- building the fxt_td_file ---------------------------------------------------------------- */
 
 static int grow(void **p, uint32_t *cap, uint32_t need_n, size_t elem) {
-  if (need_n <= *cap)
-    return 0;
-  uint32_t ncap = *cap ? *cap : 8;
-  while (ncap < need_n)
-    ncap = ncap > UINT32_MAX / 2 ? need_n : ncap * 2;
-  void *more = realloc(*p, (size_t)ncap * elem);
-  if (more == NULL)
+  size_t c = *cap;
+  if (!fxt_grow(p, &c, need_n, elem, 8))
     return FXT_ENOMEM;
-  *p = more;
-  *cap = ncap;
+  *cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c; /* need_n fits: the rest is unused room */
   return 0;
 }
 

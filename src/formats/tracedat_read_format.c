@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "tracedat_read_int.h"
 #include "tracedat_read.h"
 
@@ -159,7 +160,7 @@ int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_n
   memset(ev, 0, sizeof *ev);
   ev->offset = offset;
   bool have_id = false;
-  uint32_t cap = 0;
+  size_t cap = 0;
   const char *p = text, *end = text + len;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -178,15 +179,10 @@ int fxt_td_parse_text(const char *text, size_t len, uint64_t offset, bool need_n
       ev->id = (uint32_t)id;
       have_id = true;
     } else if (starts(line, "field:") || starts(line, "field :")) {
-      if (ev->nfields == cap) {
-        uint32_t ncap = cap ? cap * 2 : 16;
-        struct fxt_td_field *more = realloc(ev->fields, ncap * sizeof *more);
-        if (more == NULL) {
-          fxt_td_event_free(ev);
-          return fxt_fail_at(err, err_size, FXT_ENOMEM, at, "out of memory");
-        }
-        ev->fields = more;
-        cap = ncap;
+      if (!fxt_grow((void **)&ev->fields, &cap, (size_t)ev->nfields + 1, sizeof *ev->fields,
+                    16)) {
+        fxt_td_event_free(ev);
+        return fxt_fail_at(err, err_size, FXT_ENOMEM, at, "out of memory");
       }
       struct fxt_td_field *f = &ev->fields[ev->nfields];
       int rc = parse_field(line, at, f, err, err_size);

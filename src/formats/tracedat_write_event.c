@@ -10,6 +10,7 @@
 #include <fxtrace/tracepoint.h>
 
 #include "../base/ftrace_format.h"
+#include "../base/grow.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -391,14 +392,8 @@ struct fxt_td_ev_variant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct 
     *rc = FXT_E2BIG;
     return NULL;
   }
-  if (t->n == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 64;
-    struct fxt_td_ev_variant **nv = realloc(t->v, cap * sizeof *nv);
-    if (nv == NULL)
-      return NULL;
-    t->v = nv;
-    t->cap = cap;
-  }
+  if (!fxt_grow((void **)&t->v, &t->cap, (size_t)t->n + 1, sizeof *t->v, 64))
+    return NULL;
   struct fxt_td_ev_variant *v = new_variant(t, k, rc);
   if (v == NULL)
     return NULL;

@@ -123,7 +123,8 @@ struct fxt_td_ev_key {
 
 struct fxt_td_ev_table {
   struct fxt_td_ev_variant **v;
-  uint32_t n, cap;
+  uint32_t n;
+  size_t cap;
   struct fxt_jmap map; /* hash -> first variant + 1 */
   uint8_t used[65536 / 8];
   uint32_t top; /* IDs from here down are tried for variants without an id of their own */

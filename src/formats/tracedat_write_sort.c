@@ -13,6 +13,7 @@
 
 #include <fxtrace/errors.h>
 
+#include "../base/grow.h"
 #include "heap.h"
 
 #define KEY_BYTES sizeof(struct fxt_td_sort_key)
@@ -55,14 +56,8 @@ static int fail(struct fxt_td_sort *s, int code, const char *what, int sys_errno
  * doubled when full, first elements the first time. 0 or FXT_ENOMEM (said in s->err). */
 static int grow(struct fxt_td_sort *s, void **p, size_t n, size_t *cap, size_t first,
                 size_t elem) {
-  if (n < *cap)
-    return 0;
-  size_t ncap = *cap ? *cap * 2 : first;
-  void *q = realloc(*p, ncap * elem);
-  if (q == NULL)
+  if (!fxt_grow(p, cap, n + 1, elem, first))
     return fail(s, FXT_ENOMEM, "out of memory", 0);
-  *p = q;
-  *cap = ncap;
   return 0;
 }
 

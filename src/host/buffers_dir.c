@@ -17,6 +17,7 @@
 
 #include "buffers_int.h"
 #include "harvest.h"
+#include "../base/grow.h"
 #include "../base/recover.h"
 #include "server.h"
 
@@ -67,14 +68,8 @@ static bool is_recovered_name(const char *name)
 static bool add_crashed(struct crashed **v, size_t *n, size_t *cap, const char *name,
                         struct timespec mtime)
 {
-  if (*n == *cap) {
-    size_t ncap = *cap ? *cap * 2 : 16;
-    struct crashed *grown = realloc(*v, ncap * sizeof(**v));
-    if (!grown)
-      return false;
-    *v = grown;
-    *cap = ncap;
-  }
+  if (!fxt_grow((void **)v, cap, *n + 1, sizeof(**v), 16))
+    return false;
   snprintf((*v)[*n].name, sizeof((*v)[*n].name), "%s", name);
   (*v)[(*n)++].mtime = mtime;
   return true;

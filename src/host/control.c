@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "live.h"
 #include "session_int.h"
 
@@ -117,13 +118,9 @@ int fxt_control_set_pids(bool notrace, const char *text, bool add)
       free(pids);
       return FXT_EINVAL;
     }
-    if (n == cap) {
-      pid_t *m = realloc(pids, (cap *= 2) * sizeof(*pids));
-      if (!m) {
-        free(pids);
-        return FXT_ENOMEM;
-      }
-      pids = m;
+    if (!fxt_grow((void **)&pids, &cap, n + 1, sizeof(*pids), 16)) {
+      free(pids);
+      return FXT_ENOMEM;
     }
     pids[n++] = (pid_t)v;
     p = end;
@@ -135,14 +132,8 @@ int fxt_control_set_pids(bool notrace, const char *text, bool add)
   for (size_t i = 0; i < n; i++) {
     if (in_list(l, pids[i]))
       continue;
-    if (l->n == l->cap) {
-      size_t c = l->cap ? l->cap * 2 : 16;
-      pid_t *m = realloc(l->pids, c * sizeof(*m));
-      if (!m)
-        break;
-      l->pids = m;
-      l->cap = c;
-    }
+    if (!fxt_grow((void **)&l->pids, &l->cap, l->n + 1, sizeof(*l->pids), 16))
+      break;
     l->pids[l->n++] = pids[i];
   }
   pthread_mutex_unlock(&lock);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "../base/tbuf.h"
 #include "live.h"
 #include "registry.h"
@@ -62,14 +63,8 @@ static struct evfilter *entry(uint32_t id, bool create)
       return &tab[i];
   if (!create)
     return NULL;
-  if (ntab == captab) {
-    size_t cap = captab ? captab * 2 : 32;
-    struct evfilter *n = realloc(tab, cap * sizeof(*n));
-    if (!n)
-      return NULL;
-    tab = n;
-    captab = cap;
-  }
+  if (!fxt_grow((void **)&tab, &captab, ntab + 1, sizeof(*tab), 32))
+    return NULL;
   memset(&tab[ntab], 0, sizeof(tab[0]));
   tab[ntab].id = id;
   return &tab[ntab++];

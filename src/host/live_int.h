@@ -112,7 +112,8 @@ struct fxt_live_state {
    * refilled, fork): a `trace` reader's place (live_iter) is then gone. */
   uint64_t gen;
   struct desc_cache *descs;
-  uint32_t ndescs, descs_cap;
+  uint32_t ndescs;
+  size_t descs_cap;
   struct {
     uint32_t pid;
     char comm[16];

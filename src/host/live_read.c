@@ -3,6 +3,8 @@
  * waiting for events, and the per-CPU stats. Everything under fxt_live.lock (live_int.h). */
 #define _GNU_SOURCE
 #include "live_int.h"
+#include "../base/grow.h"
+
 /* ---- formatting --------------------------------------------------------------------------- */
 
 static struct fxt_str_ref ref_text(uint16_t ref, const unsigned char *p, uint32_t *at,
@@ -98,14 +100,9 @@ static const struct fxtf_desc *desc_of(const struct fxt_event *ev)
   struct fxt_tracepoint *tp = fxt_tracepoint_by_name(system, name);
   if (!tp || tp->kind != FXT_TP_TYPED)
     return NULL;
-  if (fxt_live.ndescs == fxt_live.descs_cap) {
-    uint32_t cap = fxt_live.descs_cap ? fxt_live.descs_cap * 2 : 64;
-    struct desc_cache *n = realloc(fxt_live.descs, cap * sizeof(*n));
-    if (!n)
-      return NULL;
-    fxt_live.descs = n;
-    fxt_live.descs_cap = cap;
-  }
+  if (!fxt_grow((void **)&fxt_live.descs, &fxt_live.descs_cap, (size_t)fxt_live.ndescs + 1,
+                sizeof(*fxt_live.descs), 64))
+    return NULL;
   struct desc_cache *d = &fxt_live.descs[fxt_live.ndescs];
   memset(d, 0, sizeof(*d));
   const char *fmt = tp->print_fmt ? tp->print_fmt : "";

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "filters.h"
 #include "intern.h"
 
@@ -41,7 +42,8 @@ static uint32_t nsections;
 static struct idname {
   uint16_t system_ref, name_ref;
 } *ids;
-static uint32_t nids, ids_cap;
+static uint32_t nids;
+static size_t ids_cap;
 static char *patterns; /* the session's enabled patterns, normalized; NULL = none */
 static _Atomic uint32_t generation; /* bumped on every change of the tracepoint set */
 static void (*mirror_fn)(struct fxt_tracepoint *tp); /* under lock */
@@ -72,14 +74,8 @@ static uint32_t id_for(uint16_t system_ref, uint16_t name_ref)
       return FIRST_ID + i;
   if (FIRST_ID + nids > MAX_IDS)
     return 0;
-  if (nids == ids_cap) {
-    uint32_t cap = ids_cap ? ids_cap * 2 : 256;
-    struct idname *n = realloc(ids, cap * sizeof(*n));
-    if (!n)
-      return 0;
-    ids = n;
-    ids_cap = cap;
-  }
+  if (!fxt_grow((void **)&ids, &ids_cap, (size_t)nids + 1, sizeof(*ids), 256))
+    return 0;
   ids[nids] = (struct idname){system_ref, name_ref};
   return FIRST_ID + nids++;
 }

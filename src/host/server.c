@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/grow.h"
 #include "../base/tbuf.h"
 #include "server.h"
 
@@ -112,17 +113,7 @@ static bool out_reserve(struct outbuf *o, size_t more)
 {
   if (o->off == o->len)
     o->off = o->len = 0;
-  if (o->len + more <= o->cap)
-    return true;
-  size_t cap = o->cap ? o->cap : 4096;
-  while (cap < o->len + more)
-    cap *= 2;
-  unsigned char *d = realloc(o->data, cap);
-  if (!d)
-    return false;
-  o->data = d;
-  o->cap = cap;
-  return true;
+  return fxt_grow((void **)&o->data, &o->cap, o->len + more, 1, 4096);
 }
 
 /* Queues one frame; false when out of memory (the client is then dropped). */

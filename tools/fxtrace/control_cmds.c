@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "control_client.h"
 #include "formats/fileio.h"
+#include "base/grow.h"
 #include "base/sdir.h"
 
 #define DIR_HELP                                                                             \
@@ -204,12 +205,8 @@ int cmd_ps(int argc, char **argv)
     snprintf(name, sizeof(name), "%.*s", (int)(dot - e->d_name), e->d_name);
     if (!ctl_parse_pid(name, &pid))
       continue;
-    if (n == cap) {
-      long *m = realloc(pids, (cap = cap ? cap * 2 : 64) * sizeof(*m));
-      if (!m)
-        break;
-      pids = m;
-    }
+    if (!fxt_grow((void **)&pids, &cap, n + 1, sizeof(*pids), 64))
+      break;
     pids[n++] = pid;
   }
   closedir(d);

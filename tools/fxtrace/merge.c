@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "base/fxtf_clock.h"
+#include "base/grow.h"
 #include <fxtrace/meta.h>
 
 #include "formats/tracedat_import.h"
@@ -240,13 +241,8 @@ static int collect_tids(struct merge *m) {
     for (uint32_t i = 0; i < nt; i++) {
       if (m->in[k].prov[t[i].provider].kernel || t[i].pid == t[i].tid)
         continue;
-      if (m->ntids == cap) {
-        cap = cap ? 2 * cap : 64;
-        struct tidmap *more = realloc(m->tids, cap * sizeof *more);
-        if (more == NULL)
-          return -1;
-        m->tids = more;
-      }
+      if (!fxt_grow((void **)&m->tids, &cap, m->ntids + 1, sizeof *m->tids, 64))
+        return -1;
       m->tids[m->ntids++] = (struct tidmap){t[i].tid, t[i].pid};
     }
   }

@@ -14,6 +14,7 @@
 
 #include <fxtrace/fxt.h>
 
+#include "base/grow.h"
 #include "cli.h"
 #include "formats/fileio.h"
 #include "formats/fxtfile.h"
@@ -50,13 +51,8 @@ static struct part *list_parts(const char *dir, size_t *n) {
   while ((e = readdir(d)) != NULL) {
     if (!has_suffix(e->d_name, ".fxt"))
       continue;
-    if (*n == cap) {
-      struct part *more = realloc(parts, (cap ? cap * 2 : 8) * sizeof *parts);
-      if (more == NULL)
-        break;
-      parts = more;
-      cap = cap ? cap * 2 : 8;
-    }
+    if (!fxt_grow((void **)&parts, &cap, *n + 1, sizeof *parts, 8))
+      break;
     struct part p = {0};
     struct stat st;
     size_t len = strlen(dir) + strlen(e->d_name) + 2;
