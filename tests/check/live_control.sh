@@ -24,7 +24,8 @@
 #     overrun (header, per_cpu stats): entries + overrun = events fired since trace_pipe;
 #   - truncating trace hides the events before from trace and trace_pipe, not from a snapshot;
 #   - an open trace_pipe streams the events fired while it is open.
-# Exit 77 (skipped) in fuse mode where /dev/fuse is absent or the mount fails.
+# Exit 77 (skipped) in fuse mode where /dev/fuse is absent, the mount fails or fxtrace was
+# built without libfuse3.
 #   live_control.sh cli|fuse|flight FXTRACE_BIN DEMO_BIN WORKDIR
 set -eu
 mode=$1
@@ -72,6 +73,10 @@ skip() {
 if [ "$mode" = fuse ]; then
   [ -e /dev/fuse ] || skip "/dev/fuse is absent"
   command -v fusermount3 >/dev/null 2>&1 || [ "$(id -u)" = 0 ] || skip "no fusermount3"
+  # FUSE is optional at build time (CMakeLists.txt: libfuse3-dev, which scripts/deps installs).
+  if "$fxtrace" mount 2>&1 | grep -q "built without libfuse3"; then
+    skip "this fxtrace was built without libfuse3 (install libfuse3-dev and reconfigure)"
+  fi
 fi
 
 if [ "$mode" = flight ]; then
