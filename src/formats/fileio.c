@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,27 +17,99 @@ static int fail(int code, const char *why, char *err, size_t err_size) {
   return code;
 }
 
+int fxt_fio_tmpfile(const char *dir, const char *prefix, int *fd) {
+  if (dir == NULL || dir[0] == '\0')
+    dir = getenv("TMPDIR");
+  if (dir == NULL || dir[0] == '\0')
+    dir = "/tmp";
+  *fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+  if (*fd >= 0)
+    return 0;
+  char path[4096]; /* no O_TMPFILE here: a named file, unlinked at once */
+  if (snprintf(path, sizeof path, "%s/%s-XXXXXX", dir, prefix) >= (int)sizeof path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  *fd = mkostemp(path, O_CLOEXEC);
+  if (*fd < 0)
+    return -1;
+  unlink(path);
+  return 0;
+}
+
+/* A stream (a pipe, a FIFO, a terminal, a character device) has no size and cannot be
+ * mapped, and every reader jumps around in what it reads (the FXT reader re-reads events in
+ * time order; the converters read ahead and back): it is copied whole into an unlinked
+ * temporary file ($TMPDIR, else /tmp), which is mapped instead - bounded memory, as for a
+ * regular file. */
+static int spool(int fd, int *tmp, char *err, size_t err_size) {
+  enum { CHUNK = 1 << 20 };
+  char *buf = malloc(CHUNK);
+  if (buf == NULL)
+    return fail(FXT_ENOMEM, strerror(ENOMEM), err, err_size);
+  char why[FXT_FIO_ERR_SIZE] = "";
+  if (fxt_fio_tmpfile(NULL, "fxtrace-input", tmp) != 0)
+    snprintf(why, sizeof why, "a temporary file for the stream: %s", strerror(errno));
+  while (why[0] == '\0') {
+    ssize_t r = read(fd, buf, CHUNK);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      snprintf(why, sizeof why, "%s", strerror(errno));
+    else if (r == 0)
+      break;
+    else if (!fxt_fio_write_all(*tmp, buf, (size_t)r))
+      snprintf(why, sizeof why, "copying the stream to a temporary file: %s", strerror(errno));
+  }
+  free(buf);
+  if (why[0] == '\0')
+    return 0;
+  if (*tmp >= 0)
+    close(*tmp);
+  *tmp = -1;
+  return fail(FXT_ENOENT, why, err, err_size);
+}
+
 int fxt_fio_map_fd(struct fxt_fio_in *in, int fd, char *err, size_t err_size) {
   *in = (struct fxt_fio_in){0};
   struct stat st;
   if (fstat(fd, &st) != 0)
     return fail(FXT_ENOENT, strerror(errno), err, err_size);
-  if (!S_ISREG(st.st_mode))
-    return fail(FXT_ENOENT, "not a regular file", err, err_size);
+  if (S_ISDIR(st.st_mode))
+    return fail(FXT_ENOENT, strerror(EISDIR), err, err_size);
+  int tmp = -1;
+  if (!S_ISREG(st.st_mode)) {
+    int rc = spool(fd, &tmp, err, err_size);
+    if (rc != 0)
+      return rc;
+    if (fstat(tmp, &st) != 0) {
+      rc = fail(FXT_ENOENT, strerror(errno), err, err_size);
+      close(tmp);
+      return rc;
+    }
+    fd = tmp;
+  }
+  int rc = 0;
   if (st.st_size > 0) {
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED)
-      return fail(FXT_ENOMEM, strerror(errno), err, err_size);
-    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-    in->data = m;
-    in->len = (size_t)st.st_size;
+    if (m == MAP_FAILED) {
+      rc = fail(FXT_ENOMEM, strerror(errno), err, err_size);
+    } else {
+      madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+      in->data = m;
+      in->len = (size_t)st.st_size;
+    }
   }
   in->dev = st.st_dev;
   in->ino = st.st_ino;
-  return 0;
+  if (tmp >= 0) /* the mapping keeps the file */
+    close(tmp);
+  return rc;
 }
 
 int fxt_fio_map(struct fxt_fio_in *in, const char *path, char *err, size_t err_size) {
+  if (strcmp(path, "-") == 0)
+    return fxt_fio_map_fd(in, STDIN_FILENO, err, err_size);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *in = (struct fxt_fio_in){0};

@@ -23,7 +23,7 @@
 /* Room for any reason fxt_fio_map gives. */
 #define FXT_FIO_ERR_SIZE 128
 
-/* A regular file mapped whole, read-only, advised for reading front to back. */
+/* A file mapped whole, read-only, advised for reading front to back. */
 struct fxt_fio_in {
   const unsigned char *data; /* NULL when the file is empty */
   size_t len;
@@ -31,12 +31,17 @@ struct fxt_fio_in {
   ino_t ino;
 };
 
-/* Maps the regular file path (fxt_fio_map_fd for an open one, which stays the caller's; the
- * mapping outlives it). On an error in is empty and err says why:
- *   FXT_ENOENT  it cannot be opened, or is not a regular file
+/* Maps the file path (fxt_fio_map_fd for an open one, which stays the caller's; the mapping
+ * outlives it); path "-" is standard input. A regular file is mapped as it is; a stream (a
+ * pipe, a FIFO, a character device) is read to its end into an unlinked temporary file
+ * (fxt_fio_tmpfile), which is mapped. On an error in is empty and err says why:
+ *   FXT_ENOENT  it cannot be opened, is a directory, or the stream cannot be copied
  *   FXT_ENOMEM  it cannot be mapped */
 int fxt_fio_map(struct fxt_fio_in *in, const char *path, char *err, size_t err_size);
 int fxt_fio_map_fd(struct fxt_fio_in *in, int fd, char *err, size_t err_size);
+/* An unlinked temporary file, read-write, in dir (NULL or "": $TMPDIR, else /tmp): O_TMPFILE,
+ * else a file named PREFIX-XXXXXX removed at once. 0 with *fd set, or -1 with errno. */
+int fxt_fio_tmpfile(const char *dir, const char *prefix, int *fd);
 /* The converters' release callback, ctx the struct fxt_fio_in: drops the whole pages inside
  * [from, to) (read again from the file if touched again). */
 void fxt_fio_release(void *ctx, uint64_t from, uint64_t to);

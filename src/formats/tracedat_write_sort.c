@@ -14,6 +14,7 @@
 #include <fxtrace/errors.h>
 
 #include "../base/grow.h"
+#include "fileio.h"
 #include "heap.h"
 
 #define KEY_BYTES sizeof(struct fxt_td_sort_key)
@@ -88,17 +89,11 @@ static int open_tmp(struct fxt_td_sort *s) {
   const char *dir = s->tmpdir ? s->tmpdir : getenv("TMPDIR");
   if (dir == NULL || dir[0] == '\0')
     dir = "/tmp";
-  s->fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
-  if (s->fd >= 0)
+  if (fxt_fio_tmpfile(dir, "fxtrace-tracedat", &s->fd) == 0)
     return 0;
-  char path[4096]; /* no O_TMPFILE here: a named file, unlinked at once */
-  if (snprintf(path, sizeof path, "%s/fxtrace-tracedat-XXXXXX", dir) >= (int)sizeof path)
+  if (errno == ENAMETOOLONG)
     return fail(s, FXT_ENOSPC, "temporary file: directory name too long", 0);
-  s->fd = mkostemp(path, O_CLOEXEC);
-  if (s->fd < 0)
-    return fail(s, FXT_ENOSPC, dir, errno);
-  unlink(path);
-  return 0;
+  return fail(s, FXT_ENOSPC, dir, errno);
 }
 
 static int write_all(struct fxt_td_sort *s, const unsigned char *p, size_t n) {
