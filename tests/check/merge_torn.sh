@@ -58,6 +58,6 @@ grep -q "^fxtrace record: .*\.fxt: offset $off: warning: the file ends inside a 
   "$work/rec.err" || { cat "$work/rec.err"; fail "record did not warn of the torn tail at $off"; }
 want=$(events "$work/part.fxt")
 echo "record: a file cut 3 bytes short (torn at $off, $want events before it)"
-grep -q "recorded $want events from 1 process" "$work/rec.log" ||
-  { cat "$work/rec.log"; fail "record: not $want events"; }
+grep -q "recorded $want events from 1 process" "$work/rec.err" ||
+  { cat "$work/rec.err"; fail "record: not $want events"; }
 rm -rf "$work"

@@ -11,9 +11,10 @@ shm=/dev/shm/fxtrace-$(id -u)
 "$fxtrace" record -e 't:seq' -o "$work/one.fxt" -- "$image" image 5 _exit \
   >"$work/one.log" 2>"$work/one.err" || { cat "$work/one.log" "$work/one.err"; echo "FAIL: record"; exit 1; }
 cat "$work/one.log" "$work/one.err"
-grep -q "recorded 5 events from 1 process (1 thread)" "$work/one.log" ||
+# The summary is on stderr: stdout is the program's.
+grep -q "recorded 5 events from 1 process (1 thread)" "$work/one.err" ||
   { echo "FAIL: expected 5 events"; exit 1; }
-grep -q "0 dropped, 0 overrun, 0 lost" "$work/one.log" || { echo "FAIL: losses"; exit 1; }
+grep -q "0 dropped, 0 overrun, 0 lost" "$work/one.err" || { echo "FAIL: losses"; exit 1; }
 grep -q "ended without stopping its session" "$work/one.err" || { echo "FAIL: not said"; exit 1; }
 
 # A tree: a shell that runs three images, ending by _exit, a clean exit and abort.
@@ -23,7 +24,7 @@ if "$fxtrace" record -e 't:seq' -o "$work/tree.fxt" -- sh -c \
   echo "FAIL: record of an aborting command exited 0"; exit 1
 fi
 cat "$work/tree.log" "$work/tree.err"
-grep -q "recorded 10 events from 3 processes (3 threads)" "$work/tree.log" ||
+grep -q "recorded 10 events from 3 processes (3 threads)" "$work/tree.err" ||
   { echo "FAIL: expected 10 events from 3 processes"; exit 1; }
 # (The _exit image's session may hold nothing to recover when its consumer kept up: the next
 # image's clean-up then removes it before record looks; the abort's records are mid-file.)

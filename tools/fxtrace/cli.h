@@ -3,7 +3,9 @@
  * Conventions of every subcommand: `--help` prints its usage on stdout and exits 0; a usage
  * error prints "fxtrace CMD: reason" and the usage on stderr and exits 2; a bad input file
  * prints "fxtrace CMD: FILE: offset N: reason" (or "FILE: reason" without an offset) on stderr
- * and exits 1. A file that ends inside a record (a torn tail: a write cut short by a full disk
+ * and exits 1. Summaries and progress go to stderr: stdout carries only what the command was
+ * asked to print (a report, a listing, or with `-o -` the output file). Every FILE read may be
+ * "-" (standard input) or a pipe (formats/fileio.h). A file that ends inside a record (a torn tail: a write cut short by a full disk
  * or a crash) is read up to that record, with a warning naming its offset on stderr; with
  * `--strict` it is an error instead (exit 1).
  */
@@ -56,6 +58,12 @@ bool cli_torn(const char *cmd, const char *path, uint64_t torn, uint64_t len, bo
 const char *cli_printable(const char *s, size_t n, char *buf, size_t size);
 /* Writes n bytes to stdout; false on a write error (reported). */
 bool cli_write(const char *cmd, const void *data, size_t n);
+/* For a command about to write a binary trace to stdout (`-o -`): when stdout is a terminal,
+ * says so ("fxtrace CMD: binary trace data not written to a terminal", as gzip refuses) and
+ * returns true: the caller refuses (CLI_EXIT_USAGE). */
+bool cli_refuse_tty(const char *cmd);
+/* The whole file path written to stdout (cli_write); false after saying what failed. */
+bool cli_copy_to_stdout(const char *cmd, const char *path);
 /* The harvests of dead sessions (src/base/sdir.h) the command makes, with the recovery and the
  * trace.dat writer it links (the formats library), never the tracer's modules: cli_harvest is
  * fxt_harvest's (src/host/harvest.h) for dir, whose lock the caller holds, into its own output

@@ -348,7 +348,36 @@ static const char k_snapshot_usage[] =
     "holds now (a contiguous run of the newest records of each), while tracing goes on. In a\n"
     "flight recorder (mode=overwrite, no output file) that is each thread's recent history,\n"
     "less what trace_pipe consumed. The process writes FILE itself (it runs as the same user).\n"
+    "FILE \"-\": stdout (not a terminal), through a file in a private directory of $TMPDIR\n"
+    "(else /tmp) that the process writes and this command copies, then removes.\n"
     DIR_HELP;
+
+static int snapshot_to(const char *pid_text, const char *file);
+
+/* -o -: the process writes a regular file (it writes snapshots to nothing else), in a
+ * directory only this user reaches, which is copied to stdout and removed. */
+static int snapshot_to_stdout(const char *pid_text)
+{
+  if (cli_refuse_tty("snapshot"))
+    return CLI_EXIT_USAGE;
+  const char *base = getenv("TMPDIR");
+  char dir[FXT_CTL_MAX_PATH / 2], file[FXT_CTL_MAX_PATH / 2 + 16];
+  if (!base || base[0] != '/' || strlen(base) > sizeof(dir) - 32)
+    base = "/tmp";
+  snprintf(dir, sizeof(dir), "%s/fxtrace-snapshot.XXXXXX", base);
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "fxtrace snapshot: cannot create a directory in %s: %s\n", base,
+            strerror(errno));
+    return CLI_EXIT_FAIL;
+  }
+  snprintf(file, sizeof(file), "%s/snapshot.fxt", dir);
+  int rc = snapshot_to(pid_text, file);
+  if (rc == CLI_EXIT_OK && !cli_copy_to_stdout("snapshot", file))
+    rc = CLI_EXIT_FAIL;
+  unlink(file);
+  rmdir(dir);
+  return rc;
+}
 
 int cmd_snapshot(int argc, char **argv)
 {
@@ -367,6 +396,14 @@ int cmd_snapshot(int argc, char **argv)
   }
   if (!pid_text || !file)
     return cli_usage_error("snapshot", k_snapshot_usage, "missing PID or -o FILE");
+  if (strcmp(file, "-") == 0)
+    return snapshot_to_stdout(pid_text);
+  return snapshot_to(pid_text, file);
+}
+
+/* The snapshot to the file file (absolute, or made so from the working directory). */
+static int snapshot_to(const char *pid_text, const char *file)
+{
   char path[FXT_CTL_MAX_PATH + 1], cwd[FXT_CTL_MAX_PATH + 1] = "";
   if (file[0] != '/' && !getcwd(cwd, sizeof(cwd) - 1))
     cwd[0] = 0;

@@ -32,7 +32,8 @@ static const char k_usage[] =
     "or fxtrace), as FXT:\n"
     "  fxt       every event as an instant with its fields as arguments; sched_switch and\n"
     "            sched_waking/wakeup also as scheduling records (Perfetto's CPU tracks) (.fxt)\n"
-    "OUT \"-\" is stdout. Memory does not grow with the file. json: events in time order\n"
+    "FILE \"-\" is stdin (a pipe too: read whole into a temporary file first); OUT \"-\" is\n"
+    "stdout (a binary format not to a terminal). Memory does not grow with the file. json: events in time order\n"
     "(sorted through a temporary file in $TMPDIR, else /tmp), begin/end pairs as complete\n"
     "events, flows at the start of their slice (as Chromium's DevTools needs them);\n"
     "bookkeeping shows as counters: \"fxtrace lost (tid T)\" (running total of the thread's\n"
@@ -64,6 +65,7 @@ struct target {
   const char *ext; /* OUT's extension that selects it when --to is not given */
   int (*run)(struct job *j); /* 0, or a negative FXT_E* code with j->err set */
   bool from_tracedat;
+  bool binary; /* not for a terminal (`-o -`: cli_refuse_tty) */
 };
 
 static int to_json(struct job *j) {
@@ -131,9 +133,9 @@ static int to_fxt(struct job *j) {
 
 /* from_tracedat: the target reads a trace.dat (every other one reads FXT). */
 static const struct target k_targets[] = {
-    {"json", ".json", to_json, false},
-    {"tracedat", ".dat", to_tracedat, false},
-    {"fxt", ".fxt", to_fxt, true},
+    {"json", ".json", to_json, false, false},
+    {"tracedat", ".dat", to_tracedat, false, true},
+    {"fxt", ".fxt", to_fxt, true, true},
 };
 #define NTARGETS (sizeof k_targets / sizeof k_targets[0])
 
@@ -241,6 +243,8 @@ int cmd_convert(int argc, char **argv) {
   const struct target *t = find_target(&a, &rc);
   if (t == NULL)
     return rc;
+  if (t->binary && strcmp(a.out, "-") == 0 && cli_refuse_tty("convert"))
+    return CLI_EXIT_USAGE;
   struct fxt_fio_in in;
   if (tool_map("convert", a.in, &in) != 0)
     return CLI_EXIT_FAIL;

@@ -6,11 +6,13 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <fxtrace/errors.h>
 #include <fxtrace/fxt.h>
 
 #include "base/sdir.h"
+#include "formats/fileio.h"
 #include "formats/tracedat_write.h"
 
 struct command {
@@ -170,7 +172,7 @@ struct fxtf_file *cli_open(const char *cmd, const char *path, bool strict) {
   size_t len;
   fxtf_data(f, &len);
   struct stat st;
-  uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : len;
+  uint64_t size = strcmp(path, "-") != 0 && stat(path, &st) == 0 ? (uint64_t)st.st_size : len;
   if (torn != UINT64_MAX && !cli_torn(cmd, path, torn, size, strict)) {
     fxtf_close(f);
     return NULL;
@@ -221,4 +223,26 @@ bool cli_write(const char *cmd, const void *data, size_t n) {
   fprintf(stderr, "fxtrace %s: writing standard output: %s\n", cmd, strerror(errno));
   g_out_reported = true;
   return false;
+}
+
+bool cli_refuse_tty(const char *cmd) {
+  if (!isatty(STDOUT_FILENO))
+    return false;
+  fprintf(stderr,
+          "fxtrace %s: binary trace data not written to a terminal (redirect stdout to a file "
+          "or a pipe, or give -o FILE)\n",
+          cmd);
+  return true;
+}
+
+bool cli_copy_to_stdout(const char *cmd, const char *path) {
+  struct fxt_fio_in in;
+  char why[FXT_FIO_ERR_SIZE];
+  if (fxt_fio_map(&in, path, why, sizeof why) != 0) {
+    cli_file_error(cmd, path, why);
+    return false;
+  }
+  bool ok = cli_write(cmd, in.data, in.len) && fflush(stdout) == 0;
+  fxt_fio_unmap(&in);
+  return ok;
 }

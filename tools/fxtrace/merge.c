@@ -49,6 +49,7 @@ static const char k_usage[] =
     "clock_sync records; a kernel trace must be recorded on CLOCK_MONOTONIC\n"
     "(`trace-cmd record -C mono ...`), or with --date next to a user trace. Every timestamp\n"
     "of OUT is CLOCK_MONOTONIC ns. A summary goes to stderr unless -q.\n"
+    "INPUT \"-\" is stdin (a pipe too); OUT \"-\" is stdout (not a terminal).\n"
     "An input that ends inside a record (a write cut short: a full disk, a crash) is merged\n"
     "up to that record, with a warning naming its offset; --strict refuses it (exit 1).\n";
 
@@ -488,6 +489,8 @@ static int parse_args(int argc, char **argv, struct merge *m, bool *quiet) {
     return cli_usage_error("merge", k_usage, "missing INPUT");
   if (m->out_path == NULL || m->out_path[0] == '\0')
     return cli_usage_error("merge", k_usage, "missing -o OUT");
+  if (strcmp(m->out_path, "-") == 0)
+    return cli_refuse_tty("merge") ? CLI_EXIT_USAGE : -1;
   struct stat os, is;
   if (stat(m->out_path, &os) == 0)
     for (int k = 0; k < m->nin; k++)
@@ -497,7 +500,9 @@ static int parse_args(int argc, char **argv, struct merge *m, bool *quiet) {
 }
 
 static int write_output(struct merge *m) {
-  m->out_fd = open(m->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  bool to_stdout = strcmp(m->out_path, "-") == 0;
+  m->out_fd = to_stdout ? STDOUT_FILENO
+                        : open(m->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (m->out_fd < 0) {
     cli_file_error("merge", m->out_path, strerror(errno));
     return -1;
@@ -515,11 +520,11 @@ static int write_output(struct merge *m) {
   }
   if (rc == 0)
     rc = flush(m);
-  if (rc == -1 || (close(m->out_fd) != 0 && rc == 0)) {
-    cli_file_error("merge", m->out_path, strerror(errno));
+  if (rc == -1 || (!to_stdout && close(m->out_fd) != 0 && rc == 0)) {
+    cli_file_error("merge", to_stdout ? "standard output" : m->out_path, strerror(errno));
     rc = -1;
   }
-  if (rc != 0)
+  if (rc != 0 && !to_stdout)
     unlink(m->out_path);
   return rc;
 }

@@ -2,7 +2,8 @@
  * on through the FXTRACE environment variable (include/fxtrace/session.h), so every process
  * of its tree that loads libfxtrace writes its own file into a private directory; then merges
  * those files into one (docs/fxt-conventions.md: the single-process files concatenated, only
- * the first keeping its magic record) and prints what was recorded.
+ * the first keeping its magic record) and says on stderr what was recorded (stdout is CMD's,
+ * or the trace's with `-o -`).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -22,7 +23,13 @@
 
 #include "formats/tracedat_write.h"
 #include "base/sdir.h"
+#include "record_events.h"
 #include "record_merge.h"
+
+/* record's own failures, apart from CMD's exit status (as env(1) and timeout(1) do). */
+#define RECORD_EXIT_NOTHING 125 /* no trace, or an -e glob that matched no event */
+#define RECORD_EXIT_CANNOT_RUN 126
+#define RECORD_EXIT_NOT_FOUND 127
 
 static const char k_usage[] =
     "usage: fxtrace record [-e EVENTS] [-b KB] [--mode MODE] [-o FILE] [--] CMD [ARGS...]\n"
@@ -34,9 +41,15 @@ static const char k_usage[] =
     "  -b, --buffer-kb KB    per-thread buffer size in KiB (default 4096)\n"
     "  -m, --mode MODE       discard (default), overwrite, block or block:MS\n"
     "  -o, --output FILE     the merged trace (default fxtrace.fxt); FILE.dat: as trace-cmd's\n"
-    "                        trace.dat (for trace-cmd report and KernelShark)\n"
-    "Prints \"fxtrace: recorded N events from P processes (T threads) to FILE; D dropped,\n"
-    "O overrun, L lost\" and exits with CMD's exit status (128 + signal if it was killed).\n";
+    "                        trace.dat (for trace-cmd report and KernelShark); \"-\": FXT on\n"
+    "                        stdout (not a terminal), e.g. | fxtrace report -\n"
+    "Says \"fxtrace: recorded N events from P processes (T threads) to FILE; D dropped,\n"
+    "O overrun, L lost\" on stderr.\n"
+    "Exit status: CMD's (128 + N when signal N killed it), except\n"
+    "  125  CMD ran but wrote no trace (no process it ran is linked with libfxtrace), or an\n"
+    "       -e glob matched none of the events its processes registered (they are listed)\n"
+    "  126  CMD could not be run;  127  CMD was not found\n"
+    "    2  usage error;  1  FILE could not be written (when CMD itself succeeded)\n";
 
 struct options {
   const char *events, *mode, *output, *buffer_kb;
@@ -203,8 +216,9 @@ static int run(char **cmd, const char *value) {
   if (pid == 0) {
     if (setenv("FXTRACE", value, 1) == 0)
       execvp(cmd[0], cmd);
-    fprintf(stderr, "fxtrace record: %s: %s\n", cmd[0], strerror(errno));
-    _exit(127);
+    int e = errno;
+    fprintf(stderr, "fxtrace record: %s: %s\n", cmd[0], strerror(e));
+    _exit(e == ENOENT ? RECORD_EXIT_NOT_FOUND : RECORD_EXIT_CANNOT_RUN);
   }
   g_child = pid;
   sigaction(SIGINT, &sa, &old_int);
@@ -295,17 +309,19 @@ static void summary(const char *fxt, const char *output) {
     return;
   struct fxtf_totals t;
   fxtf_totals(f, &t);
-  printf("fxtrace: recorded %" PRIu64 " events from %" PRIu32 " process%s (%" PRIu32
+  fprintf(stderr, "fxtrace: recorded %" PRIu64 " events from %" PRIu32 " process%s (%" PRIu32
          " thread%s) to %s; %" PRIu64 " dropped, %" PRIu64 " overrun, %" PRIu64 " lost\n",
          t.events, t.providers, t.providers == 1 ? "" : "es", t.threads,
-         t.threads == 1 ? "" : "s", output, t.dropped, t.overrun, t.lost);
-  fflush(stdout);
+         t.threads == 1 ? "" : "s", strcmp(output, "-") ? output : "standard output", t.dropped,
+         t.overrun, t.lost);
   fxtf_close(f);
 }
 
 /* Whether the output can be written, asked before CMD runs rather than found out after: a
  * directory that is not there, or not writable, or an output that is a directory. */
 static bool output_writable(const char *output) {
+  if (strcmp(output, "-") == 0)
+    return !cli_refuse_tty("record");
   struct stat st;
   if (stat(output, &st) == 0 && S_ISDIR(st.st_mode)) {
     fprintf(stderr, "fxtrace record: -o %s: is a directory\n", output);
@@ -367,19 +383,25 @@ int cmd_record(int argc, char **argv) {
   rc = run(o.cmd, value);
   harvest_sessions(dir);
   /* -o X.dat: the merged FXT goes to X.dat.fxt, then is converted and removed (kept, with
-   * the reason, when the conversion fails). */
-  size_t n = strlen(o.output);
+   * the reason, when the conversion fails). -o -: merged in dir (not as a "*.fxt", which the
+   * merge would take), then copied to stdout, after the summary read it back. */
+  bool to_stdout = strcmp(o.output, "-") == 0;
+  size_t n = strlen(to_stdout ? dir : o.output);
   bool dat = fxt_outfile_is_dat(o.output);
-  char *fxt = malloc(n + 5);
+  char *fxt = malloc(n + 16);
   if (fxt == NULL) {
     fprintf(stderr, "fxtrace record: out of memory\n");
     return CLI_EXIT_FAIL;
   }
-  sprintf(fxt, dat ? "%s.fxt" : "%s", o.output);
+  sprintf(fxt, to_stdout ? "%s/merged.out" : dat ? "%s.fxt" : "%s", to_stdout ? dir : o.output);
   size_t found = 0;
   int merged = record_merge(dir, fxt, &found);
   if (merged > 0)
     summary(fxt, o.output);
+  if (merged > 0 && !record_events_check(fxt, o.events))
+    rc = RECORD_EXIT_NOTHING;
+  if (merged > 0 && to_stdout && !cli_copy_to_stdout("record", fxt) && rc == 0)
+    rc = CLI_EXIT_FAIL;
   if (merged > 0 && dat) {
     char err[512] = "";
     int crc = fxt_tracedat_file(fxt, o.output, NULL, err, sizeof err);
@@ -390,16 +412,21 @@ int cmd_record(int argc, char **argv) {
               o.output, fxt_strerror(crc), err, fxt);
     if (crc != 0 && rc == 0)
       rc = CLI_EXIT_FAIL;
-  } else if (merged == 0 && found == 0)
-    fprintf(stderr,
-            "fxtrace record: %s wrote no trace: no process it ran is linked with libfxtrace "
-            "(or none could start tracing); %s was not written\n",
-            o.cmd[0], o.output);
-  else if (merged == 0)
-    fprintf(stderr,
-            "fxtrace record: the %zu trace file%s of %s held no records; %s was not "
-            "written\n",
-            found, found == 1 ? "" : "s", o.cmd[0], o.output);
+  } else if (merged == 0) {
+    char what[4200];
+    snprintf(what, sizeof what, to_stdout ? "nothing was written to %s" : "%s was not written",
+             to_stdout ? "standard output" : o.output);
+    if (found == 0)
+      fprintf(stderr,
+              "fxtrace record: %s wrote no trace: no process it ran is linked with libfxtrace "
+              "(or none could start tracing); %s\n",
+              o.cmd[0], what);
+    else
+      fprintf(stderr, "fxtrace record: the %zu trace file%s of %s held no records; %s\n", found,
+              found == 1 ? "" : "s", o.cmd[0], what);
+    if (rc != RECORD_EXIT_NOT_FOUND && rc != RECORD_EXIT_CANNOT_RUN)
+      rc = RECORD_EXIT_NOTHING; /* (CMD that could not run was said already) */
+  }
   if (merged < 0) {
     /* The output could not be written: the processes' traces stay where they are. */
     fprintf(stderr, "fxtrace record: the recorded traces are kept in %s (`fxtrace merge`)\n",

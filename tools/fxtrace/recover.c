@@ -38,6 +38,7 @@ static const char k_usage[] =
     "Damage is reported as \"FILE: offset N: reason\"; everything else is still recovered.\n"
     "  --quiet     report damage only\n"
     "  --remove    delete DIR once FILE is written, when its process is gone\n"
+    "  -o FILE     \"-\": stdout (not a terminal)\n"
     "Exits 0 when everything was recovered, 1 when FILE was written with damage reported or\n"
     "could not be written, 2 for a usage error.\n";
 
@@ -95,7 +96,6 @@ static int write_out(void *ctx, const void *p, size_t n)
   return fxt_fio_write_all(*(int *)ctx, p, n) ? 0 : -errno;
 }
 
-/* DIR is not a session: list the sessions under it. Returns the usage exit code. */
 /* A buffers directory: the dead sessions nothing else will harvest are harvested first
  * (src/base/sdir.h), each said; then the sessions left (live ones, those their traced parent will
  * harvest, damaged ones) and the traces written in a session directory's place are listed. */
@@ -117,15 +117,16 @@ static int list_sessions(const char *dir)
     snprintf(path, sizeof(path), trace ? "%s/%s" : "%s/%s/%s", dir, e->d_name, FXT_SH_FILE);
     if (e->d_name[0] == '.' || stat(path, &st) != 0)
       continue;
+    /* The listing is what was asked: stdout (the harvests' lines are stderr's). */
     if (n++ == 0)
-      fprintf(stderr, "fxtrace recover: %s holds:\n", dir);
-    fprintf(stderr, "  %s/%s%s\n", dir, e->d_name,
-            trace ? "  (the recovered trace of a process that died)" : "");
+      printf("%s holds:\n", dir);
+    printf("  %s/%s%s\n", dir, e->d_name,
+           trace ? "  (the recovered trace of a process that died)" : "");
   }
   closedir(d);
   if (n == 0)
     fprintf(stderr, "fxtrace recover: %s: no session left to recover\n", dir);
-  return CLI_EXIT_OK;
+  return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 int cmd_recover(int argc, char **argv)
@@ -161,11 +162,17 @@ int cmd_recover(int argc, char **argv)
   snprintf(spath, sizeof(spath), "%s/%s", dir, FXT_SH_FILE);
   snprintf(ppath, sizeof(ppath), "%s/%s", dir, FXT_SH_POOL_FILE);
   struct stat dst;
-  if (stat(dir, &dst) == 0 && S_ISDIR(dst.st_mode) && access(spath, F_OK) != 0 &&
-      errno == ENOENT)
+  if (stat(dir, &dst) != 0) { /* (a buffers directory no session ever made) */
+    cli_file_error("recover", dir, strerror(errno));
+    return CLI_EXIT_FAIL;
+  }
+  if (S_ISDIR(dst.st_mode) && access(spath, F_OK) != 0 && errno == ENOENT)
     return list_sessions(dir);
   if (!out_path)
     return cli_usage_error("recover", k_usage, "missing -o FILE");
+  bool to_stdout = strcmp(out_path, "-") == 0;
+  if (to_stdout && cli_refuse_tty("recover"))
+    return CLI_EXIT_USAGE;
 
   struct mapped ses, pool, output = {NULL, 0};
   if (map_file(spath, &ses, err, sizeof(err)) != 0) {
@@ -214,7 +221,7 @@ int cmd_recover(int argc, char **argv)
   /* Written beside FILE and renamed into place: FILE may be the session's own output. */
   char tmp[4200];
   snprintf(tmp, sizeof(tmp), "%s.recover-%d", out_path, (int)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = to_stdout ? STDOUT_FILENO : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     cli_file_error("recover", tmp, strerror(errno));
     unmap(&ses), unmap(&pool), unmap(&output);
@@ -225,18 +232,19 @@ int cmd_recover(int argc, char **argv)
   }
   struct fxt_rec_stats st;
   int rc = fxt_recover_run(&in, write_out, &fd, report, &quiet, &st);
-  if (close(fd) != 0 && rc >= 0)
+  if (!to_stdout && close(fd) != 0 && rc >= 0)
     rc = -errno;
   unmap(&ses), unmap(&pool), unmap(&output);
   fxt_recover_stdout_free(&in);
   if (rc < 0) {
-    unlink(tmp);
+    if (!to_stdout)
+      unlink(tmp);
     fprintf(stderr, "fxtrace recover: %s: nothing written: %s\n", out_path, fxt_strerror(rc));
     if (lock >= 0)
       close(lock);
     return CLI_EXIT_FAIL;
   }
-  if (rename(tmp, out_path) != 0) {
+  if (!to_stdout && rename(tmp, out_path) != 0) {
     cli_file_error("recover", out_path, strerror(errno));
     unlink(tmp);
     if (lock >= 0)
