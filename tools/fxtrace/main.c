@@ -10,6 +10,7 @@
 
 #include <fxtrace/errors.h>
 #include <fxtrace/fxt.h>
+#include <fxtrace/version.h>
 
 #include "base/sdir.h"
 #include "formats/fileio.h"
@@ -39,10 +40,13 @@ static const struct command k_commands[] = {
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
 
 static void usage(FILE *out) {
-  fprintf(out, "usage: fxtrace COMMAND [ARGS...]\n\ncommands:\n");
+  fprintf(out, "usage: fxtrace COMMAND [ARGS...]\n       fxtrace --version\n\ncommands:\n");
   for (size_t i = 0; i < NCOMMANDS; i++)
     fprintf(out, "  %-8s %s\n", k_commands[i].name, k_commands[i].summary);
-  fprintf(out, "\n'fxtrace COMMAND --help' describes each one.\n");
+  fprintf(out, "  %-8s %s\n  %-8s %s\n", "help", "the commands, or 'help COMMAND': COMMAND --help",
+          "version", "the version of fxtrace (also --version)");
+  fprintf(out, "\n'fxtrace COMMAND --help' describes each one. Exit status: 0 success, 1\n"
+               "failure, 2 usage error (record: also CMD's own, see 'fxtrace record --help').\n");
 }
 
 static bool g_out_reported; /* cli_write said the output failed */
@@ -59,22 +63,84 @@ static int out_checked(const char *cmd, int rc) {
   return CLI_EXIT_FAIL;
 }
 
+static const struct command *find_command(const char *name) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(name, k_commands[i].name) == 0)
+      return &k_commands[i];
+  return NULL;
+}
+
+/* Edit distance (insertions, deletions, substitutions, swaps of two neighbours) of a and b,
+ * capped at 9: names are short. */
+static unsigned distance(const char *a, const char *b) {
+  size_t n = strlen(a), m = strlen(b);
+  if (n > 16 || m > 16)
+    return 9;
+  unsigned d[17][17];
+  for (size_t i = 0; i <= n; i++)
+    for (size_t j = 0; j <= m; j++) {
+      if (i == 0 || j == 0) {
+        d[i][j] = (unsigned)(i + j);
+        continue;
+      }
+      unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
+      best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m] < 9 ? d[n][m] : 9;
+}
+
+/* "unknown command", with the closest name when one is near (as git says it). */
+static int unknown_command(const char *name) {
+  char shown[256];
+  fprintf(stderr, "fxtrace: unknown command '%s'",
+          cli_printable(name, strlen(name), shown, sizeof shown));
+  const char *best = NULL;
+  unsigned best_d = 3; /* at most 2 edits, or a prefix of the name */
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    unsigned d = distance(name, k_commands[i].name);
+    if (name[0] && strncmp(k_commands[i].name, name, strlen(name)) == 0)
+      d = 1;
+    if (d < best_d && d < strlen(name)) { /* (not every name is 2 edits from "xx") */
+      best_d = d;
+      best = k_commands[i].name;
+    }
+  }
+  if (best != NULL)
+    fprintf(stderr, "; did you mean '%s'?", best);
+  fprintf(stderr, "\n'fxtrace --help' lists the commands.\n");
+  return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return CLI_EXIT_USAGE;
   }
-  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-      strcmp(argv[1], "help") == 0) {
+  const char *a = argv[1];
+  if (strcmp(a, "--version") == 0 || strcmp(a, "version") == 0) {
+    printf("fxtrace %s\n", fxt_version_string());
+    return out_checked(NULL, CLI_EXIT_OK);
+  }
+  if (strcmp(a, "help") == 0 && argc > 2) { /* help CMD: CMD --help */
+    const struct command *c = find_command(argv[2]);
+    if (c == NULL)
+      return unknown_command(argv[2]);
+    char *help_argv[] = {argv[2], "--help", NULL};
+    return out_checked(argv[2], c->run(2, help_argv));
+  }
+  if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "help") == 0) {
     usage(stdout);
     return out_checked(NULL, CLI_EXIT_OK);
   }
-  for (size_t i = 0; i < NCOMMANDS; i++)
-    if (strcmp(argv[1], k_commands[i].name) == 0)
-      return out_checked(argv[1], k_commands[i].run(argc - 1, argv + 1));
-  fprintf(stderr, "fxtrace: unknown command '%s'\n", argv[1]);
-  usage(stderr);
-  return CLI_EXIT_USAGE;
+  const struct command *c = find_command(a);
+  if (c != NULL)
+    return out_checked(a, c->run(argc - 1, argv + 1));
+  return unknown_command(a);
 }
 
 /* ---- helpers (cli.h) --------------------------------------------------------------------- */
