@@ -32,7 +32,7 @@
 #define RECORD_EXIT_NOT_FOUND 127
 
 static const char k_usage[] =
-    "usage: fxtrace record [-e EVENTS] [-b KB] [--mode MODE] [-o FILE] [--] CMD [ARGS...]\n"
+    "usage: fxtrace record [--help] [-e EVENTS] [-b KB] [-m MODE] [-o FILE] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with tracing on (every process of its tree linked with libfxtrace traces\n"
     "itself), waits for it, and merges the traces into FILE.\n"
@@ -321,7 +321,7 @@ static void summary(const char *fxt, const char *output) {
  * directory that is not there, or not writable, or an output that is a directory. */
 static bool output_writable(const char *output) {
   if (strcmp(output, "-") == 0)
-    return !cli_refuse_tty("record");
+    return true;
   struct stat st;
   if (stat(output, &st) == 0 && S_ISDIR(st.st_mode)) {
     fprintf(stderr, "fxtrace record: -o %s: is a directory\n", output);
@@ -356,6 +356,8 @@ int cmd_record(int argc, char **argv) {
   int rc = parse(argc, argv, &o);
   if (rc >= 0)
     return rc;
+  if (strcmp(o.output, "-") == 0 && cli_refuse_tty("record"))
+    return CLI_EXIT_USAGE;
   if (!output_writable(o.output))
     return CLI_EXIT_FAIL;
   char *dir = make_dir();
