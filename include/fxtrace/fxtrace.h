@@ -26,6 +26,13 @@
  *   FXT_FLOW_BEGIN("demo", "msg", id); FXT_FLOW_STEP(...); FXT_FLOW_END(...);
  *   FXT_PRINTK("got %d bytes from %s", n, host);  format interned, values stored raw
  *
+ *   FXT_COUNTER's third argument is the counter's id (FXT's counter id, a uint64): samples of
+ *   one name with different ids are different counters - one per queue, per connection -
+ *   (`fxtrace convert --to json` names them "queue (3)"); 0 when the name has one counter.
+ *   Perfetto's FXT importer keys counter tracks by process, name and argument only: where it
+ *   must tell them apart, give each its own name. Each argument is one series of the counter.
+ *   The async and flow macros' id ties their begin, steps and end together.
+ *
  *   Arguments: FXT_I32, FXT_U32, FXT_I64, FXT_U64, FXT_F64, FXT_BOOL, FXT_PTR, FXT_STR (name,
  *   value), or FXT_ARG(name, value) which picks the type from the value. Names and the system
  *   and event strings must be string literals. 0..15 arguments.

@@ -22,7 +22,10 @@
  *   mode=discard|overwrite|block[:MS]   what a full buffer does: drop and count (default),
  *                           overwrite the oldest records (flight recorder), or wait up to MS
  *                           milliseconds (default 10) for the consumer, then drop and count
- *   output=PATH             file to write; "%p" becomes the pid, "%%" a '%'; "-" is stdout;
+ *   output=PATH             file to write; "%p" becomes the pid, "%%" a '%'; "fd:N" is the
+ *                           descriptor N the program inherited (FXTRACE=output=fd:3 ./app
+ *                           3>trace.fxt; "-", stdout, is refused: the program's own output
+ *                           would mix with the trace; from code, "-" is stdout);
  *                           default "fxtrace-%p.fxt"; "" writes no file; PATH ending in
  *                           ".dat": trace-cmd's trace.dat, converted at the end from the FXT
  *                           written to "PATH.fxt" (which a process that dies leaves behind)

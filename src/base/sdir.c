@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fxtrace/errors.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,19 @@ bool fxt_outfile_is_dat(const char *path)
 {
   size_t n = strlen(path);
   return n > 4 && strcmp(path + n - 4, ".dat") == 0;
+}
+
+int fxt_outfile_fd(const char *output)
+{
+  if (strcmp(output, "-") == 0)
+    return 1;
+  if (strncmp(output, "fd:", 3) != 0 || output[3] == '\0')
+    return -1;
+  long fd = 0;
+  for (const char *p = output + 3; *p; p++)
+    if (*p < '0' || *p > '9' || (fd = fd * 10 + (*p - '0')) > INT_MAX)
+      return -1;
+  return (int)fd;
 }
 
 static bool is_child_mark(const char *name)

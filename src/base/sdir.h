@@ -67,6 +67,11 @@ bool fxt_proc_running(uint32_t pid, uint64_t proc_start);
 /* Whether an output path asks for a trace.dat (ends in ".dat"): its session wrote its FXT to
  * "<path>.fxt" (src/host/outfile.h). A test of the name only. */
 bool fxt_outfile_is_dat(const char *path);
+/* The descriptor an output names instead of a file: "fd:N" (N decimal, a descriptor the
+ * process inherited: FXTRACE's output=fd:N), "-" (standard output: a session started from
+ * code), else -1 (a path, or "" for none). A session's header says "-" for both: to a
+ * harvest, a stream whose trace goes in the session directory's place. */
+int fxt_outfile_fd(const char *output);
 
 /* Removes a session directory's files (session, buffers, children's markers) and, unless
  * keep_dir, the directory. */

@@ -110,7 +110,11 @@ void fxt_buf_absolute_output(const struct session *s, char *out, size_t size)
 {
   size_t olen = strlen(s->output);
   out[0] = 0;
-  if (s->output[0] == '/' || olen == 0 || strcmp(s->output, "-") == 0) {
+  if (fxt_outfile_fd(s->output) >= 0) { /* a stream: "-" for a harvest (sdir.h) */
+    snprintf(out, size, "-");
+    return;
+  }
+  if (s->output[0] == '/' || olen == 0) {
     if (olen < size)
       memcpy(out, s->output, olen + 1);
     return;

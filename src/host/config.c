@@ -20,6 +20,7 @@
 #include <fxtrace/session.h>
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -255,6 +256,18 @@ static int key_output(struct parser *p, struct span v) {
                 CFG_OUTPUT_MAX);
   p->output = v; /* used only if the whole text parses */
   p->has_output = 1;
+  /* Standard output is the program's: a trace there would be mixed with what it prints. The
+   * trace goes to another descriptor the program inherits instead (a shell's 3>FILE). */
+  if (span_is(p, v, "-"))
+    return fail(p, v.pos, "output=-: the trace would be mixed with the program's own "
+                          "stdout: give output=fd:N, a descriptor it inherits (as in "
+                          "FXTRACE=output=fd:3 ./app 3>trace.fxt), or a file");
+  if (v.len >= 3 && memcmp(t + v.pos, "fd:", 3) == 0) {
+    uint64_t fd;
+    if (!parse_u64(t + v.pos + 3, v.len - 3, 0, INT_MAX, &fd))
+      return fail(p, v.pos, "output: '%.*s%s' is not fd:N, a descriptor number", ECHO(p, v));
+    return 0;
+  }
   for (size_t i = v.pos; i < v.pos + v.len; i++) {
     if (t[i] == '%' && i + 1 < v.pos + v.len && (t[i + 1] == 'p' || t[i + 1] == '%'))
       i++; /* "%%" is one escaped '%': its second '%' starts nothing */

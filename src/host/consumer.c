@@ -520,14 +520,14 @@ int fxt_consumer_start(struct session *s)
   fxt_cons.out.limit = s->cfg.max_file_kb * 1024;
   if (s->output[0] == 0)
     fxt_cons.out.fd = -1;
-  else if (strcmp(s->output, "-") == 0)
-    fxt_cons.out.fd = dup(1);
+  else if (fxt_outfile_fd(s->output) >= 0) /* output=fd:N, or "-" from code: stdout */
+    fxt_cons.out.fd = dup(fxt_outfile_fd(s->output));
   else if (s->output_append) /* after exec: the previous image's trace is in it (buffers_dir.c) */
     fxt_cons.out.fd = fxt_outfile_open_append(s->output, &fxt_cons.out.file_len);
   else
     fxt_cons.out.fd = fxt_outfile_open(s->output);
   struct stat st;
-  bool to_stdout = strcmp(s->output, "-") == 0;
+  bool to_stdout = fxt_outfile_fd(s->output) >= 0; /* (any descriptor: as stdout) */
   bool regular = fxt_cons.out.fd >= 0 && fstat(fxt_cons.out.fd, &st) == 0 && S_ISREG(st.st_mode);
   fxt_cons.out.prealloc = s->output[0] && !to_stdout && regular && fxt_cons.out.limit == 0;
   fxt_cons.out.prealloc_end = 0;

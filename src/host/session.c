@@ -57,7 +57,7 @@ static int expand_output(const char *pattern, pid_t pid, bool force_pid, char *o
     n += k;
   }
   out[n] = 0;
-  if (force_pid && !had_pid && n && strcmp(out, "-") != 0) {
+  if (force_pid && !had_pid && n && fxt_outfile_fd(out) < 0) { /* (fd:N: shared, as stdout) */
     int k = snprintf(out + n, size - n, ".%d", (int)pid);
     if (k < 0 || (size_t)k >= size - n)
       return FXT_E2BIG;

@@ -9,6 +9,8 @@
 #    snapshot, whose two runs differ in time, the same events); binary data is refused on a
 #    terminal (exit 2, said);
 #  - summaries on stderr: stdout is empty where nothing was asked (record's is the program's);
+#  - FXTRACE=output=fd:3 writes the trace there, stdout keeps only what the program prints;
+#    output=- (stdout) is refused, saying why;
 #  - record's exit status: 125 for nothing traced and an -e glob matching no event (the events
 #    listed), 127 for a CMD not found, else the program's own;
 #  - --version is the version of include/fxtrace/version.h; an unknown command names the
@@ -81,6 +83,18 @@ st=0
   2>"$work/err" || st=$?
 [ $st -eq 3 ] || { cat "$work/err"; fail "record: exited $st, not the program's 3"; }
 echo "record: summary on stderr, -o -, exit 125/127/CMD's"
+
+# ---- FXTRACE's output: fd:N, never the program's stdout --------------------------------------
+FXTRACE="events=t:seq;buffers=$shm;output=fd:3" sh -c "echo hello; exec '$image' image 6 exit" \
+  3>"$work/fd3.fxt" >"$work/out" 2>"$work/err" || { cat "$work/err"; fail "output=fd:3"; }
+[ "$(cat "$work/out")" = hello ] || fail "output=fd:3: stdout is not the program's"
+[ "$("$fxtrace" stats "$work/fd3.fxt" | tr -s ' ' | grep ' t:seq$')" = " 6 t:seq" ] ||
+  fail "output=fd:3: not the 6 events"
+FXTRACE="events=t:seq;buffers=$shm;output=-" "$image" image 6 exit >"$work/out" 2>"$work/err" ||
+  true
+[ ! -s "$work/out" ] && grep -q "output=-: the trace would be mixed with the program's own stdout" \
+  "$work/err" || { cat "$work/err"; fail "output=- not refused"; }
+echo "FXTRACE output=fd:3 beside the program's stdout; output=- refused"
 
 # ---- readers: -, a pipe, a FIFO, /dev/stdin --------------------------------------------------
 f=$work/r.fxt

@@ -70,7 +70,7 @@ for end in kill _exit; do
   # the write was going (docs/recovery.md; the cases after this loop die there for sure).
   for round in 1 2 3 4 5 6 7 8; do
     case="stdout, child $end, round $round"
-    parent "output=-" $end fork
+    parent "output=fd:1" $end fork
     cp "$work/p.out" "$work/stdout.fxt"
     said "$shm/$child.1.fxt" "(its output was stdout)"
     got=$(of_pid "$child" "$work/stdout.fxt" "$shm/$child.1.fxt")
@@ -85,7 +85,7 @@ done
 # and the harvest takes none of them again; before it, none is there and it takes them all.
 for when in after before; do
   case="stdout, child killed $when its consumer's write"
-  parent "output=-" kill "fork:$when"
+  parent "output=fd:1" kill "fork:$when"
   cp "$work/p.out" "$work/stdout.fxt"
   said "$shm/$child.1.fxt" "(its output was stdout)"
   if grep -q "counted twice" "$work/p.err"; then cat "$work/p.err"; fail "$case: not told"; fi

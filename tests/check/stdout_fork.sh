@@ -15,11 +15,11 @@ N=50
 for how in truncate append; do
   out="$work/$how.fxt"
   if [ $how = truncate ]; then
-    FXTRACE="events=t:seq;buffers=$shm;output=-" "$image" image $N interleave >"$out" \
+    FXTRACE="events=t:seq;buffers=$shm;output=fd:1" "$image" image $N interleave >"$out" \
       2>"$work/err" || { cat "$work/err"; fail "$how: the image failed"; }
   else
     : >"$out"
-    FXTRACE="events=t:seq;buffers=$shm;output=-" "$image" image $N interleave >>"$out" \
+    FXTRACE="events=t:seq;buffers=$shm;output=fd:1" "$image" image $N interleave >>"$out" \
       2>"$work/err" || { cat "$work/err"; fail "$how: the image failed"; }
   fi
   child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$work/err")

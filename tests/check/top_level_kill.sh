@@ -92,7 +92,7 @@ echo "round 5: replaced output: $got"
 
 # 6: output to stdout: what the consumer had not written goes in the session directory's place.
 round=6
-killed 2000 300 4096 -
+killed 2000 300 4096 fd:1
 cp "$work/killed.out" "$work/r6.stdout.fxt"
 sdir=$(ls -d "$shm/$pid".*)
 later "$work/later.err"
@@ -116,10 +116,10 @@ for spec in "after > 300" "before > 300" "after >> 300" "before >> 300" "after o
   : >"$work/r6b.out"
   st=0
   if [ "$2" = ">>" ]; then
-    FXTRACE="events=t:seq;buffers=$shm;output=-;${4:-}" FXTRACE_TEST_DIE_IN_WRITE=$1 "$image" \
+    FXTRACE="events=t:seq;buffers=$shm;output=fd:1;${4:-}" FXTRACE_TEST_DIE_IN_WRITE=$1 "$image" \
       image $ne kill $ne >>"$work/r6b.out" 2>"$work/killed.err" || st=$?
   else
-    FXTRACE="events=t:seq;buffers=$shm;output=-;${4:-}" FXTRACE_TEST_DIE_IN_WRITE=$1 "$image" \
+    FXTRACE="events=t:seq;buffers=$shm;output=fd:1;${4:-}" FXTRACE_TEST_DIE_IN_WRITE=$1 "$image" \
       image $ne kill $ne >"$work/r6b.out" 2>"$work/killed.err" || st=$?
   fi
   [ $st -eq 137 ] || { cat "$work/killed.err"; fail "round $round: the image exited $st"; }

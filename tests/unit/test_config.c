@@ -73,7 +73,8 @@ static const struct tcase k_cases[] = {
     {.text = "clock=tsc", .clock = FXT_CLOCK_TSC},
     {.text = "clock=monotonic", .clock = FXT_CLOCK_MONOTONIC},
     /* output: stored as given, %p not expanded */
-    {.text = "output=-", .output = "-"},
+    {.text = "output=fd:3", .output = "fd:3"},
+    {.text = "output=fd:0", .output = "fd:0"},
     {.text = "output=", .output = ""},
     {.text = "output=run-%p.fxt", .output = "run-%p.fxt"},
     {.text = "output=100%%-%p", .output = "100%%-%p"},
@@ -96,6 +97,18 @@ static const struct tcase k_cases[] = {
     {.text = "  buffer_kb\t=\t64  ;  clock = tsc ;", .buffer_kb = 64, .clock = FXT_CLOCK_TSC},
     {.text = " total_kb = 1024 ; max_file_kb = 4096 ; mode = block:5 ;;",
      .total_kb = 1024, .max_file_kb = 4096, .mode = FXT_MODE_BLOCK, .block_ms = 5},
+
+    /* ---- output: stdout is the program's; fd:N is a descriptor number ---- */
+    {"output=-", FXT_EINVAL, .msg = "FXTRACE: at 7: output=-: the trace would be mixed with the "
+                                    "program's own stdout: give output=fd:N, a descriptor it "
+                                    "inherits (as in FXTRACE=output=fd:3 ./app 3>trace.fxt), or "
+                                    "a file"},
+    {"output=fd:", FXT_EINVAL, .msg = "FXTRACE: at 7: output: 'fd:' is not fd:N, a descriptor "
+                                      "number"},
+    {"output=fd:3x", FXT_EINVAL, .msg = "FXTRACE: at 7: output: 'fd:3x' is not fd:N, a "
+                                        "descriptor number"},
+    {"output=fd:2147483648", FXT_EINVAL, .msg = "FXTRACE: at 7: output: 'fd:2147483648' is not "
+                                                "fd:N, a descriptor number"},
 
     /* ---- numbers: position = the value's first non-blank byte ---- */
     {"buffer_kb=abc", FXT_EINVAL, .msg = "FXTRACE: at 10: buffer_kb: 'abc' is not a number of "
