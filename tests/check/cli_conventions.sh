@@ -13,6 +13,7 @@
 #    output=- (stdout) is refused, saying why;
 #  - record's exit status: 125 for nothing traced and an -e glob matching no event (the events
 #    listed), 127 for a CMD not found, else the program's own;
+#  - a progress line for convert on a terminal, none on stderr that is not one;
 #  - --version is the version of include/fxtrace/version.h; an unknown command names the
 #    closest one.
 #   cli_conventions.sh FXTRACE TEST_HARVEST WORKDIR FLIGHT_EVENTS
@@ -186,3 +187,17 @@ st=0
 script -q -e -c "'$fxtrace' convert $f --to json -o - -q" /dev/null >"$work/tty" 2>&1 || st=$?
 [ $st -eq 0 ] && grep -q traceEvents "$work/tty" || fail "convert --to json -o - on a terminal"
 echo "binary to a terminal refused (JSON shown)"
+
+# ---- progress: on a terminal only ------------------------------------------------------------
+FXTRACE_PROGRESS_MS=0 script -q -e -c "'$fxtrace' convert $f --to json -o $work/p.json" \
+  /dev/null >"$work/tty" 2>&1 || fail "convert on a terminal"
+grep -q "$(printf '\r')fxtrace convert: 100% of [0-9.]* MiB read" "$work/tty" ||
+  { od -c "$work/tty" | head; fail "convert on a terminal: no progress line"; }
+FXTRACE_PROGRESS_MS=0 "$fxtrace" convert "$f" --to json -o "$work/p.json" 2>"$work/err" ||
+  fail "convert"
+! grep -q "$(printf '\r')\|MiB read" "$work/err" || fail "convert: progress in a log"
+FXTRACE_PROGRESS_MS=0 script -q -e -c "'$fxtrace' record -e t:seq -o $work/p.fxt -- \
+  '$image' image 5000 exit" /dev/null >"$work/tty" 2>&1 || fail "record on a terminal"
+grep -q "$(printf '\r')fxtrace record: [ 0-9]*% of [0-9.]* MiB read" "$work/tty" ||
+  { od -c "$work/tty" | head; fail "record on a terminal: no progress line"; }
+echo "progress on a terminal, not in a log"

@@ -19,6 +19,7 @@
 #include "formats/json.h"
 #include "formats/tracedat_import.h"
 #include "formats/tracedat_write.h"
+#include "progress.h"
 #include "tool_io.h"
 
 static const char k_usage[] =
@@ -138,6 +139,29 @@ static const struct target k_targets[] = {
     {"fxt", ".fxt", to_fxt, true, true},
 };
 #define NTARGETS (sizeof k_targets / sizeof k_targets[0])
+
+/* The output and the input's release as the targets call them, with the progress line. */
+struct watched {
+  struct fxt_fio_out *out;
+  struct fxt_fio_in *in;
+  struct progress prog;
+};
+
+static int watched_write(void *ctx, const void *data, size_t n) {
+  struct watched *w = ctx;
+  w->prog.written += n;
+  progress_update(&w->prog);
+  return fxt_fio_write(w->out, data, n);
+}
+
+/* A target releases input as its pass moves on: where the pass is (a second pass starts at 0
+ * again). */
+static void watched_release(void *ctx, uint64_t from, uint64_t to) {
+  struct watched *w = ctx;
+  w->prog.done = to;
+  progress_update(&w->prog);
+  fxt_fio_release(w->in, from, to);
+}
 
 /* ---- arguments ------------------------------------------------------------------------------ */
 
@@ -262,15 +286,18 @@ int cmd_convert(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   struct fxt_fio_out out = FXT_FIO_OUT(a.out, 0666);
+  struct watched w = {&out, &in, {0}};
+  progress_init(&w.prog, "convert", in.len);
   struct job *j = calloc(1, sizeof *j);
   if (j == NULL) {
     fprintf(stderr, "fxtrace convert: out of memory\n");
     rc = CLI_EXIT_FAIL;
   } else {
-    *j = (struct job){.in_path = a.in, .data = in.data, .len = in.len, .write = fxt_fio_write,
-                      .write_ctx = &out, .release = fxt_fio_release, .release_ctx = &in,
+    *j = (struct job){.in_path = a.in, .data = in.data, .len = in.len, .write = watched_write,
+                      .write_ctx = &w, .release = watched_release, .release_ctx = &w,
                       .no_cpu = a.no_cpu, .strict = a.strict};
     int err = fxt_fio_close(&out, t->run(j));
+    progress_end(&w.prog);
     rc = CLI_EXIT_OK;
     if (j->torn != 0 && err == 0 && out.saved_errno == 0)
       cli_torn("convert", a.in, j->torn, in.len, false);

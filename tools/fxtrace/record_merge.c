@@ -18,11 +18,20 @@
 #include "cli.h"
 #include "formats/fileio.h"
 #include "formats/fxtfile.h"
+#include "progress.h"
 
 struct part {
   char *path;
   struct timespec mtime;
   unsigned long pid;
+  uint64_t size;
+};
+
+/* The merge's progress line: where the decoding of the parts is, in bytes of all of them. */
+struct merge_progress {
+  struct progress prog;
+  uint64_t base; /* the bytes of the parts before the one decoded */
+  uint32_t records;
 };
 
 static int by_time_pid(const void *pa, const void *pb) {
@@ -64,6 +73,7 @@ static struct part *list_parts(const char *dir, size_t *n) {
       continue;
     }
     p.mtime = st.st_mtim;
+    p.size = (uint64_t)st.st_size;
     if (strncmp(e->d_name, "fxtrace-", 8) == 0)
       p.pid = strtoul(e->d_name + 8, NULL, 10);
     parts[(*n)++] = p;
@@ -103,23 +113,35 @@ int fxt_part_walk(const char *cmd, const char *path, const void *buf, size_t len
   return fn_rc != 0 ? fn_rc : rc == FXT_ENOMEM ? rc : refused ? FXT_EBADMSG : 0;
 }
 
+/* fxt_part_walk's callback: the progress line, looked at every 4096 records. */
+static int walked(void *ctx, const struct fxt_decoder *d, const struct fxt_record *rec) {
+  (void)d;
+  struct merge_progress *m = ctx;
+  if ((++m->records & 4095) == 0) {
+    m->prog.done = m->base + rec->offset;
+    progress_update(&m->prog);
+  }
+  return 0;
+}
+
 /* Bytes of buf that decode: all of it, or the records before the first bad one. */
-static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len) {
+static uint64_t valid_prefix(const struct part *p, const void *buf, size_t len,
+                             struct merge_progress *m) {
   uint64_t valid = 0;
-  fxt_part_walk("record", p->path, buf, len, false, NULL, NULL, &valid);
+  fxt_part_walk("record", p->path, buf, len, false, walked, m, &valid);
   return valid;
 }
 
 /* Appends part p to out (skipping its magic record unless it is the first); 1 when something
  * was written, 0 when the part had nothing, -1 on a write error. */
-static int append(int out, const struct part *p, bool first) {
+static int append(int out, const struct part *p, bool first, struct merge_progress *m) {
   struct fxt_fio_in in;
   if (fxt_fio_map(&in, p->path, NULL, 0) != 0 || in.len <= FXT_WORD_BYTES) {
     fxt_fio_unmap(&in);
     fprintf(stderr, "fxtrace record: warning: %s: empty trace, skipped\n", p->path);
     return 0;
   }
-  uint64_t keep = valid_prefix(p, in.data, in.len);
+  uint64_t keep = valid_prefix(p, in.data, in.len, m);
   int rc = 0;
   if (keep > FXT_WORD_BYTES) {
     size_t skip = first ? 0 : FXT_WORD_BYTES;
@@ -134,6 +156,11 @@ int record_merge(const char *dir, const char *output, size_t *found) {
   struct part *parts = list_parts(dir, &n);
   *found = n;
   int merged = 0, out = -1;
+  struct merge_progress m = {.base = 0};
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += parts[i].size;
+  progress_init(&m.prog, "record", total);
   for (size_t i = 0; i < n && merged >= 0; i++) {
     if (out < 0)
       out = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -142,13 +169,15 @@ int record_merge(const char *dir, const char *output, size_t *found) {
       merged = -1;
       break;
     }
-    int rc = append(out, &parts[i], merged == 0);
+    int rc = append(out, &parts[i], merged == 0, &m);
+    m.base += parts[i].size;
     if (rc < 0) {
       fprintf(stderr, "fxtrace record: %s: %s\n", output, strerror(errno));
       merged = -1;
     }
     merged += rc > 0;
   }
+  progress_end(&m.prog);
   if (out >= 0 && close(out) != 0 && merged > 0) {
     fprintf(stderr, "fxtrace record: %s: %s\n", output, strerror(errno));
     merged = -1;
