@@ -79,7 +79,8 @@ static struct part *list_parts(const char *dir, size_t *n) {
     parts[(*n)++] = p;
   }
   closedir(d);
-  qsort(parts, *n, sizeof *parts, by_time_pid);
+  if (*n > 1) /* (qsort of NULL: undefined, even for none) */
+    qsort(parts, *n, sizeof *parts, by_time_pid);
   return parts;
 }
 
