@@ -482,6 +482,9 @@ static int parse_args(int argc, char **argv, struct merge *m, bool *quiet) {
       snprintf(msg, sizeof msg, "unknown option '%s'", a);
       return cli_usage_error("merge", k_usage, msg);
     } else {
+      for (int k = 0; k < m->nin && strcmp(a, "-") == 0; k++)
+        if (strcmp(m->in[k].path, "-") == 0) /* (the second would read an empty stdin) */
+          return cli_usage_error("merge", k_usage, "INPUT '-' (stdin) given twice");
       m->in[m->nin++].path = a;
     }
   }
