@@ -333,6 +333,7 @@ static void stacktrace_follows_the_event_with_the_callers_frame(void **state)
 {
   (void)state;
   echo("events/trg/a/enable", "1", 0);
+  echo("trace", "", 0); /* the live view outlives sessions: earlier tests' events out */
   echo("events/trg/a/trigger", "stacktrace if seq == 2 || seq == 7", 0);
   for (uint64_t i = 0; i < 10; i++)
     evtrig_test_caller(i);
@@ -340,6 +341,14 @@ static void stacktrace_follows_the_event_with_the_callers_frame(void **state)
   echo("events/trg/a/trigger", "stacktrace:3", 0); /* a count, no filter: 3 of the next 10 */
   for (uint64_t i = 10; i < 20; i++)
     evtrig_test_caller(i);
+  /* The live `trace` prints them as the kernel prints a stack entry. */
+  assert_int_equal(fxt_session_flush(), 0);
+  const char *t = strstr(cat("trace"), ": seq=2\n");
+  assert_non_null(t);
+  const char *next = strchr(t, '\n') + 1, *body = strstr(next, ": ");
+  assert_non_null(body);
+  assert_true(body < strchr(next, '\n'));
+  assert_int_equal(strncmp(body, ": <stack trace>\n => 0x", strlen(": <stack trace>\n => 0x")), 0);
   stop_and_read();
   assert_string_equal(seqs("a"), "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19");
   assert_int_equal(count("kernel_stack"), 5);
