@@ -108,6 +108,28 @@ static __attribute__((noinline)) uint32_t walk(uintptr_t *pcs, uint32_t max, uin
   return n;
 }
 
+/* Reserves an instant event of the thread (strings: its category and name refs, nargs
+ * arguments in arg_words words) and writes its header and timestamp; false when it does not
+ * fit (counted as dropped). The caller writes the arguments, then end(). */
+static bool begin(struct fxt_tslot *t, uint32_t cpu, uint64_t strings, uint32_t nargs,
+                  uint32_t arg_words, struct fxt_cursor *c)
+{
+  uint64_t ts = fxt_ticks();
+  uint64_t hdr = strings | t->thread_bits | fxt_w_event(FXT_EVENT_INSTANT, nargs) |
+                 fxt_w_size(2 + fxt_emit_thread_words(t) + arg_words);
+  if (!fxt_emit_reserve(t, cpu, ts, hdr, c))
+    return false;
+  fxt_put(c, hdr);
+  fxt_put_event_head(c, t, ts);
+  return true;
+}
+
+static void end(struct fxt_tslot *t, struct fxt_cursor *c)
+{
+  fxt_emit_commit(t, c);
+  fxt_fast_refresh(t);
+}
+
 /* The stack record: an instant event ftrace:kernel_stack of the thread with one pointer
  * argument `caller` per frame, innermost first (docs/fxt-conventions.md). */
 static __attribute__((noinline)) void put_stack(struct fxt_tslot *t, uint32_t cpu)
@@ -118,22 +140,15 @@ static __attribute__((noinline)) void put_stack(struct fxt_tslot *t, uint32_t cp
    * frame pointers and no sibling calls, CMakeLists.txt, so those three frames are always
    * there); the first shown is in the tracepoint's general path (its fxt_fire_slow_*). */
   uint32_t n = walk(pcs, FXT_EVTRIG_STACK_DEPTH, 3);
-  uint32_t words = 2 + fxt_emit_thread_words(t) + 2 * n;
-  uint64_t ts = fxt_ticks();
-  uint64_t hdr = stack_strings | t->thread_bits | fxt_w_event(FXT_EVENT_INSTANT, n) |
-                 fxt_w_size(words);
   struct fxt_cursor c;
-  if (!fxt_emit_reserve(t, cpu, ts, hdr, &c))
+  if (!begin(t, cpu, stack_strings, n, 2 * n, &c))
     return;
-  fxt_put(&c, hdr);
-  fxt_put_event_head(&c, t, ts);
   uint64_t ah = fxt_arg_header(FXT_TYPE_PTR, caller_ref);
   for (uint32_t i = 0; i < n; i++) {
     fxt_put(&c, ah);
     fxt_put(&c, pcs[i]);
   }
-  fxt_emit_commit(t, &c);
-  fxt_fast_refresh(t);
+  end(t, &c);
 }
 
 /* A typed event written here, as the general path of its fire site would (fxtrace.h), so
@@ -145,21 +160,15 @@ static void put_event(struct fxt_tracepoint *tp, struct fxt_tslot *t, uint32_t c
   uint64_t wide = 0;
   for (uint32_t i = 0; i < n; i++)
     wide |= fxt_field_wide(tp->fields[i].type, v[i]);
-  uint32_t words = 2 + fxt_emit_thread_words(t);
+  uint32_t words = 0;
   for (uint32_t i = 0; i < n; i++)
     words += fxt_field_words_n(tp->fields[i].type, len[i], wide == 0);
-  uint64_t ts = fxt_ticks();
-  uint64_t hdr = tp->reg.header | t->thread_bits | fxt_w_event(FXT_EVENT_INSTANT, n) |
-                 fxt_w_size(words);
   struct fxt_cursor c;
-  if (!fxt_emit_reserve(t, cpu, ts, hdr, &c))
+  if (!begin(t, cpu, tp->reg.header, n, words, &c))
     return;
-  fxt_put(&c, hdr);
-  fxt_put_event_head(&c, t, ts);
   for (uint32_t i = 0; i < n; i++)
     fxt_put_field(&c, tp->reg.arg_header[i], tp->fields[i].type, v[i], len[i], wide == 0);
-  fxt_emit_commit(t, &c);
-  fxt_fast_refresh(t);
+  end(t, &c);
 }
 
 /* traceoff: recording off for the session the thread records in (its gen): the same word

@@ -28,28 +28,13 @@
 
 #include "base/text.h"
 #include "formats/fxtfile.h"
+#include "tracefs_test.h"
 
 FXT_TRACEPOINT(trg, a, "seq=%llu", (u64, seq));
 FXT_TRACEPOINT(trg, b, "seq=%llu", (u64, seq));
 FXT_TRACEPOINT(trg, c, "seq=%llu", (u64, seq));
 
 static char dir[64], out[128], snap[128];
-static char buf[1 << 16];
-
-static const char *cat(const char *path)
-{
-  ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
-  if (n < 0)
-    fail_msg("cat %s: %zd", path, n);
-  return buf;
-}
-
-static void echo(const char *path, const char *value, ssize_t want)
-{
-  ssize_t n = fxt_fs_echo(path, value);
-  if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
-    fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
-}
 
 static void start(uint32_t mode, const char *output)
 {
