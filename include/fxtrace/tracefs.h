@@ -3,11 +3,12 @@
  * The tree imitates the kernel's /sys/kernel/tracing (spec: ftrace-text.md, ftrace-filter.md)
  * for the events of this process:
  *
- *   events/enable  events/<sys>/{enable,filter}  events/<sys>/<event>/{enable,filter,format,id}
+ *   events/enable  events/<sys>/{enable,filter}
+ *   events/<sys>/<event>/{enable,filter,format,id,trigger}
  *   set_event  available_events  set_event_pid  set_event_notrace_pid
  *   trace  trace_pipe  trace_marker  saved_cmdlines  saved_cmdlines_size
  *   tracing_on  buffer_size_kb  buffer_total_size_kb  trace_clock
- *   per_cpu/cpuN/stats  per_thread/<tid>/stats
+ *   per_cpu/cpuN/stats  per_thread/<tid>/stats  error_log
  *
  * Reads and writes behave like the kernel's files: a `trace` snapshot is taken at open; a
  * `trace_pipe` reader consumes, blocks while empty (unless FXT_FS_NONBLOCK), and keeps the rest

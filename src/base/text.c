@@ -685,6 +685,25 @@ static void line_utf8(struct fxt_tbuf *b, size_t at, size_t from) {
   b->len = at + w;
 }
 
+/* A stacktrace trigger's record (ftrace:kernel_stack, docs/fxt-conventions.md): the kernel's
+ * "<stack trace>" and a " => 0x<address>" line per `caller` argument, innermost first (the
+ * kernel prints a symbol where it knows one: the addresses are this process's). */
+static bool is_stack(const struct fxtf_event *e) {
+  return e->ev.category.len == 6 && memcmp(e->ev.category.data, "ftrace", 6) == 0 &&
+         e->ev.name.len == 12 && memcmp(e->ev.name.data, "kernel_stack", 12) == 0;
+}
+
+static void stack_body(struct fxt_tbuf *b, const struct fxtf_event *e) {
+  put(b, "<stack trace>", 13);
+  for (uint32_t i = 0; i < e->ev.num_args; i++) {
+    uint64_t pc;
+    if (!arg_bits(&e->ev.args[i], &pc))
+      continue;
+    put(b, "\n => ", 5);
+    put_hex(b, pc);
+  }
+}
+
 void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   if (e->lost_before || e->lost_unknown)
     fxt_text_lost(b, e->cpu, e->lost_before, e->lost_unknown);
@@ -695,6 +714,12 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
    * (written only when the prefix was: an empty prefix leaves it stale). */
   size_t from = b->len > at && b->pc.comm_ok ? b->len : at;
   bool printk = is_printk(e);
+  if (is_stack(e)) {
+    stack_body(b, e);
+    put_char(b, '\n');
+    line_utf8(b, at, from);
+    return;
+  }
   if (printk)
     put(b, "printk", 6);
   else if (is_marker(e)) /* as the kernel: events/ftrace/print prints as tracing_mark_write */

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "consumer_int.h"
+#include "evtrig.h"
 
 struct fxt_consumer_state fxt_cons;
 
@@ -438,6 +439,7 @@ static void *consumer_main(void *arg)
       break;
     fxt_cons_pass(s, timer);
     fxt_cons_snap_serve(s);
+    fxt_evtrig_serve(s); /* a `snapshot` event trigger's */
     fxt_cons_view_serve(s);
     fxt_buffers_harvest_children(s, false); /* children that died unstopped (buffers_children.c) */
     pass_done();

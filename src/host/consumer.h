@@ -16,6 +16,9 @@ int fxt_consumer_flush(struct session *s);
  * result, FXT_EBUSY (one is under way: fd stays the caller's) or FXT_EAGAIN (not done within
  * timeout_ms). Otherwise fd is closed for the caller. Async-signal-safe. */
 int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms);
+/* On the consumer thread only (between passes): writes a snapshot into fd now (fd stays the
+ * caller's). Returns 0 or a negative error. An event trigger's (evtrig.h). */
+int fxt_cons_snap_fd(struct session *s, int fd);
 /* A flight recorder's `trace` and per_cpu stats: has the consumer fill the live view's copies
  * with what every ring holds now (live.h), and from then on keep every ring's records out of
  * the view until fxt_consumer_view_release (so the reader sees each record once). Returns 0

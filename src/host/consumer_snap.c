@@ -147,7 +147,7 @@ static void snap_slot(struct session *s, uint32_t i)
 
 /* Writes the snapshot into snap.fd: a file of its own (header, every thread's records, clock
  * sync), written with the consumer's writers while its own output's state is set aside. */
-static int snap_write(struct session *s)
+static int snap_write(struct session *s, int fd)
 {
   if (!snap.copy || snap.copy_bytes < s->buffer_bytes) {
     free(snap.copy);
@@ -163,7 +163,7 @@ static int snap_write(struct session *s)
   memset(fxt_cons.described, 0, sizeof(fxt_cons.described));
   /* The output's buffered bytes stay in its buffer: the snapshot has one of its own. */
   unsigned char *buf = malloc(OUT_BYTES);
-  fxt_cons.out = (struct out){.fd = snap.fd, .buf = buf, .direct = true};
+  fxt_cons.out = (struct out){.fd = fd, .buf = buf, .direct = true};
   int rc = buf ? 0 : FXT_ENOMEM;
   if (rc == 0) {
     fxt_cons_write_header(s, false);
@@ -187,9 +187,14 @@ void fxt_cons_snap_serve(struct session *s)
 {
   if (!req_take(&snap.state))
     return;
-  snap.rc = snap_write(s);
+  snap.rc = snap_write(s, snap.fd);
   close(snap.fd);
   req_done(&snap.state); /* (abandoned: nothing to undo, the file is written and closed) */
+}
+
+int fxt_cons_snap_fd(struct session *s, int fd)
+{
+  return snap_write(s, fd);
 }
 
 int fxt_consumer_snapshot(struct session *s, int fd, uint32_t timeout_ms)

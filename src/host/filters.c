@@ -1,7 +1,8 @@
 /* filters.c - event filters of the tracefs tree: per event (one id, several tracepoint objects
- * perhaps), the text the kernel keeps, how its compile ended, and the program installed on the
- * event's tracepoints; the error_log. Writes are serialized by `lock`; the emit path only
- * reads tracepoint.reg.filter (see fxtrace/detail/tp_registry.h for the ordering).
+ * perhaps), the text the kernel keeps, how its compile ended, and the hook installed on the
+ * event's tracepoints (struct fxt_evhook: the filter's program and the event's triggers,
+ * evtrig.h); the error_log. Writes are serialized by `lock`; the emit path only reads
+ * tracepoint.reg.filter, the hook (see fxtrace/detail/tp_registry.h for the ordering).
  */
 #define _GNU_SOURCE
 #include "filters.h"
@@ -14,6 +15,7 @@
 
 #include "../base/grow.h"
 #include "../base/tbuf.h"
+#include "evtrig.h"
 #include "live.h"
 #include "registry.h"
 #include "session_int.h"
@@ -27,16 +29,21 @@ struct evfilter {
   size_t len;
   int result;
   struct fxt_filter_error err;
-  void *prog; /* installed program (NULL: none) */
+  void *prog; /* the filter's program (NULL: none) */
+  /* The event's triggers, newest first, and its soft mode, as evtrig.c last set them. */
+  struct fxt_evtrig **trig;
+  uint32_t ntrig;
+  bool soft, cond;
+  struct fxt_evhook *hook; /* installed (NULL: none, the event takes the fast path) */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct evfilter *tab;
 static size_t ntab, captab;
 static char *errlog[ERROR_LOG_ENTRIES];
-/* The program of each event id, for tracepoints registered later (a library loaded after the
+/* The hook of each event id, for tracepoints registered later (a library loaded after the
  * filter was written). Stored before the install pass; both that pass and registration run
- * under the registry lock, so a new tracepoint gets the old program and is then updated by
+ * under the registry lock, so a new tracepoint gets the old hook and is then updated by
  * the pass, or gets the new one. */
 static _Atomic(const void *) id_prog[65536];
 static unsigned nerrlog;
@@ -44,7 +51,10 @@ static unsigned nerrlog;
 bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
                      const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
 {
-  const void *prog = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
+  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+  if (!h) /* removed since the caller's load: nothing filters the event any more */
+    return true;
   struct session *s = &fxt_session;
   struct fxt_filter_common c = {
       .type = (uint16_t)tp->id,
@@ -52,7 +62,10 @@ bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
       .cpu = cpu,
       .comm = s->info && t->slot_index < s->nslots ? s->info[t->slot_index].comm : NULL,
   };
-  return fxt_filter_match(prog, values, lens, &c);
+  bool pass = fxt_filter_match(h->prog, values, lens, &c);
+  if (FXT_UNLIKELY(h->ntrig != 0 || h->soft))
+    return fxt_evtrig_fire(h, tp, (struct fxt_tslot *)t, values, lens, &c, pass);
+  return pass;
 }
 
 /* Under lock. */
@@ -72,41 +85,87 @@ static struct evfilter *entry(uint32_t id, bool create)
 
 struct install {
   uint32_t id;
-  const void *prog;
+  const struct fxt_evhook *hook;
 };
 
 static int install_fn(void *ctx, struct fxt_tracepoint *tp)
 {
   struct install *in = ctx;
   if (tp->id == in->id) /* release pairs with emission's acquire load (tracepoint.h) */
-    atomic_store_explicit(&tp->reg.filter, in->prog, memory_order_release);
+    atomic_store_explicit(&tp->reg.filter, in->hook, memory_order_release);
   return 0;
 }
 
-/* Under lock: installs prog (may be NULL) for e's event; the old program is freed once no
- * emission can be using it. */
+/* Under lock: installs prog (may be NULL) for e's event, in a new hook with e's triggers (none
+ * when neither: the event goes back to the fast path); the old hook, and the old program when
+ * it changed, are freed once no emission can be using them. */
 static void install(struct evfilter *e, void *prog)
 {
-  void *old = e->prog;
-  struct install in = {e->id, prog};
-  atomic_store_explicit(&id_prog[e->id & 0xffff], prog, memory_order_release);
+  void *old_prog = e->prog != prog ? e->prog : NULL;
+  struct fxt_evhook *old = e->hook, *h = NULL;
+  if (prog || e->ntrig || e->soft) {
+    h = malloc(sizeof(*h) + e->ntrig * sizeof(h->trig[0]));
+    if (!h) { /* keeps the old hook (out of memory) */
+      if (prog != e->prog)
+        free(prog);
+      return;
+    }
+    h->prog = prog;
+    h->id = e->id;
+    h->soft = e->soft;
+    h->cond = e->cond;
+    h->ntrig = e->ntrig;
+    if (e->ntrig)
+      memcpy(h->trig, e->trig, e->ntrig * sizeof(h->trig[0]));
+  }
+  struct install in = {e->id, h};
+  atomic_store_explicit(&id_prog[e->id & 0xffff], h, memory_order_release);
   fxt_tracepoint_foreach(install_fn, &in);
   e->prog = prog;
-  if (old) {
+  e->hook = h;
+  if (old || old_prog) {
     fxt_slots_sync(&fxt_session);
     free(old);
+    free(old_prog);
   }
 }
 
-static void log_error(const struct evfilter *e)
+int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32_t n, bool soft,
+                             bool cond)
 {
-  size_t n = fxt_filter_render_error_log(NULL, 0, e->text, e->len, &e->err, live_now_ns());
+  struct fxt_evtrig **copy = n ? malloc(n * sizeof(*copy)) : NULL;
+  if (n && !copy)
+    return FXT_ENOMEM;
+  if (n)
+    memcpy(copy, trig, n * sizeof(*copy));
+  pthread_mutex_lock(&lock);
+  struct evfilter *e = entry(id, true);
+  if (!e) {
+    pthread_mutex_unlock(&lock);
+    free(copy);
+    return FXT_ENOMEM;
+  }
+  free(e->trig);
+  e->trig = copy;
+  e->ntrig = n;
+  e->soft = soft;
+  e->cond = cond;
+  install(e, e->prog);
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+/* Under lock. */
+static void log_error(const char *text, size_t len, const struct fxt_filter_error *err)
+{
+  uint64_t now = live_now_ns();
+  size_t n = fxt_filter_render_error_log(NULL, 0, text, len, err, now);
   if (n == 0)
     return;
   char *line = malloc(n + 1);
   if (!line)
     return;
-  fxt_filter_render_error_log(line, n + 1, e->text, e->len, &e->err, live_now_ns());
+  fxt_filter_render_error_log(line, n + 1, text, len, err, now);
   if (nerrlog == ERROR_LOG_ENTRIES) {
     free(errlog[0]);
     memmove(errlog, errlog + 1, (ERROR_LOG_ENTRIES - 1) * sizeof(errlog[0]));
@@ -141,7 +200,7 @@ static void settle(struct evfilter *e, const char *text, size_t len, int rc,
     free(prog);
     install(e, NULL); /* "0" clears; a parse error drops the previous filter (kernel) */
     if (rc < 0)
-      log_error(e);
+      log_error(e->text, e->len, &e->err);
   }
 }
 
@@ -269,6 +328,13 @@ void fxt_filters_error_log(struct fxt_tbuf *b)
   pthread_mutex_unlock(&lock);
 }
 
+void fxt_filters_log_error(const char *text, size_t len, const struct fxt_filter_error *err)
+{
+  pthread_mutex_lock(&lock);
+  log_error(text, len, err);
+  pthread_mutex_unlock(&lock);
+}
+
 void fxt_filters_clear_error_log(void)
 {
   pthread_mutex_lock(&lock);
@@ -278,7 +344,7 @@ void fxt_filters_clear_error_log(void)
   pthread_mutex_unlock(&lock);
 }
 
-const void *fxt_filters_program_for(uint32_t id)
+const struct fxt_evhook *fxt_filters_hook_for(uint32_t id)
 {
   return atomic_load_explicit(&id_prog[id & 0xffff], memory_order_acquire);
 }

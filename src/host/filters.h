@@ -1,11 +1,27 @@
-/* filters.h - event filters of the tracefs tree (filters.c). */
+/* filters.h - event filters of the tracefs tree (filters.c), and the hook an event with a
+ * filter or triggers has. */
 #ifndef FXT_HOST_FILTERS_H
 #define FXT_HOST_FILTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct fxt_tbuf;
+struct fxt_evtrig;
+struct fxt_filter_error;
+
+/* What tracepoint.reg.filter points to (NULL: nothing, the fast path): the event's filter and
+ * triggers. Built and published by filters.c (release store; the emit path's acquire load in
+ * fxt_filter_pass pairs with it), immutable, freed after fxt_slots_sync once replaced. */
+struct fxt_evhook {
+  const void *prog; /* the filter's program (fxtrace/filter.h), or NULL: everything passes */
+  uint32_t id;      /* the event's id */
+  bool soft;        /* soft mode: fxt_evtrig_soft_off[id] says whether the event records */
+  bool cond;        /* a trigger has a filter or is a stacktrace (the kernel's TRIGGER_COND) */
+  uint32_t ntrig;
+  struct fxt_evtrig *trig[]; /* newest first */
+};
 
 /* A write to events/<sys>/<ev>/filter: returns 0 or the kernel's errno for the write; the
  * event's filter changes as the kernel's would (a parse error drops the previous filter). */
@@ -17,7 +33,14 @@ void fxt_filters_read_event(const char *sys, const char *ev, struct fxt_tbuf *b)
 /* error_log: the last parse errors; cleared by a truncating open. */
 void fxt_filters_error_log(struct fxt_tbuf *b);
 void fxt_filters_clear_error_log(void);
-/* The program installed for event id (for tracepoints registered later), or NULL. */
-const void *fxt_filters_program_for(uint32_t id);
+/* An error_log entry for a failed filter compile of text[0..len) (a trigger's `if`). */
+void fxt_filters_log_error(const char *text, size_t len, const struct fxt_filter_error *err);
+/* The hook installed for event id (for tracepoints registered later), or NULL. */
+const struct fxt_evhook *fxt_filters_hook_for(uint32_t id);
+/* Sets the triggers (n of them, newest first) and soft mode of event id and installs its hook;
+ * returns once no emission uses the previous hook (the caller may then free triggers it no
+ * longer passes). 0 or FXT_ENOMEM (nothing changed). */
+int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32_t n, bool soft,
+                             bool cond);
 
 #endif

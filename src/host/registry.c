@@ -143,8 +143,8 @@ static void prepare(struct fxt_tracepoint *tp)
   for (uint32_t i = 0; i < FXT_MAX_FIELDS; i++)
     atomic_store_explicit(&tp->reg.arg_ref[i], 0, memory_order_relaxed);
   tp->id = id_for((uint16_t)sys, (uint16_t)name);
-  /* A filter already written for this event applies to this object too. */
-  atomic_store_explicit(&tp->reg.filter, tp->id ? fxt_filters_program_for(tp->id) : NULL,
+  /* A filter or triggers already written for this event apply to this object too. */
+  atomic_store_explicit(&tp->reg.filter, tp->id ? fxt_filters_hook_for(tp->id) : NULL,
                         memory_order_release);
 }
 

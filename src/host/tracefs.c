@@ -149,6 +149,8 @@ static int resolve(const char *path, struct fxt_fs_file *f)
       f->node = N_EV_FORMAT;
     else if (strcmp(c[3], "filter") == 0)
       f->node = N_EV_FILTER;
+    else if (strcmp(c[3], "trigger") == 0)
+      f->node = N_EV_TRIGGER;
     else
       return FXT_ENOENT;
     return 0;
@@ -178,6 +180,7 @@ static uint32_t mode_of(enum node node)
   case N_EV_ENABLE:
   case N_EV_FILTER:
   case N_SYS_FILTER:
+  case N_EV_TRIGGER:
     return RD | WR;
   case N_EV_ID:
   case N_EV_FORMAT:
@@ -226,7 +229,7 @@ int fxt_fs_open(const char *path, uint32_t flags, struct fxt_fs_file **out)
     if (f->node == N_TRACE)
       live_clear();
     else if (f->node == N_SET_EVENT)
-      fxt_registry_set_glob("*:*", false);
+      fxt_tfs_set_glob("*:*", false);
     else if (f->node == N_ERROR_LOG)
       fxt_filters_clear_error_log();
     else if (f->node == N_SET_EVENT_PID || f->node == N_SET_EVENT_NOTRACE_PID)
@@ -358,6 +361,7 @@ int fxt_fs_list(const char *dir, struct fxt_fs_dirent *out, int max)
     n = add(out, max, n, "filter", 0);
     n = add(out, max, n, "format", 0);
     n = add(out, max, n, "id", 0);
+    n = add(out, max, n, "trigger", 0);
   } else if (strcmp(c[0], "per_cpu") == 0 && depth == 1) {
     for (uint32_t i = 0; i < live_ncpus(); i++) {
       char name[32];

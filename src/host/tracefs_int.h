@@ -20,6 +20,7 @@ enum node {
   N_EV_FORMAT,
   N_EV_FILTER,     /* events/<sys>/<ev>/filter */
   N_SYS_FILTER,    /* events/<sys>/filter */
+  N_EV_TRIGGER,    /* events/<sys>/<ev>/trigger (evtrig.h) */
   N_ERROR_LOG,
   N_SET_EVENT,
   N_AVAILABLE_EVENTS,
@@ -69,6 +70,10 @@ struct fxt_tfs_names {
   bool lines;       /* "name\n" (else "name\0" for directory listings) */
 };
 int fxt_tfs_names_fn(void *ctx, struct fxt_tracepoint *tp);
+
+/* The enabled patterns changed for glob (fxt_registry_set_glob), with the events in soft mode
+ * (evtrig.h) switched the kernel's way instead. Returns what fxt_registry_set_glob does. */
+int fxt_tfs_set_glob(const char *glob, bool on);
 
 /* A decimal number up to max, the whole of s. */
 bool fxt_tfs_parse_uint(const char *s, uint64_t max, uint64_t *out);

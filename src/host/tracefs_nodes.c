@@ -15,6 +15,7 @@
 
 #include "../base/ftrace_format.h"
 #include "control.h"
+#include "evtrig.h"
 #include "filters.h"
 #include "live.h"
 #include "registry.h"
@@ -165,7 +166,11 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
   }
   case N_EV_ENABLE: {
     struct fxt_tfs_find x = fxt_tfs_find(f->sys, f->ev);
-    put_enable(b, &x);
+    int soft = fxt_evtrig_soft_state(f->sys, f->ev); /* soft mode: "0*" or "1*" */
+    if (soft >= 0)
+      fxt_tbuf_puts(b, soft ? "1*\n" : "0*\n");
+    else
+      put_enable(b, &x);
     break;
   }
   case N_EV_ID: {
@@ -185,6 +190,9 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
     break;
   case N_SYS_FILTER:
     fxt_tbuf_puts(b, FXT_FILTER_SYSTEM_DEFAULT);
+    break;
+  case N_EV_TRIGGER:
+    fxt_evtrig_read(f->sys, f->ev, b);
     break;
   case N_ERROR_LOG:
     fxt_filters_error_log(b);
@@ -257,6 +265,13 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
 
 /* ---- writes ---------------------------------------------------------------------------- */
 
+int fxt_tfs_set_glob(const char *glob, bool on)
+{
+  int rc = fxt_registry_set_glob(glob, on);
+  fxt_evtrig_enable_written(glob, on);
+  return rc;
+}
+
 static int set_enabled(const char *glob, bool on)
 {
   if (on) {
@@ -264,7 +279,7 @@ static int set_enabled(const char *glob, bool on)
     if (rc < 0)
       return rc;
   }
-  int rc = fxt_registry_set_glob(glob, on);
+  int rc = fxt_tfs_set_glob(glob, on);
   return rc < 0 ? rc : 0;
 }
 
@@ -331,6 +346,8 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
     return fxt_filters_write_event(f->sys, f->ev, v, strlen(v));
   case N_SYS_FILTER:
     return fxt_filters_write_system(f->sys, v, strlen(v));
+  case N_EV_TRIGGER:
+    return fxt_evtrig_write(f->sys, f->ev, v);
   case N_ERROR_LOG:
     return 0; /* only a truncating open changes it (`echo > error_log` clears) */
   case N_SET_EVENT_PID:

@@ -284,6 +284,19 @@ printf 'seq = 1\n     ^\nparse_error: Invalid operator\n\n' | cmp -s - "$work/fi
 wr events/demo/block_produced/filter 0
 [ "$(rd events/demo/block_produced/filter)" = none ] ||
   fail "filter not cleared: $(rd events/demo/block_produced/filter)"
+# An event trigger through the command: listed as the kernel lists it, a second one of its kind
+# refused (EEXIST), removed. (traceon never fires here: the text cannot change under us.)
+wr events/demo/block_produced/trigger 'traceon:2 if seq == 1'
+[ "$(rd events/demo/block_produced/trigger)" = 'traceon:count=2 if seq == 1' ] ||
+  fail "the trigger reads back as '$(rd events/demo/block_produced/trigger)'"
+wr events/demo/block_produced/trigger traceoff 2>"$work/trigger_err.txt" &&
+  fail "a second trigger of a kind was accepted"
+# (dash's echo says "I/O error" whatever the errno: the command's message is checked.)
+[ "$mode" = fuse ] || grep -q 'File exists' "$work/trigger_err.txt" ||
+  fail "a second trigger of a kind: $(cat "$work/trigger_err.txt")"
+wr events/demo/block_produced/trigger '!traceoff'
+[ "$(rd events/demo/block_produced/trigger | head -1)" = '# Available triggers:' ] ||
+  fail "the trigger was not removed: $(rd events/demo/block_produced/trigger)"
 wr events/demo/enable 1
 eventually '[ -n "$(rd trace | sed 1,12d | head -1)" ]' || fail "no events in trace after enabling"
 

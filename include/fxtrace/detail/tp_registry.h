@@ -29,10 +29,12 @@ struct fxt_tp_registry {
                                           fixed-size type, size bits of each field */
   FXT_ATOMIC(uint32_t) arg_ref[FXT_MAX_FIELDS]; /* ad-hoc: argument name refs, interned at a
                                                    call site's first emission; 0 = not yet */
-  /* The event's filter program (fxtrace/filter.h), or NULL: set by the control side with a
-   * release store (under the registry lock); emission loads it with acquire, before the
-   * reservation, and a replaced program is freed only after every thread has left the
-   * emission it may have been using it in (the membarrier handshake of src/host/slots.c). */
+  /* The event's hook, or NULL: its filter program (fxtrace/filter.h) and event triggers
+   * (src/host/filters.h, struct fxt_evhook); non-NULL sends every event of the tracepoint to
+   * the general path. Set by the control side with a release store (under the registry
+   * lock); emission loads it with acquire, before the reservation, and a replaced hook is
+   * freed only after every thread has left the emission it may have been using it in (the
+   * membarrier handshake of src/host/slots.c). */
   FXT_ATOMIC(const void *) filter;
   struct fxt_tracepoint *next; /* registry list, under its lock */
 };

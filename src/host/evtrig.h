@@ -1,0 +1,113 @@
+/* evtrig.h - event triggers: the events/<sys>/<ev>/trigger files of the tracefs tree (the
+ * kernel's Documentation/trace/events.rst, "Event triggers"). Not the `trigger` option of
+ * FXTRACE (trigger.h: a snapshot on a fatal signal).
+ *
+ * evtrig_parse.c parses a write and prints a trigger as the kernel does (no state: the fuzz
+ * target's); evtrig.c keeps each event's triggers and the soft mode of events (control side,
+ * under its lock); evtrig_fire.c runs them on the emit path, from the event's hook
+ * (filters.h: struct fxt_evhook). */
+#ifndef FXT_HOST_EVTRIG_H
+#define FXT_HOST_EVTRIG_H
+
+#include <fxtrace/filter.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fxt_tbuf;
+struct fxt_tslot;
+struct fxt_evhook;
+
+/* The commands, in the kernel's order of its `# Available triggers:` line. */
+enum fxt_evtrig_cmd {
+  FXT_EVTRIG_TRACEON,
+  FXT_EVTRIG_TRACEOFF,
+  FXT_EVTRIG_SNAPSHOT,
+  FXT_EVTRIG_STACKTRACE,
+  FXT_EVTRIG_ENABLE_EVENT,
+  FXT_EVTRIG_DISABLE_EVENT,
+};
+
+#define FXT_EVTRIG_UNLIMITED UINT64_MAX /* a count of -1: ":unlimited" */
+#define FXT_EVTRIG_MAX_WRITE 4095       /* the kernel's page: a longer write is EINVAL */
+#define FXT_EVTRIG_STACK_DEPTH 15       /* frames a stacktrace records (FXT's argument limit) */
+
+/* A parsed write: offsets into the (stripped) text it was parsed from. */
+struct fxt_evtrig_spec {
+  int cmd;        /* enum fxt_evtrig_cmd */
+  bool remove;    /* "!cmd...": remove the trigger of this kind (and target) */
+  uint64_t count; /* FXT_EVTRIG_UNLIMITED when none was given */
+  size_t filter_at, filter_len; /* the text after "if" and one blank; filter_len 0: none */
+  size_t sys_at, sys_len, ev_at, ev_len; /* enable_event / disable_event: the target */
+};
+
+/* Parses a trigger write (the kernel's trigger_process_regex and the command's parse):
+ * text[0..len) is first stripped of surrounding whitespace (the kernel's strim) in place;
+ * *start is where the stripped text begins, the offsets of spec are from there. Returns 0,
+ * FXT_EINVAL (no such command, "hist" and "snapshot" where not built included, a malformed
+ * count, anything but "if" before a filter, a missing target), FXT_ERANGE (a count beyond 64
+ * bits: the kernel's kstrtoul). snapshot: accepted (fxtrace builds it in). The filter and
+ * the target are not checked here. */
+int fxt_evtrig_parse(char *text, size_t len, size_t *start, struct fxt_evtrig_spec *spec);
+
+/* The kernel's name of a command ("traceon", ...). */
+const char *fxt_evtrig_name(int cmd);
+/* The kernel's line of one trigger: "name[:sys:ev]:unlimited|:count=N[ if FILTER]\n".
+ * count is the remaining count, target "sys:ev" or NULL. */
+void fxt_evtrig_print(struct fxt_tbuf *b, int cmd, const char *target, uint64_t count,
+                      const char *filter);
+/* What a `trigger` file with no trigger reads. */
+void fxt_evtrig_print_available(struct fxt_tbuf *b);
+
+/* One trigger of an event. Immutable once published but for `count` (emit path: atomic
+ * decrement while positive); freed by evtrig.c only after a fxt_slots_sync that follows the
+ * publication of a hook without it. */
+struct fxt_evtrig {
+  int cmd;
+  _Atomic uint64_t count; /* remaining firings; FXT_EVTRIG_UNLIMITED: no limit */
+  void *prog;             /* its own filter (`if`), or NULL */
+  char *filter;           /* its text as written, or NULL */
+  uint32_t target;        /* enable_event / disable_event: the target event's id */
+  char *target_name;      /* "sys:ev" */
+};
+
+/* ---- control side (evtrig.c; every function takes its lock) ---- */
+
+/* A write to events/<sys>/<ev>/trigger: 0 or the kernel's errno (EINVAL, EEXIST, ERANGE, the
+ * filter's codes; a bad filter also gets its error_log entry). */
+int fxt_evtrig_write(const char *sys, const char *ev, const char *text);
+/* What reading events/<sys>/<ev>/trigger shows: the triggers, newest first. */
+void fxt_evtrig_read(const char *sys, const char *ev, struct fxt_tbuf *b);
+/* The `*` of the event's enable file in soft mode (an event with triggers, or the target of
+ * an enable_event / disable_event trigger): -1 when not in soft mode, else 1 when it records
+ * and 0 when soft-disabled. */
+int fxt_evtrig_soft_state(const char *sys, const char *ev);
+/* After the enable patterns changed for glob (an enable, set_event or events/enable write):
+ * events in soft mode that it matched keep firing their triggers and are soft-enabled
+ * (on) or soft-disabled (off) instead, as the kernel's enable writes do. */
+void fxt_evtrig_enable_written(const char *glob, bool on);
+
+/* ---- emit side (evtrig_fire.c) ---- */
+
+/* Soft-disabled events, by id & 0xffff: written by evtrig.c (control) and by enable_event /
+ * disable_event triggers (emit path, compare-and-swap), read by emissions. Relaxed: the flag
+ * is the whole state, nothing is published with it. */
+extern _Atomic uint8_t fxt_evtrig_soft_off[65536];
+
+/* Runs the triggers of an event whose hook h has some, after its filter gave pass (false when
+ * filtered out); c, values and lens as fxt_filter_match takes them. Returns whether the event
+ * is still to be recorded by the caller (false also when this function recorded it itself,
+ * followed by its stack). On the emitting thread, inside its emission. */
+bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, struct fxt_tslot *t,
+                     const union fxt_value *values, const uint32_t *lens,
+                     const struct fxt_filter_common *c, bool pass);
+/* Interns the stack record's strings: before a stacktrace trigger is published. 0 or
+ * FXT_ENOSPC (the string table is full). */
+int fxt_evtrig_stack_prepare(void);
+
+/* The consumer, between passes: writes the snapshot a `snapshot` trigger asked for. */
+struct session;
+void fxt_evtrig_serve(struct session *s);
+
+#endif
