@@ -151,7 +151,19 @@ struct kind {
   struct fxt_sel_fields *fields; /* its own allocation: its names are pointed at */
 };
 
+/* Events' strings point into the mapped file, whose bytes never change, so equal pointers and
+ * lengths are equal texts: a kind is first looked up by them (the same text at another place
+ * of the file misses here and is found by its bytes). */
+#define PTR_WORDS (5 + 2 * FXT_MAX_ARGS)
+#define PTR_CACHE 256u
+struct ptr_key {
+  uint64_t w[PTR_WORDS];
+  uint32_t n;
+  int64_t kind; /* -1: empty */
+};
+
 struct fxt_sel_kinds {
+  struct ptr_key cache[PTR_CACHE];
   struct kind *v;
   size_t n, cap;
   uint32_t *slots; /* open addressing: kind index + 1, 0 empty; a power of two */
@@ -163,8 +175,11 @@ struct fxt_sel_kinds {
 
 struct fxt_sel_kinds *fxt_sel_kinds_new(void) {
   struct fxt_sel_kinds *k = calloc(1, sizeof *k);
-  if (k != NULL)
-    fxt_tbuf_init(&k->scratch);
+  if (k == NULL)
+    return NULL;
+  fxt_tbuf_init(&k->scratch);
+  for (size_t i = 0; i < PTR_CACHE; i++)
+    k->cache[i].kind = -1;
   return k;
 }
 
@@ -226,8 +241,43 @@ static bool rehash(struct fxt_sel_kinds *k) {
   return true;
 }
 
+static uint32_t ptr_key_of(const struct fxtf_event *e, struct ptr_key *p) {
+  const struct fxt_event *ev = &e->ev;
+  uint32_t n = 0, nargs = ev->num_args < FXT_MAX_ARGS ? ev->num_args : FXT_MAX_ARGS;
+  p->w[n++] = (uint64_t)ev->type << 32 | nargs;
+  p->w[n++] = (uintptr_t)e->desc;
+  p->w[n++] = (uintptr_t)ev->category.data;
+  p->w[n++] = (uintptr_t)ev->name.data;
+  p->w[n++] = (uint64_t)ev->category.len << 32 | ev->name.len;
+  for (uint32_t i = 0; i < nargs; i++) {
+    p->w[n++] = (uintptr_t)ev->args[i].name.data;
+    p->w[n++] = (uint64_t)ev->args[i].type << 32 | ev->args[i].name.len;
+  }
+  p->n = n;
+  uint64_t h = 0;
+  for (uint32_t i = 0; i < n; i++)
+    h = (h ^ p->w[i]) * 0x9e3779b97f4a7c15u;
+  return (uint32_t)(h >> 56) & (PTR_CACHE - 1);
+}
+
+static int64_t by_bytes(struct fxt_sel_kinds *k, const struct fxtf_event *e, bool *is_new);
+
 int64_t fxt_sel_kind(struct fxt_sel_kinds *k, const struct fxtf_event *e, bool *is_new) {
+  struct ptr_key p;
+  uint32_t at = ptr_key_of(e, &p);
+  struct ptr_key *c = &k->cache[at];
   *is_new = false;
+  if (c->kind >= 0 && c->n == p.n && memcmp(c->w, p.w, p.n * sizeof p.w[0]) == 0)
+    return c->kind;
+  int64_t kind = by_bytes(k, e, is_new);
+  if (kind >= 0) {
+    *c = p;
+    c->kind = kind;
+  }
+  return kind;
+}
+
+static int64_t by_bytes(struct fxt_sel_kinds *k, const struct fxtf_event *e, bool *is_new) {
   key_of(e, &k->scratch);
   if (k->scratch.oom)
     return -1;
