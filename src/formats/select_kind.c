@@ -12,23 +12,6 @@
 
 /* ---- fields ------------------------------------------------------------------------------ */
 
-/* The field type an argument is read as without a declaration (the trace.dat export's); 0 for
- * none (null, blob). */
-static uint8_t arg_field_type(uint32_t arg_type) {
-  switch (arg_type) {
-  case FXT_ARG_INT32: return FXT_TYPE_S32;
-  case FXT_ARG_UINT32: return FXT_TYPE_U32;
-  case FXT_ARG_INT64: return FXT_TYPE_S64;
-  case FXT_ARG_UINT64:
-  case FXT_ARG_KOID: return FXT_TYPE_U64;
-  case FXT_ARG_DOUBLE: return FXT_TYPE_DOUBLE;
-  case FXT_ARG_STRING: return FXT_TYPE_STR;
-  case FXT_ARG_POINTER: return FXT_TYPE_PTR;
-  case FXT_ARG_BOOL: return FXT_TYPE_BOOL;
-  default: return 0;
-  }
-}
-
 static bool is_typed(const struct fxtf_event *e) {
   return e->desc != NULL && e->desc->kind == FXT_TP_TYPED && e->ev.type == FXT_EVENT_INSTANT;
 }
@@ -53,12 +36,12 @@ void fxt_sel_fields_of(const struct fxtf_event *e, struct fxt_sel_fields *out) {
       if (i < e->desc->nfields) {
         const struct fxtf_field *d = &e->desc->fields[i];
         bool fits = fxt_ff_arg_fits(d->type, a->type);
-        uint8_t t = fits ? d->type : arg_field_type(a->type);
+        uint8_t t = fits ? d->type : fxt_ff_type_of_arg(a->type);
         if (t != 0)
           add_field(out, d->name.data, d->name.len, t,
                     t == FXT_TYPE_BYTES || t == FXT_TYPE_STR ? d->bound : 0, (int)i);
-      } else if (arg_field_type(a->type) != 0) {
-        add_field(out, a->name.data, a->name.len, arg_field_type(a->type), 0, (int)i);
+      } else if (fxt_ff_type_of_arg(a->type) != 0) {
+        add_field(out, a->name.data, a->name.len, fxt_ff_type_of_arg(a->type), 0, (int)i);
       }
     }
     return;
@@ -68,7 +51,7 @@ void fxt_sel_fields_of(const struct fxtf_event *e, struct fxt_sel_fields *out) {
   else if (ev->type == FXT_EVENT_COUNTER || ev->type >= FXT_EVENT_ASYNC_BEGIN)
     add_field(out, "id", 2, FXT_TYPE_U64, 0, -1);
   for (uint32_t i = 0; i < ev->num_args && i < FXT_MAX_ARGS; i++) {
-    uint8_t t = arg_field_type(ev->args[i].type);
+    uint8_t t = fxt_ff_type_of_arg(ev->args[i].type);
     if (t != 0)
       add_field(out, ev->args[i].name.data ? ev->args[i].name.data : "", ev->args[i].name.len, t,
                 0, (int)i);

@@ -7,7 +7,7 @@ hist_trigger_show, hist_trigger_print_key, hist_trigger_entry_print, event_hist_
 Documentation/trace/histogram.rst). Ties of the sort keys are ordered by key, ascending (the
 kernel leaves them unordered).
 
-  hist_check.py FXTRACE DEMO WORKDIR
+  hist_check.py FXTRACE DEMO GEN_EVENTS WORKDIR
 
 Exit 77 (skipped) without trace-cmd.
 """
@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_select import parse  # noqa: E402  (trace-cmd's lines and raw fields)
+from report_select import demo_trace  # noqa: E402  (the demo, and trace-cmd's view of it)
 
 
 def log2_up(v):  # ilog2(roundup_pow_of_two(v))
@@ -113,20 +113,11 @@ def hist(events, keys, vals=(), sort=(("hitcount", False),), size=2048, flt=None
 
 
 def main():
-    fxtrace, demo, work = sys.argv[1:4]
+    fxtrace, demo, gen, work = sys.argv[1:5]
     if shutil.which("trace-cmd") is None:
         print("SKIP: no trace-cmd")
         return 77
-    os.makedirs(work, exist_ok=True)
-    fxt, dat = os.path.join(work, "demo.fxt"), os.path.join(work, "demo.dat")
-    for f in (fxt, dat):
-        if os.path.exists(f):
-            os.remove(f)
-    subprocess.run([fxtrace, "record", "-e", "demo:*,printk:*", "-b", "65536", "-o", fxt, "--",
-                    demo, "--duration", "0.3"], check=True, capture_output=True)
-    subprocess.run([fxtrace, "convert", "-q", fxt, "-o", dat], check=True)
-    ev = parse(subprocess.run(["trace-cmd", "report", "-R", "-i", dat], check=True,
-                              capture_output=True, text=True).stdout, True)
+    fxt, ev = demo_trace(fxtrace, demo, work)
     producer = next(e["tid"] for e in ev if e["comm"] == "producer")
 
     def dur(e):
@@ -159,17 +150,21 @@ def main():
                 " ".join(args), got.returncode, got.stdout, want, got.stderr))
         else:
             print("ok: hist %s: %d lines" % (" ".join(args), want.count("\n")))
-    # A full map: the first 128 distinct keys are entries, the other events are dropped.
-    n = sum(1 for e in ev if dur(e) is not None)
-    got = subprocess.run([fxtrace, "hist", "-k", "dur_ns", "--size", "128", fxt],
-                         capture_output=True, text=True).stdout
-    tot = got[got.index("Totals:"):].split()
-    hits, entries, dropped = int(tot[2]), int(tot[4]), int(tot[6])
-    if n <= 128 or entries != 128 or hits + dropped != n or hits < 128:
+    # A full map: the first 128 distinct keys are entries, the later events of other keys are
+    # dropped. gen_events' ticks (i = 8g + 1..5 in group g, in that order) all differ.
+    gen_file = os.path.join(work, "gen.fxt")
+    subprocess.run([gen, "8000", gen_file], check=True)
+    ticks = [8 * g + k for g in range(1000) for k in range(1, 6)]
+    first = [{"tid": 0, "cpu": 0, "comm": "", "fields": {"i": i}} for i in ticks[:128]]
+    want = hist(first, [("i", "", 0)], size=128).replace("Dropped: 0", "Dropped: %d" % (len(ticks) - 128))
+    got = subprocess.run([fxtrace, "hist", "-k", "i", "--size", "128", gen_file],
+                         capture_output=True, text=True)
+    if got.returncode != 0 or got.stdout != want:
         failed += 1
-        print("FAIL: hist -k dur_ns --size 128: %d durations, got %s" % (n, tot))
+        print("FAIL: hist -k i --size 128: exit %d\n--- got\n%s--- want\n%s%s" % (
+            got.returncode, got.stdout, want, got.stderr))
     else:
-        print("ok: hist -k dur_ns --size 128: %d hits, %d dropped" % (hits, dropped))
+        print("ok: hist -k i --size 128: 128 entries, %d dropped" % (len(ticks) - 128))
     return 1 if failed else 0
 
 

@@ -44,11 +44,9 @@ def key(e):
     return (e["tid"], e["cpu"], e["ts"], e["name"])
 
 
-def main():
-    fxtrace, demo, work = sys.argv[1:4]
-    if shutil.which("trace-cmd") is None:
-        print("SKIP: no trace-cmd")
-        return 77
+def demo_trace(fxtrace, demo, work):
+    """The demo recorded into WORK/demo.fxt, and its events as trace-cmd report -R prints the
+    same trace converted to trace.dat (each with its raw fields)."""
     os.makedirs(work, exist_ok=True)
     fxt = os.path.join(work, "demo.fxt")
     dat = os.path.join(work, "demo.dat")
@@ -60,7 +58,15 @@ def main():
     subprocess.run([fxtrace, "convert", "-q", fxt, "-o", dat], check=True)
     tc = subprocess.run(["trace-cmd", "report", "-R", "-i", dat], check=True,
                         capture_output=True, text=True).stdout
-    ref = parse(tc, True)
+    return fxt, parse(tc, True)
+
+
+def main():
+    fxtrace, demo, work = sys.argv[1:4]
+    if shutil.which("trace-cmd") is None:
+        print("SKIP: no trace-cmd")
+        return 77
+    fxt, ref = demo_trace(fxtrace, demo, work)
     full = parse(subprocess.run([fxtrace, "report", fxt], check=True, capture_output=True,
                                 text=True).stdout, False)
     if sorted(map(key, full)) != sorted(map(key, ref)) or len(ref) < 100:

@@ -22,27 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tracefs_test.h"
+
 FXT_TRACEPOINT(tfs, alpha, "seq=%llu name=%s", (u64, seq), (str, name, 16));
 FXT_TRACEPOINT(tfs, beta, NULL, (u32, x), (s16, y), (bytes, mac, 6));
 FXT_TRACEPOINT(other, gamma, "v=%d", (s32, v));
 FXT_TRACEPOINT(flt, fv, "seq=%llu val=%llu who=%s", (u64, seq), (u64, val), (str, who, 16));
 
-static char buf[1 << 20];
-
-static const char *cat(const char *path)
-{
-  ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
-  if (n < 0)
-    fail_msg("cat %s: %zd", path, n);
-  return buf;
-}
-
-static void echo(const char *path, const char *value, ssize_t want)
-{
-  ssize_t n = fxt_fs_echo(path, value);
-  if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
-    fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
-}
 
 static int setup(void **state)
 {

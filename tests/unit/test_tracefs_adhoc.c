@@ -19,39 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-static char buf[1 << 20];
-
-static const char *cat(const char *path)
-{
-  ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
-  if (n < 0)
-    fail_msg("cat %s: %zd", path, n);
-  return buf;
-}
-
-static void echo(const char *path, const char *value, ssize_t want)
-{
-  ssize_t n = fxt_fs_echo(path, value);
-  if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
-    fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
-}
-
-static int setup(void **state)
-{
-  (void)state;
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "tfa:*", .output = "",
-                                   .clock = FXT_CLOCK_MONOTONIC};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-  echo("tracing_on", "1\n", 0);
-  return 0;
-}
-
-static int teardown(void **state)
-{
-  (void)state;
-  fxt_session_stop();
-  return 0;
-}
+#include "tracefs_test.h"
 
 static unsigned count(const char *text, const char *what)
 {
@@ -89,6 +57,10 @@ static void fire(uint64_t back_ns, uint64_t id)
 static void formats_and_filters(void **state)
 {
   (void)state;
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "tfa:*", .output = "",
+                                   .clock = FXT_CLOCK_MONOTONIC};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  echo("tracing_on", "1\n", 0);
   fire(1, 1); /* registered and named */
   char want[2048], id[32];
   id_of("events/tfa/complete/id", id);
@@ -147,12 +119,13 @@ static void formats_and_filters(void **state)
   /* A field these events do not have is the kernel's error. */
   echo("events/tfa/counter/filter", "dur_ns > 1", -22);
   assert_non_null(strstr(cat("events/tfa/counter/filter"), "\nparse_error: Field not found\n"));
+  assert_int_equal(fxt_session_stop(), 0);
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(formats_and_filters, setup, teardown),
+      cmocka_unit_test(formats_and_filters),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,30 @@
+/* tests/unit/tracefs_test.h - what the in-process tracefs tests share (test_tracefs.c,
+ * test_tracefs_adhoc.c): reading a file whole into one buffer, and a write that must return
+ * what it is told (its length, or an error), with cmocka's failure otherwise. Include after
+ * <cmocka.h> and <fxtrace/tracefs.h>.
+ */
+#ifndef FXTRACE_TESTS_TRACEFS_TEST_H
+#define FXTRACE_TESTS_TRACEFS_TEST_H
+
+#include <string.h>
+
+static char buf[1 << 20];
+
+/* The file's contents, in buf (valid until the next cat). */
+static const char *cat(const char *path)
+{
+  ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
+  if (n < 0)
+    fail_msg("cat %s: %zd", path, n);
+  return buf;
+}
+
+/* Writes value to path; want >= 0: the write takes all of it, else the write's error. */
+static void echo(const char *path, const char *value, ssize_t want)
+{
+  ssize_t n = fxt_fs_echo(path, value);
+  if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
+    fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
+}
+
+#endif /* FXTRACE_TESTS_TRACEFS_TEST_H */
