@@ -54,7 +54,7 @@ def demo_trace(fxtrace, demo, work):
         if os.path.exists(f):
             os.remove(f)
     subprocess.run([fxtrace, "record", "-e", "demo:*,printk:*", "-b", "65536", "-o", fxt, "--",
-                    demo, "--duration", "0.3"], check=True, capture_output=True)
+                    demo, "--duration", "0.5"], check=True, capture_output=True)
     subprocess.run([fxtrace, "convert", "-q", fxt, "-o", dat], check=True)
     tc = subprocess.run(["trace-cmd", "report", "-R", "-i", dat], check=True,
                         capture_output=True, text=True).stdout
@@ -69,7 +69,7 @@ def main():
     fxt, ref = demo_trace(fxtrace, demo, work)
     full = parse(subprocess.run([fxtrace, "report", fxt], check=True, capture_output=True,
                                 text=True).stdout, False)
-    if sorted(map(key, full)) != sorted(map(key, ref)) or len(ref) < 100:
+    if sorted(map(key, full)) != sorted(map(key, ref)) or len(ref) < 20:
         print("FAIL: unselected report and trace-cmd differ (%d vs %d events)" % (len(full), len(ref)))
         return 1
 
@@ -101,8 +101,8 @@ def main():
         (["--events", "printk"], lambda e: e["name"] == "printk"),
         (["--pid", str(pid)], lambda e: True),
         (["--pid", "1-%d,%d-4194304" % (pid - 1, pid + 1)], lambda e: False),
-        (["--tid", "%d,%d-%d" % (tids[1], tids[3], tids[4])],
-         lambda e: e["tid"] in (tids[1], tids[3], tids[4])),
+        (["--tid", "%d,%d-%d" % (tids[0], tids[-2], tids[-1])],
+         lambda e: e["tid"] == tids[0] or tids[-2] <= e["tid"] <= tids[-1]),
         (["--comm", "worker-*"], lambda e: e["comm"].startswith("worker-")),
         (["--cpu", str(cpus[-1])], lambda e: e["cpu"] == cpus[-1]),
         (["--from", t_from], lambda e: e["ts"] >= t_from),

@@ -29,7 +29,7 @@ static const char k_usage[] =
     "records (\"CPU:N [LOST EVENTS]\" where a trace.dat page did not say how many).\n"
     "A file that ends inside a record (a write cut short) is read up to it, with a warning;\n"
     "--strict makes that an error.\n"
-    "SELECTION (src/formats/select.h):\n" CLI_SEL_USAGE;
+    "SELECTION:\n" CLI_SEL_USAGE;
 
 /* Lines are collected in one buffer and written in blocks of about this size. */
 #define FLUSH_BYTES (1u << 20)
