@@ -45,6 +45,21 @@ const char *fxt_ff_type(uint8_t type, uint32_t *size, int *is_signed) {
 
 uint32_t fxt_ff_arg_type(uint8_t type) { return k_types[known(type)].arg; }
 
+uint8_t fxt_ff_type_of_arg(uint32_t arg_type) {
+  switch (arg_type) {
+  case FXT_ARG_INT32: return FXT_TYPE_S32;
+  case FXT_ARG_UINT32: return FXT_TYPE_U32;
+  case FXT_ARG_INT64: return FXT_TYPE_S64;
+  case FXT_ARG_UINT64:
+  case FXT_ARG_KOID: return FXT_TYPE_U64;
+  case FXT_ARG_DOUBLE: return FXT_TYPE_DOUBLE;
+  case FXT_ARG_STRING: return FXT_TYPE_STR;
+  case FXT_ARG_POINTER: return FXT_TYPE_PTR;
+  case FXT_ARG_BOOL: return FXT_TYPE_BOOL;
+  default: return 0;
+  }
+}
+
 bool fxt_ff_arg_fits(uint8_t type, uint32_t arg) {
   return arg == fxt_ff_arg_type(type) || (type == FXT_TYPE_U64 && arg == FXT_ARG_UINT32) ||
          (type == FXT_TYPE_S64 && arg == FXT_ARG_INT32);

@@ -46,6 +46,12 @@ const char *fxt_ff_type(uint8_t type, uint32_t *size, int *is_signed);
  * fxt_arg_type; docs/fxt-conventions.md). */
 uint32_t fxt_ff_arg_type(uint8_t type);
 
+/* The field type an FXT argument is taken as where no declaration says better (ad-hoc
+ * events' arguments, a typed argument that does not fit its field): int32 s32, uint32 u32,
+ * int64 s64, uint64 and koid u64, double, pointer ptr, bool, string str; 0 for none (null,
+ * blob). */
+uint8_t fxt_ff_type_of_arg(uint32_t arg_type);
+
 /* Whether an FXT argument of type arg holds a field of this type: its fxt_ff_arg_type, or a
  * u64 / s64 value that fitted in 32 bits, written as uint32 / int32 (emit.h fxt_field_wide). */
 bool fxt_ff_arg_fits(uint8_t type, uint32_t arg);

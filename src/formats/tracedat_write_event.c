@@ -37,22 +37,6 @@ static void put_le(unsigned char *p, uint64_t v, uint32_t bytes) {
 
 /* ---- types ---------------------------------------------------------------------------------- */
 
-/* The field type an FXT argument is stored as when no description says better; 0: none. */
-static uint8_t type_of_arg(uint32_t arg_type) {
-  switch (arg_type) {
-  case FXT_ARG_INT32: return FXT_TYPE_S32;
-  case FXT_ARG_UINT32: return FXT_TYPE_U32;
-  case FXT_ARG_INT64: return FXT_TYPE_S64;
-  case FXT_ARG_UINT64:
-  case FXT_ARG_KOID: return FXT_TYPE_U64;
-  case FXT_ARG_DOUBLE: return FXT_TYPE_DOUBLE;
-  case FXT_ARG_STRING: return FXT_TYPE_STR;
-  case FXT_ARG_POINTER: return FXT_TYPE_PTR;
-  case FXT_ARG_BOOL: return FXT_TYPE_BOOL;
-  default: return 0; /* null, blob */
-  }
-}
-
 static bool is_hex_of(const struct fxt_str_ref *s, uint32_t bytes) {
   if (s->len != 2u * bytes)
     return false;
@@ -66,7 +50,7 @@ static bool is_hex_of(const struct fxt_str_ref *s, uint32_t bytes) {
  * declaration records and its value fits, else the argument's own. */
 static uint8_t resolve(const struct fxtf_field *f, const struct fxt_arg *a) {
   if (!fxt_ff_arg_fits(f->type, a->type))
-    return type_of_arg(a->type);
+    return fxt_ff_type_of_arg(a->type);
   switch (f->type) {
   case FXT_TYPE_U8: return a->value.u32 <= 0xff ? f->type : FXT_TYPE_U32;
   case FXT_TYPE_U16: return a->value.u32 <= 0xffff ? f->type : FXT_TYPE_U32;
@@ -107,7 +91,7 @@ void fxt_td_ev_key_of(struct fxt_td_ev_key *k, const struct fxt_event *ev,
     k->cls = cls;
     for (uint32_t i = 0; i < k->nargs; i++)
       k->types[i] = i < desc->nfields ? resolve(&desc->fields[i], &ev->args[i])
-                                      : type_of_arg(ev->args[i].type);
+                                      : fxt_ff_type_of_arg(ev->args[i].type);
     h = fnv(h, &cls, sizeof cls);
   } else {
     for (uint32_t i = 0; i < k->nargs; i++) {
@@ -247,7 +231,7 @@ void fxt_td_ev_add_slot(struct build *b, uint8_t kind, uint32_t arg, uint32_t ar
 static void arg_fields(struct build *b, const struct fxt_td_ev_key *k) {
   for (uint32_t i = 0; i < k->nargs; i++) {
     const struct fxt_arg *a = &k->args[i];
-    uint8_t type = k->kind == FXT_TD_EV_TYPED ? k->types[i] : type_of_arg(a->type);
+    uint8_t type = k->kind == FXT_TD_EV_TYPED ? k->types[i] : fxt_ff_type_of_arg(a->type);
     if (type == 0) { /* null, blob: nothing to store (a blob's text is rendered) */
       if (a->type == FXT_ARG_BLOB || k->kind != FXT_TD_EV_ADHOC)
         fxt_td_ev_add_slot(b, FXT_TD_EV_SLOT_ARG, i, a->type, -1);

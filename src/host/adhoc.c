@@ -7,6 +7,7 @@
 #include <fxtrace/fxtrace.h>
 
 #include "intern.h"
+#include "session_int.h"
 
 /* Name ref of argument i of a call site (0 if the string table is full). */
 static uint64_t arg_name(struct fxt_tracepoint *tp, uint32_t i, const char *name)
@@ -19,6 +20,28 @@ static uint64_t arg_name(struct fxt_tracepoint *tp, uint32_t i, const char *name
     return 0;
   atomic_store_explicit(&tp->reg.arg_ref[i], (uint32_t)r, memory_order_relaxed);
   return (uint32_t)r;
+}
+
+/* ticks as nanoseconds, at the session's rate (a duration: no epoch involved). */
+static uint64_t ticks_ns(uint64_t d)
+{
+  uint64_t tps = fxt_session.ticks_per_second;
+  if (tps == 0 || tps == 1000000000u)
+    return d;
+  return d / tps * 1000000000u + d % tps * 1000000000u / tps; /* tps < 18 GHz: no overflow */
+}
+
+/* Whether the event passes tp's filter, on the fields fxt_tracepoint_fields gives it: a
+ * duration's dur_ns (complete: end - start; 0 for a begin or an end), a counter's id. */
+static bool adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype,
+                       uint64_t trailer, uint64_t now, uint32_t cpu)
+{
+  union fxt_value v = {.u = 0};
+  if (tp->kind == FXT_TP_DURATION && etype == FXT_EVENT_DURATION_COMPLETE)
+    v.u = now > trailer ? ticks_ns(now - trailer) : 0;
+  else if (tp->kind == FXT_TP_COUNTER)
+    v.u = trailer;
+  return fxt_filter_pass(tp, t, &v, NULL, cpu);
 }
 
 static bool has_trailer(uint32_t etype)
@@ -34,9 +57,9 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
     return;
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu), ts = now;
-  /* Ad-hoc events have no declared fields: their filters see the common fields only. */
+  /* Ad-hoc events' filters see the common fields and dur_ns or id (registry.h). */
   if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_acquire) != NULL) &&
-      !fxt_filter_pass(tp, t, NULL, NULL, cpu)) {
+      !adhoc_pass(tp, t, etype, trailer, now, cpu)) {
     fxt_emit_leave(t);
     return;
   }
@@ -107,6 +130,12 @@ __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
     return;
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu);
+  /* A filter makes the fast path decline: it is evaluated here, on the scope's dur_ns. */
+  if (atomic_load_explicit(&s->tp->reg.filter, memory_order_acquire) != NULL &&
+      !adhoc_pass(s->tp, t, FXT_EVENT_DURATION_COMPLETE, s->start, now, cpu)) {
+    fxt_emit_leave(t);
+    return;
+  }
   uint32_t words = 3 + fxt_emit_thread_words(t);
   uint64_t hdr = fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 0) | fxt_w_size(words) |
                  t->thread_bits | s->tp->reg.header;

@@ -224,8 +224,8 @@ int fxt_filters_write_event(const char *sys, const char *ev, const char *text, s
   fxt_tracepoint_foreach(first_fn, &f);
   if (!f.tp)
     return FXT_ENOENT;
-  struct fxt_filter_event fe = {f.tp->kind == FXT_TP_TYPED ? f.tp->fields : NULL,
-                                f.tp->kind == FXT_TP_TYPED ? f.tp->nfields : 0, live_ncpus()};
+  struct fxt_filter_event fe = {NULL, 0, live_ncpus()};
+  fe.fields = fxt_tracepoint_fields(f.tp, &fe.nfields);
   size_t size = FXT_FILTER_PROG_MAX(len);
   void *prog = aligned_alloc(FXT_FILTER_ALIGN, (size + FXT_FILTER_ALIGN - 1) & ~(size_t)7);
   if (!prog)
@@ -274,9 +274,8 @@ int fxt_filters_write_system(const char *sys, const char *text, size_t len)
   int rc = evs && slots ? 0 : FXT_ENOMEM;
   for (uint32_t i = 0; rc == 0 && i < se.n; i++) {
     struct fxt_tracepoint *tp = se.tps[i];
-    evs[i] = (struct fxt_filter_event){tp->kind == FXT_TP_TYPED ? tp->fields : NULL,
-                                       tp->kind == FXT_TP_TYPED ? tp->nfields : 0,
-                                       live_ncpus()};
+    evs[i] = (struct fxt_filter_event){NULL, 0, live_ncpus()};
+    evs[i].fields = fxt_tracepoint_fields(tp, &evs[i].nfields);
     slots[i].event = &evs[i];
     slots[i].prog_size = size;
     slots[i].prog = aligned_alloc(FXT_FILTER_ALIGN, (size + 7) & ~(size_t)7);

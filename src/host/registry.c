@@ -410,6 +410,15 @@ const char *fxt_tracepoint_print_fmt(const struct fxt_tracepoint *tp, char *buf,
   return buf;
 }
 
+const struct fxt_field *fxt_tracepoint_fields(const struct fxt_tracepoint *tp, uint32_t *n)
+{
+  static const struct fxt_field dur = {"dur_ns", FXT_TYPE_U64, 0}, id = {"id", FXT_TYPE_U64, 0};
+  *n = tp->kind == FXT_TP_TYPED ? tp->nfields : tp->kind == FXT_TP_DURATION || tp->kind == FXT_TP_COUNTER;
+  return tp->kind == FXT_TP_TYPED ? tp->fields : tp->kind == FXT_TP_DURATION ? &dur
+         : tp->kind == FXT_TP_COUNTER                                       ? &id
+                                                                            : NULL;
+}
+
 int fxt_glob_match(const char *glob, const char *text)
 {
   return fnmatch(glob, text, 0) == 0;

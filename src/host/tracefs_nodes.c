@@ -114,15 +114,24 @@ static void format_file(struct fxt_tbuf *b, const struct fxt_tracepoint *tp)
   char line[1024];
   int n;
   struct fxt_ff_field fields[FXT_MAX_FIELDS];
-  uint32_t nf = tp->kind == FXT_TP_TYPED ? tp->nfields : 0;
+  uint32_t nf;
+  const struct fxt_field *tf = fxt_tracepoint_fields(tp, &nf);
   for (uint32_t i = 0; i < nf; i++)
-    fields[i] = (struct fxt_ff_field){tp->fields[i].name, strlen(tp->fields[i].name),
-                                      (uint8_t)tp->fields[i].type, tp->fields[i].bound};
+    fields[i] = (struct fxt_ff_field){tf[i].name, strlen(tf[i].name), (uint8_t)tf[i].type,
+                                      tf[i].bound};
   fxt_ff_head(b, tp->name, strlen(tp->name), tp->id, fields, nf);
   char fmt[2048];
-  fxt_tbuf_puts(b, "\"");
-  fxt_tbuf_puts(b, tp->kind == FXT_TP_TYPED ? fxt_tracepoint_print_fmt(tp, fmt, sizeof(fmt)) : "");
-  fxt_tbuf_puts(b, "\"");
+  /* A duration's and a counter's head as the trace.dat export prints it (their arguments,
+   * known only at emission, are not fields here). */
+  if (tp->kind == FXT_TP_DURATION) {
+    fxt_tbuf_puts(b, "\"dur=%llu.%03lluus\", REC->dur_ns / 1000, REC->dur_ns % 1000");
+  } else if (tp->kind == FXT_TP_COUNTER) {
+    fxt_tbuf_puts(b, "\"id=%llu\", REC->id");
+  } else {
+    fxt_tbuf_puts(b, "\"");
+    fxt_tbuf_puts(b, tp->kind == FXT_TP_TYPED ? fxt_tracepoint_print_fmt(tp, fmt, sizeof(fmt)) : "");
+    fxt_tbuf_puts(b, "\"");
+  }
   for (uint32_t i = 0; tp->kind == FXT_TP_TYPED && i < tp->nfields; i++) {
     const struct fxt_field *f = &tp->fields[i];
     if (f->type == FXT_TYPE_STR)

@@ -1,14 +1,16 @@
-/* tests/unit/tracefs_test.h - what test_tracefs and test_evtrig share: `cat` and `echo` on the
- * in-process tracefs tree (fxtrace/tracefs.h), failing the test on an unexpected result.
- * Header-only: include it once, after <cmocka.h> and <fxtrace/tracefs.h>. */
-#ifndef FXT_TESTS_TRACEFS_TEST_H
-#define FXT_TESTS_TRACEFS_TEST_H
+/* tests/unit/tracefs_test.h - what the in-process tracefs tests share (test_tracefs.c,
+ * test_tracefs_adhoc.c, test_evtrig.c): `cat` and `echo` on the in-process tracefs tree
+ * (fxtrace/tracefs.h), failing the test on an unexpected result. Header-only: include it once,
+ * after <cmocka.h> and <fxtrace/tracefs.h>.
+ */
+#ifndef FXTRACE_TESTS_TRACEFS_TEST_H
+#define FXTRACE_TESTS_TRACEFS_TEST_H
 
 #include <string.h>
 
-/* The last file read (cat returns it). */
 static char buf[1 << 20];
 
+/* The file's contents, in buf (valid until the next cat). */
 static const char *cat(const char *path)
 {
   ssize_t n = fxt_fs_cat(path, buf, sizeof(buf));
@@ -17,7 +19,7 @@ static const char *cat(const char *path)
   return buf;
 }
 
-/* Writes value to path; want: the error expected (negative), or >= 0 for success. */
+/* Writes value to path; want >= 0: the write takes all of it, else the write's error. */
 static void echo(const char *path, const char *value, ssize_t want)
 {
   ssize_t n = fxt_fs_echo(path, value);
@@ -25,4 +27,4 @@ static void echo(const char *path, const char *value, ssize_t want)
     fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
 }
 
-#endif
+#endif /* FXTRACE_TESTS_TRACEFS_TEST_H */

@@ -4,7 +4,8 @@
  * thread that lost them, or for a CPU's losses (a kernel trace's, converted from trace.dat:
  * `lost` records with a `cpu` argument) before the next event on that CPU, as the kernel's
  * `trace` file prints them; "CPU:N [LOST EVENTS]" when their count is unknown. Losses after a
- * thread's (a CPU's) last event print at the end.
+ * thread's (a CPU's) last event print at the end. With selection options (select_opts.h) only
+ * the events they keep print, with the losses before them; trailing losses print as before.
  */
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "cli.h"
@@ -16,9 +17,10 @@
 #include <unistd.h>
 
 #include "base/text.h"
+#include "select_opts.h"
 
 static const char k_usage[] =
-    "usage: fxtrace report [--help] [--strict] FILE\n"
+    "usage: fxtrace report [--help] [--strict] [SELECTION...] FILE\n"
     "\n"
     "Prints the events of FILE (an fxtrace FXT file) as ftrace text, one line per event, in\n"
     "time order (CLOCK_MONOTONIC seconds):\n"
@@ -26,7 +28,8 @@ static const char k_usage[] =
     "Lines \"CPU:N [LOST n EVENTS]\" stand where a thread, or a kernel CPU buffer, lost\n"
     "records (\"CPU:N [LOST EVENTS]\" where a trace.dat page did not say how many).\n"
     "A file that ends inside a record (a write cut short) is read up to it, with a warning;\n"
-    "--strict makes that an error.\n";
+    "--strict makes that an error.\n"
+    "SELECTION:\n" CLI_SEL_USAGE;
 
 /* Lines are collected in one buffer and written in blocks of about this size. */
 #define FLUSH_BYTES (1u << 20)
@@ -52,7 +55,7 @@ static void trailing_losses(const struct fxtf_file *f, struct fxt_tbuf *b) {
     fxt_text_lost(b, c[i].cpu, c[i].records, c[i].unknown);
 }
 
-static int report(const char *path, struct fxtf_file *f) {
+static int report(const char *path, struct fxtf_file *f, struct fxt_sel *sel) {
   struct fxt_tbuf b;
   struct fxtf_event *ev = malloc(sizeof *ev);
   char err[FXTF_ERR_SIZE];
@@ -71,16 +74,27 @@ static int report(const char *path, struct fxtf_file *f) {
     (void)fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)FLUSH_BYTES);
 #endif
   size_t n = fxtf_event_count(f);
-  for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+  bool any = fxt_sel_any(sel), oom = false;
+  if (any && fxt_sel_bind(sel, f) != 0)
+    oom = true;
+  for (size_t i = 0; i < n && rc == CLI_EXIT_OK && !oom; i++) {
     if (fxtf_event_at(f, i, ev, err, sizeof err) != 0) {
       cli_file_error("report", path, err);
       rc = CLI_EXIT_FAIL;
       break;
     }
+    if (any && !fxt_sel_match(sel, ev, &oom))
+      continue;
     fxt_text_event(&b, ev);
     if (b.len >= FLUSH_BYTES && !flush(&b))
       rc = CLI_EXIT_FAIL;
   }
+  if (oom) {
+    fprintf(stderr, "fxtrace report: out of memory\n");
+    rc = CLI_EXIT_FAIL;
+  }
+  if (any && rc == CLI_EXIT_OK)
+    rc = cli_sel_done("report", sel);
   if (rc == CLI_EXIT_OK) {
     trailing_losses(f, &b);
     if (!flush(&b) || fflush(stdout) != 0)
@@ -91,15 +105,37 @@ static int report(const char *path, struct fxtf_file *f) {
   return rc;
 }
 
-static int report_file(const char *path, bool strict) {
-  struct fxtf_file *f = cli_open("report", path, strict);
-  if (f == NULL)
-    return CLI_EXIT_FAIL;
-  int rc = report(path, f);
-  fxtf_close(f);
-  return rc;
-}
-
 int cmd_report(int argc, char **argv) {
-  return cli_file_cmd("report", k_usage, argc, argv, report_file);
+  struct fxt_sel *sel = fxt_sel_new();
+  const char *path = NULL;
+  bool strict = false;
+  int rc = -1;
+  if (sel == NULL) {
+    fprintf(stderr, "fxtrace report: out of memory\n");
+    return CLI_EXIT_FAIL;
+  }
+  /* The selection's options here; the others (--help, --strict, FILE) as every file command. */
+  char **rest = malloc((size_t)argc * sizeof *rest);
+  int nrest = 0;
+  if (rest == NULL)
+    rc = CLI_EXIT_FAIL;
+  for (int i = 0; rc == -1 && i < argc; i++) {
+    int r = i == 0 ? -2 : cli_sel_option("report", k_usage, sel, argc, argv, &i);
+    if (r == -2)
+      rest[nrest++] = argv[i];
+    else if (r != -1)
+      rc = r;
+  }
+  if (rc == -1)
+    rc = cli_one_file_strict("report", k_usage, nrest, rest, &path, &strict);
+  if (rc == -1) {
+    struct fxtf_file *f = cli_open("report", path, strict);
+    rc = f != NULL ? report(path, f, sel) : CLI_EXIT_FAIL;
+    fxtf_close(f);
+    if (fflush(stdout) != 0)
+      rc = CLI_EXIT_FAIL;
+  }
+  free(rest);
+  fxt_sel_free(sel);
+  return rc;
 }
