@@ -342,16 +342,18 @@ static void test_thresh(void **state)
 {
   (void)state;
   start();
-  echo("tracing_thresh", "2000"); /* µs */
+  echo("tracing_thresh", "20000"); /* µs */
   echo("current_tracer", "function_graph");
   for (int i = 0; i < 10; i++)
     fn_quick();
-  fn_sleeper(5000);
+  fn_sleeper(500);   /* a 40th of the threshold: left out (unless a load delays it 20 ms) */
+  fn_sleeper(40000); /* twice it: written */
   stop_and_read();
   echo("tracing_thresh", "0");
   assert_int_equal(slices("fn_quick"), 0);
   assert_int_equal(slices("fn_sleeper"), 1);
   assert_int_equal(nevs, 1);
+  assert_true(evs[0].end - evs[0].start > 0);
 }
 
 /* longjmp out of two frames: they are counted as cut, the outer one closes. */

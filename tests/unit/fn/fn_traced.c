@@ -1,5 +1,5 @@
 /* fn_traced.c - functions built with -finstrument-functions for test_functions (fn_traced.h).
- * noinline and noipa keep each call a call, so the number of activations is the source's. */
+ * noinline (and GCC's noipa) keep each call a call, so the number of activations is the source's. */
 #define _GNU_SOURCE
 #include "fn_traced.h"
 
@@ -7,7 +7,11 @@
 #include <signal.h>
 #include <time.h>
 
+#if defined(__clang__)
+#define KEEP __attribute__((noinline))
+#else
 #define KEEP __attribute__((noinline, noipa))
+#endif
 
 KEEP int fn_fib(int n)
 {
