@@ -6,9 +6,10 @@
  *
  * Layers. An entry mechanism calls fxt_fn_entry(fn, site, cfa) when an instrumented function
  * starts and fxt_fn_exit(fn, site, cfa) when it returns: fn is the function's entry address,
- * site the return address into its caller, cfa a stack pointer of the activation's frame (the
- * exit's may be higher than the entry's: GCC jumps to the exit hook from a function with no
- * call left, so the hook then sees the caller's stack pointer). The first mechanism is GCC's
+ * site the return address into its caller, cfa a stack pointer of the activation's frame: not
+ * the same at both ends (GCC jumps to the exit hook from a function with no call left, so the
+ * hook sees the caller's stack pointer; Clang with ASan calls the entry hook before the frame
+ * is allocated), but below it is only what the activation called. The first mechanism is GCC's
  * and Clang's -finstrument-functions (__cyg_profile_func_enter/exit, below); the
  * patchable-entry engine (-fpatchable-function-entry, code rewritten live) will call the same
  * two functions from its trampoline, and observe the return through the shadow stack's frame
@@ -21,8 +22,8 @@
  * Shadow stack. Each thread has one in initial-exec TLS (struct fn_thread, no allocation, no
  * lock: a hook may run in any thread at any time, a signal handler included). A frame holds
  * fn, site, cfa and the entry's timestamp; every instrumented call is pushed, traced or not,
- * so an exit finds its own frame: the top one with its fn and site and a cfa no higher than
- * its own. Frames above it (their cfa lower) are activations left without their exit
+ * so an exit finds its own frame: the first from the top with its fn and site. Frames above
+ * it (their cfa below the exit's) are activations left without their exit
  * (longjmp, a C++ exception, a handler that jumped out): popped and counted as cut, never
  * closed with a made-up time. (A jump that lands inside a recursive function, above frames of
  * the same function called from the same site, cannot be told from its own frame: the next
@@ -278,7 +279,7 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
     }
     const struct fn_frame *top = &th->f[th->n - 1];
     uintptr_t tcfa = top->cfa & ~(uintptr_t)FRAME_BITS;
-    bool ours = top->fn == fn && top->site == site && tcfa <= cfa;
+    bool ours = top->fn == fn && top->site == site;
     if (!ours && tcfa >= cfa)
       return; /* as above: the frame on top is a caller's */
     pop(th, &f);
@@ -301,8 +302,7 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
 /* The compiler's hooks, called at each instrumented function's start and before each of its
  * returns. __builtin_dwarf_cfa() is the stack pointer of the hook's caller at the call: the
  * instrumented function's, or at the exit hook its caller's when the compiler jumped to the
- * hook; never lower at the exit than at the entry (functions.c's design). site is the
- * instrumented function's return address at both. */
+ * hook (the design, above). site is the instrumented function's return address at both. */
 FXT_API NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);

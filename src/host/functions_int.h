@@ -80,7 +80,7 @@ struct fxt_fn_sym *fxt_fn_sym_at(const struct fxt_fn_table *t, uintptr_t addr);
 
 /* The entry mechanisms' calls into the runtime (functions.c: the design): an activation of fn
  * called from site (the return address into its caller) starts or ends; cfa: a stack
- * pointer of its frame (the entry's no higher than the exit's); mode: fxt_fn_set.mode as the
+ * pointer of its frame, above what it calls (functions.c's design); mode: fxt_fn_set.mode as the
  * caller loaded it, never FXT_FN_NOP. */
 void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode);
 void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode);
