@@ -249,11 +249,12 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
   }
   if (!on)
     return;
-  /* The parent: the frame below when it is the caller's (its cfa above ours), else the
+  /* The parent: the frame below when it is the caller's (its cfa not below ours: equal for
+   * an inlined call, whose hooks see the containing function's frame), else the
    * function that holds the return address. */
   uintptr_t parent = 0;
   struct fxt_fn_sym *ps = NULL;
-  if (n > 0 && (th->f[n - 1].cfa & ~(uintptr_t)FRAME_BITS) > cfa) {
+  if (n > 0 && (th->f[n - 1].cfa & ~(uintptr_t)FRAME_BITS) >= cfa) {
     parent = th->f[n - 1].fn;
     ps = tab ? fxt_fn_sym_entry(tab, parent) : NULL;
   } else {

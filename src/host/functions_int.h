@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "functions.h"
@@ -50,6 +51,16 @@ struct fxt_fn_table {
   uint32_t nobjs;
   uint64_t adds, subs; /* dl_iterate_phdr's counters when it was built */
 };
+
+/* Calls fn(ctx, name, value, size, global) for each function symbol defined in the ELF
+ * image (64-bit, of this machine's byte order) of size bytes at image: from its .symtab, else
+ * its .dynsym (value: the symbol's, before the load bias; name: inside image, NUL-terminated).
+ * Reads nothing outside image, whatever it holds. Returns 0 (also for an ELF without symbol
+ * table), FXT_EINVAL (not such an ELF, or headers that point outside it), or fn's first
+ * nonzero return. */
+typedef int (*fxt_fn_elf_fn)(void *ctx, const char *name, uint64_t value, uint64_t size,
+                             bool global);
+int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void *ctx);
 
 /* Serializes the control side: the settings, the table's build and its flags. */
 extern pthread_mutex_t fxt_fn_lock;

@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fxtrace/errors.h>
+
 #include "../base/grow.h"
 #include "functions_int.h"
 
@@ -87,9 +89,83 @@ static char *name_copy(struct build *b, const char *name)
   return strdup(name);
 }
 
-/* The functions of the ELF file at path, loaded at bias, from its section headers'
- * symbol table (.symtab when present: static functions too; else .dynsym). A file that is
- * not a readable ELF of our class is skipped. */
+/* Headers read with memcpy: a file's offsets need not be aligned. */
+static bool read_at(const unsigned char *m, size_t size, uint64_t off, void *out, size_t n)
+{
+  if (off > size || n > size - off)
+    return false;
+  memcpy(out, m + off, n);
+  return true;
+}
+
+int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void *ctx)
+{
+  const unsigned char *m = image;
+  ElfW(Ehdr) eh;
+  if (!read_at(m, size, 0, &eh, sizeof eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
+      eh.e_shoff > size || (size - eh.e_shoff) / sizeof(ElfW(Shdr)) < eh.e_shnum)
+    return FXT_EINVAL;
+  ElfW(Shdr) sym, str;
+  bool found = false;
+  for (int pass = 0; pass < 2 && !found; pass++) /* .symtab (static functions too), .dynsym */
+    for (uint32_t i = 0; i < eh.e_shnum && !found; i++) {
+      read_at(m, size, eh.e_shoff + (uint64_t)i * sizeof sym, &sym, sizeof sym);
+      found = sym.sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM);
+    }
+  if (!found)
+    return 0;
+  if (sym.sh_link >= eh.e_shnum || sym.sh_entsize != sizeof(ElfW(Sym)) ||
+      !read_at(m, size, eh.e_shoff + (uint64_t)sym.sh_link * sizeof str, &str, sizeof str) ||
+      sym.sh_offset > size || sym.sh_size > size - sym.sh_offset || str.sh_offset > size ||
+      str.sh_size > size - str.sh_offset || str.sh_size == 0)
+    return FXT_EINVAL;
+  const char *names = (const char *)m + str.sh_offset;
+  uint64_t count = sym.sh_size / sizeof(ElfW(Sym));
+  for (uint64_t i = 0; i < count; i++) {
+    ElfW(Sym) s;
+    read_at(m, size, sym.sh_offset + i * sizeof s, &s, sizeof s);
+    unsigned type = ELF64_ST_TYPE(s.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+        s.st_value == 0 || s.st_name >= str.sh_size ||
+        !memchr(names + s.st_name, 0, str.sh_size - s.st_name))
+      continue;
+    int rc = fn(ctx, names + s.st_name, s.st_value, s.st_size,
+                ELF64_ST_BIND(s.st_info) != STB_LOCAL);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+struct object {
+  struct build *b;
+  uintptr_t bias;
+  uint32_t obj;
+};
+
+static int add_function(void *ctx, const char *name, uint64_t value, uint64_t size, bool global)
+{
+  struct object *o = ctx;
+  struct build *b = o->b;
+  if (!fxt_grow((void **)&b->syms, &b->cap, b->n + 1, sizeof(*b->syms), 4096))
+    return FXT_ENOMEM;
+  struct fxt_fn_sym *f = &b->syms[b->n];
+  memset(f, 0, sizeof(*f));
+  f->addr = o->bias + value;
+  f->size = size;
+  f->obj = o->obj;
+  f->name = name_copy(b, name);
+  if (!f->name)
+    return FXT_ENOMEM;
+  /* flags holds the binding until the table is sorted (by_addr): a global one first */
+  atomic_init(&f->flags, global ? 1u : 0u);
+  b->n++;
+  return 0;
+}
+
+/* The functions of the ELF file at path, loaded at bias. A file that is not a readable ELF
+ * of our class is skipped. */
 static void read_object(struct build *b, const char *path, uintptr_t bias, uint32_t obj)
 {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -97,61 +173,15 @@ static void read_object(struct build *b, const char *path, uintptr_t bias, uint3
     return;
   struct stat st;
   void *map = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(ElfW(Ehdr)))
+  if (fstat(fd, &st) == 0 && st.st_size > 0)
     map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (map == MAP_FAILED)
     return;
-  size_t size = (size_t)st.st_size;
-  const unsigned char *m = map;
-  const ElfW(Ehdr) *eh = map;
-  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff > size ||
-      (size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum)
-    goto out;
-  const ElfW(Shdr) *sh = (const void *)(m + eh->e_shoff);
-  const ElfW(Shdr) *sym = NULL;
-  for (int pass = 0; pass < 2 && !sym; pass++)
-    for (uint32_t i = 0; i < eh->e_shnum; i++)
-      if (sh[i].sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM)) {
-        sym = &sh[i];
-        break;
-      }
-  if (!sym || sym->sh_link >= eh->e_shnum || sym->sh_entsize != sizeof(ElfW(Sym)))
-    goto out;
-  const ElfW(Shdr) *str = &sh[sym->sh_link];
-  if (sym->sh_offset > size || sym->sh_size > size - sym->sh_offset ||
-      str->sh_offset > size || str->sh_size > size - str->sh_offset || str->sh_size == 0)
-    goto out;
-  const ElfW(Sym) *s = (const void *)(m + sym->sh_offset);
-  const char *names = (const char *)(m + str->sh_offset);
-  size_t count = sym->sh_size / sizeof(ElfW(Sym));
-  for (size_t i = 0; i < count && !b->failed; i++) {
-    unsigned type = ELF64_ST_TYPE(s[i].st_info);
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s[i].st_shndx == SHN_UNDEF ||
-        s[i].st_value == 0 || s[i].st_name >= str->sh_size ||
-        !memchr(names + s[i].st_name, 0, str->sh_size - s[i].st_name))
-      continue;
-    if (!fxt_grow((void **)&b->syms, &b->cap, b->n + 1, sizeof(*b->syms), 4096)) {
-      b->failed = true;
-      break;
-    }
-    struct fxt_fn_sym *f = &b->syms[b->n];
-    memset(f, 0, sizeof(*f));
-    f->addr = bias + s[i].st_value;
-    f->size = s[i].st_size;
-    f->obj = obj;
-    f->name = name_copy(b, names + s[i].st_name);
-    if (!f->name) {
-      b->failed = true;
-      break;
-    }
-    /* flags holds the binding until the table is sorted (by_addr): a global one first */
-    atomic_init(&f->flags, ELF64_ST_BIND(s[i].st_info) == STB_LOCAL ? 0u : 1u);
-    b->n++;
-  }
-out:
-  munmap(map, size);
+  struct object o = {b, bias, obj};
+  if (fxt_fn_elf_functions(map, (size_t)st.st_size, add_function, &o) == FXT_ENOMEM)
+    b->failed = true;
+  munmap(map, (size_t)st.st_size);
 }
 
 static int object_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
