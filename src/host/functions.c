@@ -29,7 +29,9 @@
  * the same function called from the same site, cannot be told from its own frame: the next
  * exits then take those frames' times. Frames deeper than FXT_FN_DEPTH are counted
  * (overflow) and not traced.) A switch of the tracer raises fxt_fn_set.gen; a thread that
- * sees a new generation drops its frames (counted as cut). Signal safety: a push claims its
+ * sees a new generation drops its frames (counted as cut), and a thread's exit counts those
+ * it left open (pthread_exit unwinds without the exit hooks: a key's destructor, the key set
+ * at the thread's first hook of a generation). Signal safety: a push claims its
  * index before writing the frame, a pop reads the frame before giving the index back
  * (compiler barriers between), so a handler that interrupts either pushes and pops above it.
  *
@@ -53,6 +55,7 @@
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/functions.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "functions_int.h"
@@ -76,6 +79,7 @@ struct fn_frame {
 struct fn_thread {
   uint32_t n;        /* frames pushed, including those past FXT_FN_DEPTH (not stored) */
   uint32_t gen;      /* fxt_fn_set.gen its frames belong to */
+  uint32_t keyed;    /* fn_key's value set: the thread's exit counts its open frames */
   uint32_t traced;   /* frames with FRAME_TRACED */
   uint32_t nograph;  /* frames with FRAME_NOGRAPH */
   struct fn_frame f[FXT_FN_DEPTH];
@@ -179,16 +183,51 @@ NOINSTR static void pop(struct fn_thread *th, struct fn_frame *out)
   th->n = n - 1;
 }
 
-/* A thread that sees a new generation drops the frames of the older one. */
+/* Frames left open, counted as cut (those past FXT_FN_DEPTH were counted as overflow). */
+NOINSTR static void cut_all(struct fn_thread *th)
+{
+  uint32_t open = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
+  if (open)
+    atomic_fetch_add_explicit(&fxt_fn_counts.cut, open, memory_order_relaxed);
+  th->n = th->traced = th->nograph = 0;
+}
+
+/* A thread's exit: pthread_exit (or a cancellation) unwinds without the exit hooks. Runs in
+ * the exiting thread (the key's destructor), after its last hook. */
+static pthread_key_t fn_key;
+static pthread_once_t fn_key_once = PTHREAD_ONCE_INIT;
+
+NOINSTR static void thread_gone(void *arg)
+{
+  struct fn_thread *th = arg;
+  if (th->gen == atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed))
+    cut_all(th);
+}
+
+NOINSTR static void make_key(void)
+{
+  pthread_key_create(&fn_key, thread_gone);
+}
+
+NOINSTR void fxt_fn_runtime_setup(void)
+{
+  pthread_once(&fn_key_once, make_key);
+}
+
+/* A thread that sees a new generation drops the frames of the older one; the first time,
+ * it sets its key (one of the first 32 keys: no allocation) so its exit counts what it left
+ * open. */
 NOINSTR static void check_gen(struct fn_thread *th)
 {
   uint32_t gen = atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed);
   if (FXT_LIKELY(th->gen == gen))
     return;
-  if (th->n)
-    atomic_fetch_add_explicit(&fxt_fn_counts.cut, th->n, memory_order_relaxed);
-  th->n = th->traced = th->nograph = 0;
+  cut_all(th);
   th->gen = gen;
+  if (!th->keyed) {
+    th->keyed = 1;
+    pthread_setspecific(fn_key, th);
+  }
 }
 
 /* Whether a call of s is traced, given the frames open (ftrace's rules: set_ftrace_filter

@@ -52,6 +52,7 @@ static int set_tracer(const char *v)
   if (mode == atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed))
     return 0;
   if (mode != FXT_FN_NOP) {
+    fxt_fn_runtime_setup();
     if (!fxt_fn_table_update())
       return FXT_ENOMEM;
     int cat = fxt_intern_cstr("function"), parent = fxt_intern_cstr("parent");

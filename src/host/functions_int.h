@@ -95,6 +95,9 @@ struct fxt_fn_sym *fxt_fn_sym_at(const struct fxt_fn_table *t, uintptr_t addr);
  * caller loaded it, never FXT_FN_NOP. */
 void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode);
 void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode);
+/* Before a tracer is first switched on (control side): the key whose destructor counts the
+ * frames a thread leaves open at its exit. */
+void fxt_fn_runtime_setup(void);
 
 /* Counters of frames the tracer could not close (functions.c). */
 struct fxt_fn_counts {

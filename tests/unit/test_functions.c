@@ -394,10 +394,12 @@ static void test_signal(void **state)
   assert_int_equal(check_nesting(), 1 + 1 + 5); /* outer, handler, fib(5) .. fib(1) */
 }
 
-/* A thread that exits from inside traced functions: what it finished is there, nesting. */
+/* A thread that exits from inside traced functions: what it finished is there, nesting; the
+ * frames it left open are counted as cut. */
 static void test_thread_exit(void **state)
 {
   (void)state;
+  uint64_t cut = cut_count();
   start();
   echo("current_tracer", "function_graph");
   /* main's calls first: events of a thread re-attached to a new session after another thread
@@ -412,6 +414,7 @@ static void test_thread_exit(void **state)
   assert_int_equal(slices("fn_thread_body"), 0); /* never returned */
   assert_int_equal(slices("fn_exit_deep"), 0);
   assert_int_equal(slices("fn_driver"), 1);
+  assert_int_equal(cut_count() - cut, 3); /* fn_thread_body, fn_exit_deep, fn_exit_leaf */
   check_nesting();
 }
 
