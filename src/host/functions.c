@@ -115,23 +115,27 @@ NOINSTR static uint32_t name_ref(struct fxt_fn_sym *s, uintptr_t fn)
 
 /* ---- records ---------------------------------------------------------------------------- */
 
-/* function_graph: one complete event [start, end] named for the function. */
-NOINSTR static void write_slice(struct fxt_fn_sym *s, uintptr_t fn, uint64_t start,
-                                uint64_t end)
+/* One record named for the function: function_graph's complete event [start, last = its end],
+ * or function's instant (now; last = its one argument, the parent). */
+NOINSTR static void write_record(struct fxt_fn_sym *s, uintptr_t fn, uint32_t etype,
+                                 uint64_t start, uint64_t last)
 {
   struct fxt_tslot *t = fxt_emit_enter();
   if (!t)
     return;
   uint32_t cpu = fxt_current_cpu();
+  uint32_t nargs = etype == FXT_EVENT_INSTANT;
+  uint64_t now = nargs ? fxt_ticks() : last; /* an instant's time: read inside the emission */
+  start = nargs ? now : start;
   uint32_t cat = atomic_load_explicit(&fxt_fn_set.category, memory_order_relaxed);
   uint32_t words = 3 + fxt_emit_thread_words(t);
-  uint64_t hdr = fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 0) | fxt_w_size(words) |
-                 t->thread_bits | fxt_w_event_strings(cat, name_ref(s, fn));
+  uint64_t hdr = fxt_w_event(etype, nargs) | fxt_w_size(words) | t->thread_bits |
+                 fxt_w_event_strings(cat, name_ref(s, fn));
   struct fxt_cursor c;
-  if (fxt_emit_reserve(t, cpu, end, hdr, &c)) {
+  if (fxt_emit_reserve(t, cpu, now, hdr, &c)) {
     fxt_put(&c, hdr);
     fxt_put_event_head(&c, t, start);
-    fxt_put(&c, end);
+    fxt_put(&c, last);
     fxt_emit_commit(t, &c);
     fxt_fast_refresh(t);
   }
@@ -142,27 +146,10 @@ NOINSTR static void write_slice(struct fxt_fn_sym *s, uintptr_t fn, uint64_t sta
 NOINSTR static void write_call(struct fxt_fn_sym *s, uintptr_t fn, struct fxt_fn_sym *ps,
                                uintptr_t parent)
 {
-  struct fxt_tslot *t = fxt_emit_enter();
-  if (!t)
-    return;
-  uint32_t cpu;
-  uint64_t now = fxt_emit_time(&cpu);
-  uint32_t cat = atomic_load_explicit(&fxt_fn_set.category, memory_order_relaxed);
   uint32_t arg = atomic_load_explicit(&fxt_fn_set.parent_name, memory_order_relaxed);
-  uint32_t words = 3 + fxt_emit_thread_words(t);
-  uint64_t hdr = fxt_w_event(FXT_EVENT_INSTANT, 1) | fxt_w_size(words) | t->thread_bits |
-                 fxt_w_event_strings(cat, name_ref(s, fn));
-  uint64_t ah = fxt_w_arg(FXT_ARG_STRING, 1, arg) |
-                (uint64_t)name_ref(ps, parent) << FXT_ARG_STRING_VALUE_SHIFT;
-  struct fxt_cursor c;
-  if (fxt_emit_reserve(t, cpu, now, hdr, &c)) {
-    fxt_put(&c, hdr);
-    fxt_put_event_head(&c, t, now);
-    fxt_put(&c, ah);
-    fxt_emit_commit(t, &c);
-    fxt_fast_refresh(t);
-  }
-  fxt_emit_leave(t);
+  write_record(s, fn, FXT_EVENT_INSTANT, 0,
+               fxt_w_arg(FXT_ARG_STRING, 1, arg) |
+                   (uint64_t)name_ref(ps, parent) << FXT_ARG_STRING_VALUE_SHIFT);
 }
 
 /* ---- the shadow stack ------------------------------------------------------------------- */
@@ -334,7 +321,8 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
   if (thresh && end - f.start < thresh)
     return;
   struct fxt_fn_table *tab = fxt_fn_table_current();
-  write_slice(tab ? fxt_fn_sym_entry(tab, fn) : NULL, fn, f.start, end);
+  write_record(tab ? fxt_fn_sym_entry(tab, fn) : NULL, fn, FXT_EVENT_DURATION_COMPLETE, f.start,
+               end);
 }
 
 /* ---- -finstrument-functions ------------------------------------------------------------- */

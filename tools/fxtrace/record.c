@@ -189,20 +189,15 @@ static char *fxtrace_value(const struct options *o, const char *dir) {
   char *v = malloc(cap), *p = v;
   if (v == NULL)
     return NULL;
-  if (o->filter)
-    p += sprintf(p, "ftrace_filter=%s;", o->filter);
-  if (o->notrace)
-    p += sprintf(p, "ftrace_notrace=%s;", o->notrace);
-  if (o->graph)
-    p += sprintf(p, "graph_function=%s;", o->graph);
-  if (o->tracer)
-    p += sprintf(p, "tracer=%s;", o->tracer);
-  if (o->events)
-    p += sprintf(p, "events=%s;", o->events);
-  if (o->buffer_kb)
-    p += sprintf(p, "buffer_kb=%s;", o->buffer_kb);
-  if (o->mode)
-    p += sprintf(p, "mode=%s;", o->mode);
+  const struct {
+    const char *key, *value;
+  } given[] = {{"ftrace_filter", o->filter}, {"ftrace_notrace", o->notrace},
+               {"graph_function", o->graph}, {"tracer", o->tracer},
+               {"events", o->events},        {"buffer_kb", o->buffer_kb},
+               {"mode", o->mode}};
+  for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
+    if (given[i].value)
+      p += sprintf(p, "%s=%s;", given[i].key, given[i].value);
   p += sprintf(p, "output=");
   for (const char *d = dir; *d; d++) {
     if (*d == '%')
