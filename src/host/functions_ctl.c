@@ -97,9 +97,23 @@ static void recount(const struct fxt_fn_table *t)
                         memory_order_relaxed);
 }
 
+/* A ':' that is not part of a C++ "::": the kernel's command or module syntax
+ * (func:traceon, :mod:name), which fxtrace does not have. */
+static bool has_command(const char *g)
+{
+  for (const char *c = strchr(g, ':'); c; c = strchr(c + 1, ':')) {
+    if (c[1] == ':') {
+      c++;
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
 /* Sets (or with '!' clears) flag on the functions each glob of v matches; v is globs
- * separated by blanks. All or nothing: a glob that matches no function is EINVAL (the
- * kernel's), and so is a command or module (":"), which fxtrace does not have. */
+ * separated by blanks (C++ names are matched demangled: ns::K::f* is one). All or nothing: a
+ * glob that matches no function is EINVAL (the kernel's), and so is a command or module. */
 static int set_flags(struct fxt_fn_table *t, uint32_t flag, const char *v)
 {
   char *copy = strdup(v), *save = NULL;
@@ -112,7 +126,7 @@ static int set_flags(struct fxt_fn_table *t, uint32_t flag, const char *v)
          g = strtok_r(NULL, " \t\n", &save)) {
       bool clear = g[0] == '!';
       g += clear;
-      if (strchr(g, ':') || !*g) {
+      if (has_command(g) || !*g) {
         rc = FXT_EINVAL;
         break;
       }
