@@ -15,6 +15,6 @@ template <class T> __attribute__((noinline)) T twice(T v) { return v * 2; }
 int main(int argc, char **argv)
 {
   ns::K k;
-  std::printf("%d %g\n", k.f(argc > 1 ? std::atoi(argv[1]) : 3), twice(1.5));
+  std::printf("%d %g\n", k.f(argc > 1 ? (int)std::strtol(argv[1], nullptr, 10) : 3), twice(1.5));
   return 0;
 }
