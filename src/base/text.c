@@ -670,6 +670,17 @@ static bool is_marker(const struct fxtf_event *e) {
          e->ev.name.len == 5 && memcmp(e->ev.name.data, "print", 5) == 0;
 }
 
+/* The function tracer's call (docs/functions.md): category "function", an instant with its
+ * caller as argument "parent"; printed as the kernel's function tracer prints one,
+ * "func <-parent" (kernel/trace/trace_output.c, trace_fn_trace). */
+static bool is_function_call(const struct fxtf_event *e) {
+  const struct fxt_event *ev = &e->ev;
+  return ev->type == FXT_EVENT_INSTANT && ev->category.len == 8 &&
+         memcmp(ev->category.data, "function", 8) == 0 && ev->num_args == 1 &&
+         ev->args[0].type == FXT_ARG_STRING && ev->args[0].name.len == 6 &&
+         memcmp(ev->args[0].name.data, "parent", 6) == 0;
+}
+
 /* The line b->data[at..len) made well-formed UTF-8 (a file's strings may not be: each stray
  * byte becomes U+FFFD, as the JSON converter writes it), so report prints valid text; the
  * bytes before from are known to be well-formed and to end on a character. */
@@ -714,8 +725,15 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
    * (written only when the prefix was: an empty prefix leaves it stale). */
   size_t from = b->len > at && b->pc.comm_ok ? b->len : at;
   bool printk = is_printk(e);
-  if (is_stack(e)) {
-    stack_body(b, e);
+  if (is_stack(e) || is_function_call(e)) {
+    if (is_stack(e)) {
+      stack_body(b, e);
+    } else {
+      const struct fxt_str_ref *parent = &e->ev.args[0].value.str;
+      put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
+      put(b, " <-", 3);
+      put(b, parent->data ? parent->data : "", parent->len);
+    }
     put_char(b, '\n');
     line_utf8(b, at, from);
     return;

@@ -25,9 +25,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+
 #define CFG_ECHO_MAX 40           /* bytes of a bad value quoted in a message */
 #define CFG_OUTPUT_MAX 4095u      /* PATH_MAX - 1: longer paths cannot be opened anyway */
 #define CFG_BLOCK_MS_MAX 3600000u /* an hour: longer is a hang, not a timeout */
+#define CFG_VALUE_MAX 4096u       /* bytes of a function tracer's glob list, with its NUL */
 
 struct span { size_t pos, len; }; /* a piece of the text: [pos, pos + len) */
 
@@ -298,6 +301,50 @@ static int key_trigger(struct parser *p, struct span v) {
   return path_value(p, v, "trigger", &p->trigger, &p->has_trigger);
 }
 
+/* The function tracer's keys are checked here and applied by functions_ctl.c at the session's
+ * start (fxt_config_value): a glob list may name functions of any object. */
+static int key_tracer(struct parser *p, struct span v) {
+  static const char *const tracers[] = {"nop", "function", "function_graph"};
+  if (word_index(p, v, tracers, 3) < 0)
+    return fail(p, v.pos, "tracer: '%.*s%s' is not nop, function or function_graph",
+                ECHO(p, v));
+  return 0;
+}
+
+static int globs(struct parser *p, struct span v, const char *key) {
+  if (v.len >= CFG_VALUE_MAX)
+    return fail(p, v.pos, "%s: %zu bytes is longer than the limit of %u", key, v.len,
+                CFG_VALUE_MAX - 1);
+  return 0;
+}
+
+static int key_ftrace_filter(struct parser *p, struct span v) {
+  return globs(p, v, "ftrace_filter");
+}
+static int key_ftrace_notrace(struct parser *p, struct span v) {
+  return globs(p, v, "ftrace_notrace");
+}
+static int key_graph_function(struct parser *p, struct span v) {
+  return globs(p, v, "graph_function");
+}
+static int key_graph_notrace(struct parser *p, struct span v) {
+  return globs(p, v, "graph_notrace");
+}
+
+static int count(struct parser *p, struct span v, const char *key) {
+  uint64_t n;
+  if (!parse_u64(p->text + v.pos, v.len, 0, UINT32_MAX, &n))
+    return fail(p, v.pos, "%s: '%.*s%s' is not a number (0..4294967295)", key, ECHO(p, v));
+  return 0;
+}
+
+static int key_max_graph_depth(struct parser *p, struct span v) {
+  return count(p, v, "max_graph_depth");
+}
+static int key_tracing_thresh(struct parser *p, struct span v) {
+  return count(p, v, "tracing_thresh");
+}
+
 static const struct {
   const char *name;
   int (*parse)(struct parser *p, struct span value);
@@ -305,6 +352,10 @@ static const struct {
     {"events", key_events}, {"buffer_kb", key_buffer_kb}, {"total_kb", key_total_kb},
     {"mode", key_mode},     {"output", key_output},       {"max_file_kb", key_max_file_kb},
     {"clock", key_clock},       {"buffers", key_buffers},     {"trigger", key_trigger},
+    {"tracer", key_tracer},
+    {"ftrace_filter", key_ftrace_filter},     {"ftrace_notrace", key_ftrace_notrace},
+    {"graph_function", key_graph_function},   {"graph_notrace", key_graph_notrace},
+    {"max_graph_depth", key_max_graph_depth}, {"tracing_thresh", key_tracing_thresh},
 };
 
 /* The entry [b, e) of the text (without its ';'). */
@@ -322,7 +373,9 @@ static int parse_entry(struct parser *p, size_t b, size_t e) {
     if (span_is(p, key, k_keys[i].name))
       return k_keys[i].parse(p, value);
   return fail(p, key.pos, "unknown key '%.*s%s' (keys: events, buffer_kb, total_kb, mode, "
-                          "output, max_file_kb, clock, buffers, trigger)", ECHO(p, key));
+                          "output, max_file_kb, clock, buffers, trigger, tracer, "
+                          "ftrace_filter, ftrace_notrace, graph_function, graph_notrace, "
+                          "max_graph_depth, tracing_thresh)", ECHO(p, key));
 }
 
 static int parse_entries(struct parser *p) {
@@ -392,4 +445,30 @@ FXT_API int fxt_config_parse(const char *text, struct fxt_session_config *cfg, c
   else if (err != NULL && err_size > 0)
     err[0] = '\0';
   return rc;
+}
+
+int fxt_config_value(const char *text, const char *key, char *out, size_t size) {
+  int found = 0;
+  for (size_t b = 0; text != NULL;) {
+    size_t e = b;
+    while (text[e] != '\0' && text[e] != ';')
+      e++;
+    struct span all = trim(text, b, e);
+    const char *eq = memchr(text + all.pos, '=', all.len);
+    if (eq != NULL) {
+      struct span k = trim(text, all.pos, (size_t)(eq - text));
+      struct span v = trim(text, (size_t)(eq - text) + 1, e);
+      if (k.len == strlen(key) && memcmp(text + k.pos, key, k.len) == 0) {
+        if (v.len >= size)
+          return FXT_E2BIG;
+        memcpy(out, text + v.pos, v.len);
+        out[v.len] = '\0';
+        found = 1;
+      }
+    }
+    if (text[e] == '\0')
+      break;
+    b = e + 1;
+  }
+  return found;
 }

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "consumer.h"
 #include "control.h"
+#include "functions.h"
 #include "harvest.h"
 #include "live.h"
 #include "registry.h"
@@ -217,6 +218,8 @@ int fxt_session_start(const struct fxt_session_config *user)
   if (rc == 0)
     rc = fxt_clock_setup(cfg.clock, &s->ticks_per_second);
   if (rc == 0)
+    fxt_fn_set_rate(s->ticks_per_second); /* tracing_thresh in this clock's ticks */
+  if (rc == 0)
     rc = fxt_slots_setup(s);
   if (rc == 0) {
     /* Before any event (the string table is complete from here) and before the consumer
@@ -406,4 +409,5 @@ __attribute__((constructor)) static void start_from_environment(void)
     return;
   }
   atexit(stop_at_exit);
+  fxt_fn_apply_config(text); /* tracer=...: the session runs to take its records */
 }

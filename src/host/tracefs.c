@@ -18,6 +18,7 @@
 
 #include "control.h"
 #include "filters.h"
+#include "functions.h"
 #include "live.h"
 #include "registry.h"
 #include "tracefs_int.h"
@@ -30,21 +31,31 @@ static const struct {
   const char *name;
   enum node node;
   uint32_t mode;
+  int fn_file; /* N_FUNCTIONS: which (functions.h) */
 } root_files[] = {
-    {"set_event", N_SET_EVENT, RD | WR},
-    {"available_events", N_AVAILABLE_EVENTS, RD},
-    {"set_event_pid", N_SET_EVENT_PID, RD | WR},
-    {"set_event_notrace_pid", N_SET_EVENT_NOTRACE_PID, RD | WR},
-    {"trace", N_TRACE, RD | WR},
-    {"trace_pipe", N_TRACE_PIPE, RD},
-    {"trace_marker", N_TRACE_MARKER, WR},
-    {"saved_cmdlines", N_SAVED_CMDLINES, RD},
-    {"saved_cmdlines_size", N_SAVED_CMDLINES_SIZE, RD | WR},
-    {"tracing_on", N_TRACING_ON, RD | WR},
-    {"buffer_size_kb", N_BUFFER_SIZE_KB, RD | WR},
-    {"buffer_total_size_kb", N_BUFFER_TOTAL_SIZE_KB, RD},
-    {"trace_clock", N_TRACE_CLOCK, RD},
-    {"error_log", N_ERROR_LOG, RD | WR},
+    {"set_event", N_SET_EVENT, RD | WR, 0},
+    {"available_events", N_AVAILABLE_EVENTS, RD, 0},
+    {"set_event_pid", N_SET_EVENT_PID, RD | WR, 0},
+    {"set_event_notrace_pid", N_SET_EVENT_NOTRACE_PID, RD | WR, 0},
+    {"trace", N_TRACE, RD | WR, 0},
+    {"trace_pipe", N_TRACE_PIPE, RD, 0},
+    {"trace_marker", N_TRACE_MARKER, WR, 0},
+    {"saved_cmdlines", N_SAVED_CMDLINES, RD, 0},
+    {"saved_cmdlines_size", N_SAVED_CMDLINES_SIZE, RD | WR, 0},
+    {"tracing_on", N_TRACING_ON, RD | WR, 0},
+    {"buffer_size_kb", N_BUFFER_SIZE_KB, RD | WR, 0},
+    {"buffer_total_size_kb", N_BUFFER_TOTAL_SIZE_KB, RD, 0},
+    {"trace_clock", N_TRACE_CLOCK, RD, 0},
+    {"error_log", N_ERROR_LOG, RD | WR, 0},
+    {"available_tracers", N_FUNCTIONS, RD, FXT_FN_AVAILABLE_TRACERS},
+    {"current_tracer", N_FUNCTIONS, RD | WR, FXT_FN_CURRENT_TRACER},
+    {"available_filter_functions", N_FUNCTIONS, RD, FXT_FN_AVAILABLE_FILTER_FUNCTIONS},
+    {"set_ftrace_filter", N_FUNCTIONS, RD | WR, FXT_FN_SET_FTRACE_FILTER},
+    {"set_ftrace_notrace", N_FUNCTIONS, RD | WR, FXT_FN_SET_FTRACE_NOTRACE},
+    {"set_graph_function", N_FUNCTIONS, RD | WR, FXT_FN_SET_GRAPH_FUNCTION},
+    {"set_graph_notrace", N_FUNCTIONS, RD | WR, FXT_FN_SET_GRAPH_NOTRACE},
+    {"max_graph_depth", N_FUNCTIONS, RD | WR, FXT_FN_MAX_GRAPH_DEPTH},
+    {"tracing_thresh", N_FUNCTIONS, RD | WR, FXT_FN_TRACING_THRESH},
 };
 static const char *const root_dirs[] = {"events", "per_cpu", "per_thread"};
 
@@ -111,6 +122,7 @@ static int resolve(const char *path, struct fxt_fs_file *f)
     for (size_t i = 0; i < sizeof(root_files) / sizeof(root_files[0]); i++)
       if (strcmp(c[0], root_files[i].name) == 0) {
         f->node = root_files[i].node;
+        f->fn_file = root_files[i].fn_file;
         return 0;
       }
     for (size_t i = 0; i < sizeof(root_dirs) / sizeof(root_dirs[0]); i++)
@@ -172,9 +184,9 @@ static int resolve(const char *path, struct fxt_fs_file *f)
   return FXT_ENOENT;
 }
 
-static uint32_t mode_of(enum node node)
+static uint32_t mode_of(const struct fxt_fs_file *f)
 {
-  switch (node) {
+  switch (f->node) {
   case N_EVENTS_ENABLE:
   case N_SYS_ENABLE:
   case N_EV_ENABLE:
@@ -189,7 +201,8 @@ static uint32_t mode_of(enum node node)
     return RD;
   default:
     for (size_t i = 0; i < sizeof(root_files) / sizeof(root_files[0]); i++)
-      if (root_files[i].node == node)
+      if (root_files[i].node == f->node &&
+          (f->node != N_FUNCTIONS || root_files[i].fn_file == f->fn_file))
         return root_files[i].mode;
     return 0;
   }
@@ -216,7 +229,7 @@ int fxt_fs_open(const char *path, uint32_t flags, struct fxt_fs_file **out)
   if (!f)
     return FXT_ENOMEM;
   int rc = resolve(path, f);
-  uint32_t mode = rc == 0 ? mode_of(f->node) : 0;
+  uint32_t mode = rc == 0 ? mode_of(f) : 0;
   if (rc == 0 && (((flags & FXT_FS_READ) && !(mode & RD)) || ((flags & FXT_FS_WRITE) && !(mode & WR))))
     rc = FXT_EINVAL;
   if (rc != 0) {
@@ -234,6 +247,8 @@ int fxt_fs_open(const char *path, uint32_t flags, struct fxt_fs_file **out)
       fxt_filters_clear_error_log();
     else if (f->node == N_SET_EVENT_PID || f->node == N_SET_EVENT_NOTRACE_PID)
       fxt_control_set_pids(f->node == N_SET_EVENT_NOTRACE_PID, "", false);
+    else if (f->node == N_FUNCTIONS)
+      fxt_fn_file_truncate((enum fxt_fn_file)f->fn_file);
   }
   if ((flags & FXT_FS_READ) && f->node == N_TRACE_PIPE) {
     fxt_control_pipe_open();

@@ -37,6 +37,7 @@ enum node {
   N_TRACE_CLOCK,
   N_CPU_STATS,
   N_THREAD_STATS,
+  N_FUNCTIONS,     /* a file of the function tracer: fn_file says which (functions.h) */
 };
 
 struct fxt_fs_file {
@@ -50,6 +51,7 @@ struct fxt_fs_file {
   bool filled;
   bool pipe_reader;     /* trace_pipe open for reading (fxt_control_pipe_open) */
   struct live_iter *iter; /* `trace`: where the reads are in the view (live.h) */
+  int fn_file;          /* N_FUNCTIONS: enum fxt_fn_file */
 };
 
 /* The tracepoints of the registry that match sys and ev. */

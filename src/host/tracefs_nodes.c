@@ -17,6 +17,7 @@
 #include "control.h"
 #include "evtrig.h"
 #include "filters.h"
+#include "functions.h"
 #include "live.h"
 #include "registry.h"
 #include "tracefs_int.h"
@@ -260,6 +261,9 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
     stats_text(b, st.entries, st.overrun, st.bytes, st.oldest_ns, st.dropped, st.read);
     break;
   }
+  case N_FUNCTIONS:
+    fxt_fn_file_read((enum fxt_fn_file)f->fn_file, b);
+    break;
   case N_THREAD_STATS: {
     struct fxt_thread_stats st;
     if (fxt_control_thread_stats(f->tid, &st) == 0)
@@ -380,6 +384,13 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
       return FXT_EINVAL;
     fxt_control_set_recording(n != 0);
     return 0;
+  case N_FUNCTIONS:
+    /* A tracer switched on needs a session to take its records, as an event enabled. */
+    if (f->fn_file == FXT_FN_CURRENT_TRACER &&
+        (strcmp(v, "function") == 0 || strcmp(v, "function_graph") == 0) &&
+        fxt_control_ensure_session() < 0)
+      return FXT_EINVAL;
+    return fxt_fn_file_write((enum fxt_fn_file)f->fn_file, v);
   case N_BUFFER_SIZE_KB: {
     if (!fxt_tfs_parse_uint(v, UINT64_MAX, &n) || n == 0)
       return FXT_EINVAL;

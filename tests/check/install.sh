@@ -57,12 +57,22 @@ for pcdir in "$moved"/lib*/pkgconfig; do break; done
   -static-libgcc
 # Shared library from the prefix: point the loader at it.
 LD_LIBRARY_PATH=$(dirname "$pcdir") "$run/pc-consumer"
+# The function tracer's flags: fxtrace's and -finstrument-functions.
+fnflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs fxtrace-functions)
+case " $fnflags " in
+*" -finstrument-functions "*" -lfxtrace "* | *" -lfxtrace "*" -finstrument-functions "*) ;;
+*) echo "FAIL: pkg-config fxtrace-functions gives '$fnflags'"; exit 1 ;;
+esac
 cat > "$run/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
 project(consumer C)
 find_package(fxtrace REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer PRIVATE fxtrace::fxtrace_static)
+get_target_property(fnflags fxtrace::functions INTERFACE_COMPILE_OPTIONS)
+if(NOT fnflags STREQUAL "-finstrument-functions")
+  message(FATAL_ERROR "fxtrace::functions: '${fnflags}'")
+endif()
 CM
 quiet cmake -S "$run/consumer" -B "$run/consumer-build" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_PREFIX_PATH="$moved"

@@ -17,7 +17,9 @@
 #include <fxtrace/session.h>
 
 #define KEYS                                                                                 \
-  "(keys: events, buffer_kb, total_kb, mode, output, max_file_kb, clock, buffers, trigger)"
+  "(keys: events, buffer_kb, total_kb, mode, output, max_file_kb, clock, buffers, trigger, "   \
+  "tracer, ftrace_filter, ftrace_notrace, graph_function, graph_notrace, max_graph_depth, "    \
+  "tracing_thresh)"
 #define MODES "is not discard, overwrite, block or block:MS (MS 1..3600000)"
 #define GLOB_CHARS "not allowed in a glob (allowed: A-Z a-z 0-9 _ * ? [ ] ! : - .)"
 #define X10 "xxxxxxxxxx"
@@ -157,6 +159,16 @@ static const struct tcase k_cases[] = {
      .msg = "FXTRACE: at 5: mode: '" X10 X10 X10 X10 "...' " MODES},
     {"clock=rdtsc", FXT_EINVAL, .msg = "FXTRACE: at 6: clock: 'rdtsc' is not auto, tsc or "
                                        "monotonic"},
+    /* the function tracer's keys: checked here, applied by the tracer (functions_ctl.c) */
+    {.text = "tracer=function_graph;ftrace_filter=fib*,main;max_graph_depth=3;tracing_thresh=0"},
+    {.text = "tracer=function;ftrace_notrace=;graph_function=a b;graph_notrace=x*"},
+    {"tracer=graph", FXT_EINVAL, .msg = "FXTRACE: at 7: tracer: 'graph' is not nop, function "
+                                        "or function_graph"},
+    {"max_graph_depth=-1", FXT_EINVAL, .msg = "FXTRACE: at 16: max_graph_depth: '-1' is not a "
+                                              "number (0..4294967295)"},
+    {"tracing_thresh=4294967296", FXT_EINVAL, .msg = "FXTRACE: at 15: tracing_thresh: "
+                                                     "'4294967296' is not a number "
+                                                     "(0..4294967295)"},
     /* ---- keys and entries ---- */
     {"bufer_kb=512", FXT_EINVAL, .msg = "FXTRACE: at 0: unknown key 'bufer_kb' " KEYS},
     {"events=demo;  BUFFER_KB=1", FXT_EINVAL, .msg = "FXTRACE: at 14: unknown key 'BUFFER_KB' "

@@ -320,6 +320,21 @@ static void expect_line(const struct fxtf_event *e, const char *want) {
 
 #define P "          worker-101     [003] .....     1.000002: "
 
+/* The function tracer's call as the kernel's function tracer prints it (trace_output.c,
+ * trace_fn_trace: "%ps <-%ps"): "func <-parent". */
+static void test_event_lines_function(void **state) {
+  (void)state;
+  struct fxtf_event e = make_event(FXT_EVENT_INSTANT, "function", "fib", 1000001500, 0);
+  e.ev.num_args = 1;
+  e.ev.args[0] = named(s("main"), "parent");
+  expect_line(&e, P "fib <-main\n");
+  e.ev.args[0] = named(s("main"), "caller"); /* another argument: an ad-hoc instant */
+  expect_line(&e, P "fib: caller=main\n");
+  e.ev.category = str("demo"); /* another category: the same */
+  e.ev.args[0] = named(s("main"), "parent");
+  expect_line(&e, P "fib: parent=main\n");
+}
+
 static void test_event_lines_adhoc(void **state) {
   (void)state;
   struct fxtf_event e = make_event(FXT_EVENT_INSTANT, "demo", "tick", 1000001500, 0);
@@ -416,6 +431,7 @@ int main(void) {
       cmocka_unit_test(test_printf_width_cap),
       cmocka_unit_test(test_values_and_pairs),
       cmocka_unit_test(test_event_lines_adhoc),
+      cmocka_unit_test(test_event_lines_function),
       cmocka_unit_test(test_event_lines_typed_printk_lost),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -142,8 +142,14 @@ static void check_described(struct checker *c, const struct fxt_record *rec, uin
   const char *sys = fxt_str_text(&ev->category, &sl), *nm = fxt_str_text(&ev->name, &nl);
   char why[200];
   const char *problem = NULL;
+  bool fn = sl == 8 && memcmp(sys, "function", 8) == 0; /* the function tracer's: named for
+                                                           each function, no description */
   if (ev->category.index == FXT_STR_REF_INLINE || ev->name.index == FXT_STR_REF_INLINE)
     problem = "category or name is an inline string (fxtrace interns both)";
+  else if (fn && ev->type != FXT_EVENT_INSTANT && ev->type != FXT_EVENT_DURATION_COMPLETE)
+    problem = "a function tracer's event is neither instant nor duration complete";
+  else if (fn)
+    return;
   else if (d == NULL || d->offset > rec->offset)
     problem = "no tracepoint description before the event";
   else if (!type_fits_kind(ev->type, d->kind)) {

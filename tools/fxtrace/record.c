@@ -32,12 +32,19 @@
 #define RECORD_EXIT_NOT_FOUND 127
 
 static const char k_usage[] =
-    "usage: fxtrace record [--help] [-e EVENTS] [-b KB] [-m MODE] [-o FILE] [--] CMD [ARGS...]\n"
+    "usage: fxtrace record [--help] [-e EVENTS] [-p TRACER [-l GLOB]... [-n GLOB]... [-g GLOB]...]\n"
+    "                      [-b KB] [-m MODE] [-o FILE] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with tracing on (every process of its tree linked with libfxtrace traces\n"
     "itself), waits for it, and merges the traces into FILE.\n"
     "  -e, --events EVENTS   tracepoints to enable: globs on system:event, comma-separated\n"
     "                        (default: all)\n"
+    "  -p, --plugin TRACER   function or function_graph: the function tracer, for code built\n"
+    "                        with -finstrument-functions (docs/functions.md)\n"
+    "  -l GLOB               trace only these functions (set_ftrace_filter; repeatable)\n"
+    "  -n GLOB               do not trace these functions (set_ftrace_notrace; repeatable)\n"
+    "  -g GLOB               function_graph: only what runs under these functions\n"
+    "                        (set_graph_function; repeatable)\n"
     "  -b, --buffer-kb KB    per-thread buffer size in KiB (default 4096)\n"
     "  -m, --mode MODE       discard (default), overwrite, block or block:MS\n"
     "  -o, --output FILE     the merged trace (default fxtrace.fxt); FILE.dat: as trace-cmd's\n"
@@ -52,7 +59,8 @@ static const char k_usage[] =
     "    2  usage error;  1  FILE could not be written (when CMD itself succeeded)\n";
 
 struct options {
-  const char *events, *mode, *output, *buffer_kb;
+  const char *events, *mode, *output, *buffer_kb, *tracer;
+  char *filter, *notrace, *graph; /* -l, -n, -g: globs joined by ',' (malloc'd) */
   char **cmd;
 };
 
@@ -74,6 +82,19 @@ static bool option_value(int argc, char **argv, int *i, const char *s, const cha
     return false;
   *missing = v == NULL;
   *out = v;
+  return true;
+}
+
+/* Adds glob to the ','-joined list *list (a repeatable option); false when out of memory. */
+static bool add_glob(char **list, const char *glob) {
+  size_t old = *list ? strlen(*list) : 0;
+  char *n = realloc(*list, old + strlen(glob) + 2);
+  if (n == NULL)
+    return false;
+  if (old)
+    n[old++] = ',';
+  strcpy(n + old, glob);
+  *list = n;
   return true;
 }
 
@@ -109,6 +130,15 @@ static int check_options(const struct options *o) {
   }
   if (o->output[0] == '\0')
     return usage_error("%sempty --output", "");
+  if (o->tracer && strcmp(o->tracer, "function") != 0 && strcmp(o->tracer, "function_graph") != 0 &&
+      strcmp(o->tracer, "nop") != 0)
+    return usage_error("bad --plugin '%s' (function, function_graph or nop)", o->tracer);
+  const char *lists[] = {o->filter, o->notrace, o->graph};
+  for (int i = 0; i < 3; i++)
+    if (lists[i] && strpbrk(lists[i], ";= \t"))
+      return usage_error("bad function glob in '%s' (no ';', '=' or blank)", lists[i]);
+  if ((o->filter || o->notrace || o->graph) && !o->tracer)
+    return usage_error("%s-l, -n and -g need -p function or -p function_graph", "");
   return -1;
 }
 
@@ -130,7 +160,19 @@ static int parse(int argc, char **argv, struct options *o) {
     }
     if (a[0] != '-' || a[1] == '\0')
       break; /* CMD */
-    if (!option_value(argc, argv, &i, "-e", "--events", &o->events, &missing) &&
+    const char *glob = NULL;
+    char **list = NULL;
+    if (option_value(argc, argv, &i, "-l", "--filter", &glob, &missing))
+      list = &o->filter;
+    else if (option_value(argc, argv, &i, "-n", "--notrace", &glob, &missing))
+      list = &o->notrace;
+    else if (option_value(argc, argv, &i, "-g", "--graph", &glob, &missing))
+      list = &o->graph;
+    if (list != NULL && !missing && !add_glob(list, glob))
+      return usage_error("%sout of memory", "");
+    if (list == NULL &&
+        !option_value(argc, argv, &i, "-e", "--events", &o->events, &missing) &&
+        !option_value(argc, argv, &i, "-p", "--plugin", &o->tracer, &missing) &&
         !option_value(argc, argv, &i, "-b", "--buffer-kb", &o->buffer_kb, &missing) &&
         !option_value(argc, argv, &i, "-m", "--mode", &o->mode, &missing) &&
         !option_value(argc, argv, &i, "-o", "--output", &o->output, &missing))
@@ -146,20 +188,29 @@ static int parse(int argc, char **argv, struct options *o) {
 
 /* ---- the FXTRACE value ---------------------------------------------------------------------- */
 
-/* "events=..;buffer_kb=..;mode=..;output=DIR/fxtrace-%p.fxt" with only the options given. A
- * '%' in DIR is written "%%" (FXTRACE's output escapes it); NULL when it does not fit. */
+static size_t len_of(const char *s) {
+  return s ? strlen(s) : 0;
+}
+
+/* "events=..;buffer_kb=..;mode=..;tracer=..;ftrace_filter=..;...;output=DIR/fxtrace-%p.fxt"
+ * with only the options given. A '%' in DIR is written "%%" (FXTRACE's output escapes it);
+ * NULL when it does not fit. */
 static char *fxtrace_value(const struct options *o, const char *dir) {
-  size_t cap = strlen(dir) * 2 + 64 + (o->events ? strlen(o->events) : 0) +
-               (o->mode ? strlen(o->mode) : 0) + (o->buffer_kb ? strlen(o->buffer_kb) : 0);
+  size_t cap = strlen(dir) * 2 + 160 + len_of(o->events) + len_of(o->mode) +
+               len_of(o->buffer_kb) + len_of(o->tracer) + len_of(o->filter) +
+               len_of(o->notrace) + len_of(o->graph);
   char *v = malloc(cap), *p = v;
   if (v == NULL)
     return NULL;
-  if (o->events)
-    p += sprintf(p, "events=%s;", o->events);
-  if (o->buffer_kb)
-    p += sprintf(p, "buffer_kb=%s;", o->buffer_kb);
-  if (o->mode)
-    p += sprintf(p, "mode=%s;", o->mode);
+  const struct {
+    const char *key, *value;
+  } given[] = {{"ftrace_filter", o->filter}, {"ftrace_notrace", o->notrace},
+               {"graph_function", o->graph}, {"tracer", o->tracer},
+               {"events", o->events},        {"buffer_kb", o->buffer_kb},
+               {"mode", o->mode}};
+  for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
+    if (given[i].value)
+      p += sprintf(p, "%s=%s;", given[i].key, given[i].value);
   p += sprintf(p, "output=");
   for (const char *d = dir; *d; d++) {
     if (*d == '%')
@@ -354,14 +405,17 @@ static bool output_writable(const char *output) {
 int cmd_record(int argc, char **argv) {
   struct options o;
   int rc = parse(argc, argv, &o);
+  if (rc < 0 && strcmp(o.output, "-") == 0 && cli_refuse_tty("record"))
+    rc = CLI_EXIT_USAGE;
+  else if (rc < 0 && !output_writable(o.output))
+    rc = CLI_EXIT_FAIL;
+  char *dir = rc < 0 ? make_dir() : NULL;
+  char *value = dir ? fxtrace_value(&o, dir) : NULL;
+  free(o.filter); /* in value now */
+  free(o.notrace);
+  free(o.graph);
   if (rc >= 0)
     return rc;
-  if (strcmp(o.output, "-") == 0 && cli_refuse_tty("record"))
-    return CLI_EXIT_USAGE;
-  if (!output_writable(o.output))
-    return CLI_EXIT_FAIL;
-  char *dir = make_dir();
-  char *value = dir ? fxtrace_value(&o, dir) : NULL;
   if (value == NULL) {
     if (dir)
       remove_dir(dir);

@@ -1,0 +1,64 @@
+/* fuzz/fuzz_elfsyms.c - libFuzzer target for fxt_fn_elf_functions() (src/host/functions_syms.c),
+ * the function tracer's reader of the symbol tables of the ELF files a process has loaded.
+ *
+ * The input is the image (in a heap buffer of exactly its size, so ASan sees any byte read
+ * past it). Properties checked (abort() on any violation, on top of ASan/UBSan):
+ *  - the result is 0 or FXT_EINVAL (the callback never fails here);
+ *  - every name is inside the image and NUL-terminated there;
+ *  - there are no more functions than 24-byte symbols fit in the image;
+ *  - a callback that fails at the k-th function stops the walk there with its code.
+ * Seeds: corpus/elfsyms (a small shared object with .symtab, the same stripped to .dynsym, a
+ * relocatable object).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fxtrace/errors.h>
+
+#include "host/functions_int.h"
+
+struct walk {
+  const unsigned char *base;
+  size_t size;
+  uint64_t n, stop_at;
+};
+
+static void check(int ok)
+{
+  if (!ok)
+    abort();
+}
+
+static int on_function(void *ctx, const char *name, uint64_t value, uint64_t size, bool global)
+{
+  struct walk *w = ctx;
+  (void)value, (void)size, (void)global;
+  const unsigned char *p = (const unsigned char *)name;
+  check(p >= w->base && p < w->base + w->size);
+  check(memchr(p, 0, (size_t)(w->base + w->size - p)) != NULL);
+  if (++w->n == w->stop_at)
+    return -12345;
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  unsigned char *img = malloc(size ? size : 1);
+  if (!img)
+    return 0;
+  memcpy(img, data, size);
+  struct walk w = {img, size, 0, 0};
+  int rc = fxt_fn_elf_functions(img, size, on_function, &w);
+  check(rc == 0 || rc == FXT_EINVAL);
+  check(w.n <= size / 24);
+  if (rc == 0 && w.n > 0) {
+    struct walk s = {img, size, 0, (w.n + 1) / 2};
+    check(fxt_fn_elf_functions(img, size, on_function, &s) == -12345);
+    check(s.n == s.stop_at);
+  }
+  free(img);
+  return 0;
+}

@@ -1,0 +1,357 @@
+/* functions.c - the function tracer's runtime: the entry and exit hooks, each thread's shadow
+ * stack, and the records they write (ftrace's `function` and `function_graph` tracers for the
+ * functions of a program built with fxtrace-functions' flags).
+ *
+ * Design (docs/functions.md has the user's side):
+ *
+ * Layers. An entry mechanism calls fxt_fn_entry(fn, site, cfa) when an instrumented function
+ * starts and fxt_fn_exit(fn, site, cfa) when it returns: fn is the function's entry address,
+ * site the return address into its caller, cfa a stack pointer of the activation's frame: not
+ * the same at both ends (GCC jumps to the exit hook from a function with no call left, so the
+ * hook sees the caller's stack pointer; Clang with ASan calls the entry hook before the frame
+ * is allocated), but below it is only what the activation called. The first mechanism is GCC's
+ * and Clang's -finstrument-functions (__cyg_profile_func_enter/exit, below); the
+ * patchable-entry engine (-fpatchable-function-entry, code rewritten live) will call the same
+ * two functions from its trampoline, and observe the return through the shadow stack's frame
+ * as well. Everything above the hooks - the settings, filters, names, records - is the
+ * runtime's, whichever mechanism calls it.
+ *
+ * Off path. Each hook loads fxt_fn_set.mode (relaxed) and returns when it is FXT_FN_NOP: one
+ * load and a branch in the hook, and the call the compiler planted.
+ *
+ * Shadow stack. Each thread has one in initial-exec TLS (struct fn_thread, no allocation, no
+ * lock: a hook may run in any thread at any time, a signal handler included). A frame holds
+ * fn, site, cfa and the entry's timestamp; every instrumented call is pushed, traced or not,
+ * so an exit finds its own frame: the first from the top with its fn and site. Frames above
+ * it (their cfa below the exit's) are activations left without their exit
+ * (longjmp, a C++ exception, a handler that jumped out): popped and counted as cut, never
+ * closed with a made-up time. (A jump that lands inside a recursive function, above frames of
+ * the same function called from the same site, cannot be told from its own frame: the next
+ * exits then take those frames' times. Frames deeper than FXT_FN_DEPTH are counted
+ * (overflow) and not traced.) A switch of the tracer raises fxt_fn_set.gen; a thread that
+ * sees a new generation drops its frames (counted as cut), and a thread's exit counts those
+ * it left open (pthread_exit unwinds without the exit hooks: a key's destructor, the key set
+ * at the thread's first hook of a generation). Signal safety: a push claims its
+ * index before writing the frame, a pop reads the frame before giving the index back
+ * (compiler barriers between), so a handler that interrupts either pushes and pops above it.
+ *
+ * Names. When the tracer is switched on, functions_syms.c builds a table of every function of
+ * every loaded object (ELF symtab, else dynsym; PIE and ASLR by the objects' load bias;
+ * demangled when the process has __cxa_demangle) with a hash of entry addresses. The hook
+ * finds its function there (one hash probe); the name is interned the first time a record
+ * names it (intern.c: lock-free, no allocation) and the index kept in the table, so the
+ * records carry string refs and the file names every function: no binary is needed to read it.
+ * A function the table does not know is named "0x<address>" (not traced when a filter is set).
+ *
+ * Records, through the thread's ring as every event (drops counted in-band by the writer):
+ *   function        an instant event, category "function", named for the function, with one
+ *                   argument "parent": the caller's name (the shadow stack's previous frame,
+ *                   else the function that contains the return address)
+ *   function_graph  a complete (duration) event, category "function", named for the
+ *                   function, from entry to exit, written at the exit: a slice on the thread's
+ *                   track in Perfetto; one record per call, and tracing_thresh can leave out
+ *                   short calls without having written their entry
+ */
+#define _GNU_SOURCE
+#include <fxtrace/fxtrace.h>
+#include <fxtrace/functions.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "functions_int.h"
+#include "intern.h"
+
+#define FXT_FN_DEPTH 64 /* frames of a thread's shadow stack */
+
+/* Low bits of a frame's cfa (the stack is at least 8-byte aligned). */
+#define FRAME_TRACED 1u  /* its exit writes a record (function_graph) */
+#define FRAME_NOGRAPH 2u /* set_graph_notrace: nothing under it is traced */
+#define FRAME_BITS 3u
+
+struct fn_frame {
+  uintptr_t fn;
+  uintptr_t site; /* the return address into the caller */
+  uintptr_t cfa;  /* | FRAME_* bits */
+  uint64_t start;
+};
+
+/* A thread's shadow stack: owner thread only (and its signal handlers, see above). */
+struct fn_thread {
+  uint32_t n;        /* frames pushed, including those past FXT_FN_DEPTH (not stored) */
+  uint32_t gen;      /* fxt_fn_set.gen its frames belong to */
+  uint32_t keyed;    /* fn_key's value set: the thread's exit counts its open frames */
+  uint32_t traced;   /* frames with FRAME_TRACED */
+  uint32_t nograph;  /* frames with FRAME_NOGRAPH */
+  struct fn_frame f[FXT_FN_DEPTH];
+};
+
+static _Thread_local struct fn_thread fn_tls __attribute__((tls_model("initial-exec")));
+
+struct fxt_fn_settings fxt_fn_set;
+struct fxt_fn_counts fxt_fn_counts;
+
+#define NOINSTR __attribute__((no_instrument_function))
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+/* The interned name of fn (0 when the string table is full). */
+NOINSTR static uint32_t name_ref(struct fxt_fn_sym *s, uintptr_t fn)
+{
+  if (s) {
+    uint32_t ref = atomic_load_explicit(&s->ref, memory_order_relaxed);
+    if (FXT_LIKELY(ref != 0))
+      return ref;
+    int r = fxt_intern_cstr(s->name);
+    if (r <= 0)
+      return 0;
+    atomic_store_explicit(&s->ref, (uint32_t)r, memory_order_relaxed);
+    return (uint32_t)r;
+  }
+  char hex[2 + 16 + 1];
+  int len = snprintf(hex, sizeof hex, "0x%lx", (unsigned long)fn);
+  int r = fxt_intern(hex, (uint32_t)len);
+  return r > 0 ? (uint32_t)r : 0;
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+/* One record named for the function: function_graph's complete event [start, last = its end],
+ * or function's instant (now; last = its one argument, the parent). */
+NOINSTR static void write_record(struct fxt_fn_sym *s, uintptr_t fn, uint32_t etype,
+                                 uint64_t start, uint64_t last)
+{
+  struct fxt_tslot *t = fxt_emit_enter();
+  if (!t)
+    return;
+  uint32_t cpu = fxt_current_cpu();
+  uint32_t nargs = etype == FXT_EVENT_INSTANT;
+  uint64_t now = nargs ? fxt_ticks() : last; /* an instant's time: read inside the emission */
+  start = nargs ? now : start;
+  uint32_t cat = atomic_load_explicit(&fxt_fn_set.category, memory_order_relaxed);
+  uint32_t words = 3 + fxt_emit_thread_words(t);
+  uint64_t hdr = fxt_w_event(etype, nargs) | fxt_w_size(words) | t->thread_bits |
+                 fxt_w_event_strings(cat, name_ref(s, fn));
+  struct fxt_cursor c;
+  if (fxt_emit_reserve(t, cpu, now, hdr, &c)) {
+    fxt_put(&c, hdr);
+    fxt_put_event_head(&c, t, start);
+    fxt_put(&c, last);
+    fxt_emit_commit(t, &c);
+    fxt_fast_refresh(t);
+  }
+  fxt_emit_leave(t);
+}
+
+/* function: an instant named for the function, its caller's name as argument "parent". */
+NOINSTR static void write_call(struct fxt_fn_sym *s, uintptr_t fn, struct fxt_fn_sym *ps,
+                               uintptr_t parent)
+{
+  uint32_t arg = atomic_load_explicit(&fxt_fn_set.parent_name, memory_order_relaxed);
+  write_record(s, fn, FXT_EVENT_INSTANT, 0,
+               fxt_w_arg(FXT_ARG_STRING, 1, arg) |
+                   (uint64_t)name_ref(ps, parent) << FXT_ARG_STRING_VALUE_SHIFT);
+}
+
+/* ---- the shadow stack ------------------------------------------------------------------- */
+
+/* Pops the top frame (stored or not), keeping the counts of its bits. */
+NOINSTR static void pop(struct fn_thread *th, struct fn_frame *out)
+{
+  uint32_t n = th->n;
+  if (n <= FXT_FN_DEPTH) {
+    *out = th->f[n - 1];
+    th->traced -= (out->cfa & FRAME_TRACED) != 0;
+    th->nograph -= (out->cfa & FRAME_NOGRAPH) != 0;
+  } else {
+    out->fn = 0;
+    out->cfa = 0;
+  }
+  atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
+  th->n = n - 1;
+}
+
+/* Frames left open, counted as cut (those past FXT_FN_DEPTH were counted as overflow). */
+NOINSTR static void cut_all(struct fn_thread *th)
+{
+  uint32_t open = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
+  if (open)
+    atomic_fetch_add_explicit(&fxt_fn_counts.cut, open, memory_order_relaxed);
+  th->n = th->traced = th->nograph = 0;
+}
+
+/* A thread's exit: pthread_exit (or a cancellation) unwinds without the exit hooks. Runs in
+ * the exiting thread (the key's destructor), after its last hook. */
+static pthread_key_t fn_key;
+static pthread_once_t fn_key_once = PTHREAD_ONCE_INIT;
+
+NOINSTR static void thread_gone(void *arg)
+{
+  struct fn_thread *th = arg;
+  if (th->gen == atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed))
+    cut_all(th);
+}
+
+NOINSTR static void make_key(void)
+{
+  pthread_key_create(&fn_key, thread_gone);
+}
+
+NOINSTR void fxt_fn_runtime_setup(void)
+{
+  pthread_once(&fn_key_once, make_key);
+}
+
+/* A thread that sees a new generation drops the frames of the older one; the first time,
+ * it sets its key (one of the first 32 keys: no allocation) so its exit counts what it left
+ * open. */
+NOINSTR static void check_gen(struct fn_thread *th)
+{
+  uint32_t gen = atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed);
+  if (FXT_LIKELY(th->gen == gen))
+    return;
+  cut_all(th);
+  th->gen = gen;
+  if (!th->keyed) {
+    th->keyed = 1;
+    pthread_setspecific(fn_key, th);
+  }
+}
+
+/* Whether a call of s is traced, given the frames open (ftrace's rules: set_ftrace_filter
+ * and set_ftrace_notrace choose functions; in function_graph, set_graph_function traces
+ * only what runs under those functions, set_graph_notrace nothing under them, and
+ * max_graph_depth stops at that many traced frames). */
+NOINSTR static bool traced(const struct fn_thread *th, const struct fxt_fn_sym *s,
+                           uint32_t mode, uint32_t *frame_bits)
+{
+  uint32_t fl = s ? atomic_load_explicit(&s->flags, memory_order_relaxed) : 0;
+  bool on = !(fl & FXT_FN_F_NOTRACE) &&
+            (!atomic_load_explicit(&fxt_fn_set.has_filter, memory_order_relaxed) ||
+             (fl & FXT_FN_F_FILTER));
+  if (mode != FXT_FN_GRAPH)
+    return on;
+  if (th->nograph || (fl & FXT_FN_F_GRAPH_NOTRACE)) {
+    *frame_bits |= FRAME_NOGRAPH;
+    return false;
+  }
+  if (atomic_load_explicit(&fxt_fn_set.has_graph, memory_order_relaxed) && th->traced == 0 &&
+      !(fl & FXT_FN_F_GRAPH))
+    return false;
+  uint32_t max = atomic_load_explicit(&fxt_fn_set.max_depth, memory_order_relaxed);
+  if (max && th->traced >= max)
+    return false;
+  if (on)
+    *frame_bits |= FRAME_TRACED;
+  return on;
+}
+
+NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
+{
+  struct fn_thread *th = &fn_tls;
+  check_gen(th);
+  uint32_t n = th->n;
+  th->n = n + 1; /* claimed before it is written: a handler pushes above it */
+  atomic_signal_fence(memory_order_seq_cst);
+  if (n >= FXT_FN_DEPTH) {
+    atomic_fetch_add_explicit(&fxt_fn_counts.overflow, 1, memory_order_relaxed);
+    return;
+  }
+  struct fxt_fn_table *tab = fxt_fn_table_current();
+  struct fxt_fn_sym *s = tab ? fxt_fn_sym_entry(tab, fn) : NULL;
+  uint32_t bits = 0;
+  bool on = (s || !atomic_load_explicit(&fxt_fn_set.has_filter, memory_order_relaxed)) &&
+            traced(th, s, mode, &bits);
+  struct fn_frame *f = &th->f[n];
+  f->fn = fn;
+  f->site = site;
+  f->cfa = cfa | bits;
+  f->start = 0;
+  th->traced += (bits & FRAME_TRACED) != 0;
+  th->nograph += (bits & FRAME_NOGRAPH) != 0;
+  if (mode == FXT_FN_GRAPH) {
+    if (on)
+      f->start = fxt_ticks(); /* last: the entry's own work is not in the slice */
+    return;
+  }
+  if (!on)
+    return;
+  /* The parent: the frame below when it is the caller's (its cfa not below ours: equal for
+   * an inlined call, whose hooks see the containing function's frame), else the
+   * function that holds the return address. */
+  uintptr_t parent = 0;
+  struct fxt_fn_sym *ps = NULL;
+  if (n > 0 && (th->f[n - 1].cfa & ~(uintptr_t)FRAME_BITS) >= cfa) {
+    parent = th->f[n - 1].fn;
+    ps = tab ? fxt_fn_sym_entry(tab, parent) : NULL;
+  } else {
+    ps = tab ? fxt_fn_sym_at(tab, site) : NULL;
+    parent = ps ? ps->addr : site;
+  }
+  write_call(s, fn, ps, parent);
+}
+
+NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
+{
+  uint64_t end = mode == FXT_FN_GRAPH ? fxt_ticks() : 0; /* first: the exit's own work is not
+                                                             in the slice */
+  struct fn_thread *th = &fn_tls;
+  check_gen(th);
+  struct fn_frame f;
+  for (;;) {
+    if (th->n == 0)
+      return; /* an exit without its entry (the tracer was switched on inside it) */
+    if (th->n > FXT_FN_DEPTH) { /* not stored: ours, unless a jump left it (not known) */
+      pop(th, &f);
+      return;
+    }
+    const struct fn_frame *top = &th->f[th->n - 1];
+    uintptr_t tcfa = top->cfa & ~(uintptr_t)FRAME_BITS;
+    bool ours = top->fn == fn && top->site == site;
+    if (!ours && tcfa >= cfa)
+      return; /* as above: the frame on top is a caller's */
+    pop(th, &f);
+    if (ours)
+      break;
+    /* Deeper than ours: left without its exit, a jump went past it. */
+    atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
+  }
+  if (!(f.cfa & FRAME_TRACED) || mode != FXT_FN_GRAPH)
+    return;
+  uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
+  if (thresh && end - f.start < thresh)
+    return;
+  struct fxt_fn_table *tab = fxt_fn_table_current();
+  write_record(tab ? fxt_fn_sym_entry(tab, fn) : NULL, fn, FXT_EVENT_DURATION_COMPLETE, f.start,
+               end);
+}
+
+/* ---- -finstrument-functions ------------------------------------------------------------- */
+
+/* The compiler's hooks, called at each instrumented function's start and before each of its
+ * returns. __builtin_dwarf_cfa() is the stack pointer of the hook's caller at the call: the
+ * instrumented function's, or at the exit hook its caller's when the compiler jumped to the
+ * hook (the design, above). site is the instrumented function's return address at both. */
+FXT_API NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
+{
+  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
+  if (FXT_LIKELY(mode == FXT_FN_NOP))
+    return;
+  fxt_fn_entry((uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_dwarf_cfa(), mode);
+}
+
+FXT_API NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
+{
+  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
+  if (FXT_LIKELY(mode == FXT_FN_NOP))
+    return;
+  fxt_fn_exit((uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_dwarf_cfa(), mode);
+}
+
+FXT_API int fxt_functions_counts(struct fxt_functions_counts *c)
+{
+  if (!c || c->struct_size < sizeof(*c))
+    return FXT_EINVAL;
+  c->cut = atomic_load_explicit(&fxt_fn_counts.cut, memory_order_relaxed);
+  c->overflow = atomic_load_explicit(&fxt_fn_counts.overflow, memory_order_relaxed);
+  return 0;
+}

@@ -1,0 +1,292 @@
+/* functions_syms.c - the function tracer's names: every function of every loaded object, read
+ * from the objects' ELF files (.symtab, else .dynsym) when the tracer is set up, sorted by
+ * address with a hash of entry addresses for the hooks (functions_int.h).
+ *
+ * Built on the control side (allocates, opens files) under fxt_fn_lock; published with a
+ * release store that pairs with the hooks' acquire load in fxt_fn_table_current, and never
+ * freed: a hook may be reading a table at any time, and a rebuild happens only when objects
+ * were loaded or unloaded (dl_iterate_phdr's adds and subs counters moved). Addresses are the
+ * symbols' values plus each object's load bias, so PIE executables and ASLR need nothing more.
+ * C++ names are demangled with __cxa_demangle when the process has it (found with dlsym:
+ * C programs do not need libstdc++).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fxtrace/errors.h>
+
+#include "../base/grow.h"
+#include "functions_int.h"
+
+static _Atomic(struct fxt_fn_table *) table;
+
+struct fxt_fn_table *fxt_fn_table_current(void)
+{
+  /* Acquire pairs with the release store in fxt_fn_table_update: the table is complete. */
+  return atomic_load_explicit(&table, memory_order_acquire);
+}
+
+static uint32_t hash_addr(uintptr_t a, uint32_t mask)
+{
+  return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
+{
+  for (uint32_t h = hash_addr(addr, t->mask);; h = (h + 1) & t->mask) {
+    uint32_t i = t->hash[h];
+    if (i == 0)
+      return NULL;
+    if (t->syms[i - 1].addr == addr)
+      return &t->syms[i - 1];
+  }
+}
+
+struct fxt_fn_sym *fxt_fn_sym_at(const struct fxt_fn_table *t, uintptr_t addr)
+{
+  uint32_t lo = 0, hi = t->n; /* the last sym with sym.addr <= addr */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->syms[mid].addr <= addr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0)
+    return NULL;
+  struct fxt_fn_sym *s = &t->syms[lo - 1];
+  return addr - s->addr < (s->size ? s->size : 1) ? s : NULL;
+}
+
+/* ---- reading the objects ---------------------------------------------------------------- */
+
+struct build {
+  struct fxt_fn_sym *syms;
+  size_t n, cap;
+  char **objs;
+  size_t nobjs, objcap;
+  char *(*demangle)(const char *, char *, size_t *, int *);
+  bool failed;
+};
+
+static char *name_copy(struct build *b, const char *name)
+{
+  if (b->demangle && name[0] == '_' && name[1] == 'Z') {
+    int status = 0;
+    char *d = b->demangle(name, NULL, NULL, &status);
+    if (d && status == 0)
+      return d;
+    free(d);
+  }
+  return strdup(name);
+}
+
+/* Headers read with memcpy: a file's offsets need not be aligned. */
+static bool read_at(const unsigned char *m, size_t size, uint64_t off, void *out, size_t n)
+{
+  if (off > size || n > size - off)
+    return false;
+  memcpy(out, m + off, n);
+  return true;
+}
+
+int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void *ctx)
+{
+  const unsigned char *m = image;
+  ElfW(Ehdr) eh;
+  if (!read_at(m, size, 0, &eh, sizeof eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
+      eh.e_shoff > size || (size - eh.e_shoff) / sizeof(ElfW(Shdr)) < eh.e_shnum)
+    return FXT_EINVAL;
+  ElfW(Shdr) sym, str;
+  bool found = false;
+  for (int pass = 0; pass < 2 && !found; pass++) /* .symtab (static functions too), .dynsym */
+    for (uint32_t i = 0; i < eh.e_shnum && !found; i++) {
+      read_at(m, size, eh.e_shoff + (uint64_t)i * sizeof sym, &sym, sizeof sym);
+      found = sym.sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM);
+    }
+  if (!found)
+    return 0;
+  if (sym.sh_link >= eh.e_shnum || sym.sh_entsize != sizeof(ElfW(Sym)) ||
+      !read_at(m, size, eh.e_shoff + (uint64_t)sym.sh_link * sizeof str, &str, sizeof str) ||
+      sym.sh_offset > size || sym.sh_size > size - sym.sh_offset || str.sh_offset > size ||
+      str.sh_size > size - str.sh_offset || str.sh_size == 0)
+    return FXT_EINVAL;
+  const char *names = (const char *)m + str.sh_offset;
+  uint64_t count = sym.sh_size / sizeof(ElfW(Sym));
+  for (uint64_t i = 0; i < count; i++) {
+    ElfW(Sym) s;
+    read_at(m, size, sym.sh_offset + i * sizeof s, &s, sizeof s);
+    unsigned type = ELF64_ST_TYPE(s.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+        s.st_value == 0 || s.st_name >= str.sh_size ||
+        !memchr(names + s.st_name, 0, str.sh_size - s.st_name))
+      continue;
+    int rc = fn(ctx, names + s.st_name, s.st_value, s.st_size,
+                ELF64_ST_BIND(s.st_info) != STB_LOCAL);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+struct object {
+  struct build *b;
+  uintptr_t bias;
+  uint32_t obj;
+};
+
+static int add_function(void *ctx, const char *name, uint64_t value, uint64_t size, bool global)
+{
+  struct object *o = ctx;
+  struct build *b = o->b;
+  if (!fxt_grow((void **)&b->syms, &b->cap, b->n + 1, sizeof(*b->syms), 4096))
+    return FXT_ENOMEM;
+  struct fxt_fn_sym *f = &b->syms[b->n];
+  memset(f, 0, sizeof(*f));
+  f->addr = o->bias + value;
+  f->size = size;
+  f->obj = o->obj;
+  f->name = name_copy(b, name);
+  if (!f->name)
+    return FXT_ENOMEM;
+  /* flags holds the binding until the table is sorted (by_addr): a global one first */
+  atomic_init(&f->flags, global ? 1u : 0u);
+  b->n++;
+  return 0;
+}
+
+/* The functions of the ELF file at path, loaded at bias. A file that is not a readable ELF
+ * of our class is skipped. */
+static void read_object(struct build *b, const char *path, uintptr_t bias, uint32_t obj)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  struct stat st;
+  void *map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && st.st_size > 0)
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED)
+    return;
+  struct object o = {b, bias, obj};
+  if (fxt_fn_elf_functions(map, (size_t)st.st_size, add_function, &o) == FXT_ENOMEM)
+    b->failed = true;
+  munmap(map, (size_t)st.st_size);
+}
+
+static int object_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
+{
+  (void)sz;
+  struct build *b = ctx;
+  const char *name = info->dlpi_name;
+  bool exe = b->nobjs == 0; /* the executable comes first */
+  if (!exe && (!name || name[0] != '/'))
+    return 0; /* the vDSO: no file */
+  if (!fxt_grow((void **)&b->objs, &b->objcap, b->nobjs + 1, sizeof(*b->objs), 16)) {
+    b->failed = true;
+    return 1;
+  }
+  const char *base = exe ? "" : strrchr(name, '/') + 1;
+  b->objs[b->nobjs] = strdup(base);
+  if (!b->objs[b->nobjs]) {
+    b->failed = true;
+    return 1;
+  }
+  read_object(b, exe ? "/proc/self/exe" : name, info->dlpi_addr, (uint32_t)b->nobjs);
+  b->nobjs++;
+  return 0;
+}
+
+static int by_addr(const void *x, const void *y)
+{
+  const struct fxt_fn_sym *a = x, *b = y;
+  if (a->addr != b->addr)
+    return a->addr < b->addr ? -1 : 1;
+  /* At one address, a global name first (malloc before __libc_malloc's local alias). */
+  uint32_t ga = atomic_load_explicit(&a->flags, memory_order_relaxed);
+  uint32_t gb = atomic_load_explicit(&b->flags, memory_order_relaxed);
+  return ga == gb ? strcmp(a->name, b->name) : ga > gb ? -1 : 1;
+}
+
+static int counts_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
+{
+  uint64_t *c = ctx;
+  (void)sz;
+  c[0] = info->dlpi_adds;
+  c[1] = info->dlpi_subs;
+  return 1;
+}
+
+/* A rebuild keeps the filters: the flags of each function of the old table that has some go
+ * to the functions of the same name in the new one. */
+static void keep_flags(const struct fxt_fn_table *old, struct fxt_fn_table *t)
+{
+  for (uint32_t i = 0; old && i < old->n; i++) {
+    uint32_t fl = atomic_load_explicit(&old->syms[i].flags, memory_order_relaxed);
+    for (uint32_t j = 0; fl && j < t->n; j++)
+      if (strcmp(old->syms[i].name, t->syms[j].name) == 0)
+        atomic_store_explicit(&t->syms[j].flags, fl, memory_order_relaxed);
+  }
+}
+
+struct fxt_fn_table *fxt_fn_table_update(void)
+{
+  struct fxt_fn_table *old = fxt_fn_table_current();
+  uint64_t counts[2] = {0, 0};
+  dl_iterate_phdr(counts_fn, counts);
+  if (old && old->adds == counts[0] && old->subs == counts[1])
+    return old;
+  struct build b = {0};
+  *(void **)&b.demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+  dl_iterate_phdr(object_fn, &b);
+  struct fxt_fn_table *t = calloc(1, sizeof(*t));
+  if (b.failed || !t) {
+    free(t);
+    return old; /* what was read stays allocated: rare, and the process is short of memory */
+  }
+  qsort(b.syms, b.n, sizeof(*b.syms), by_addr);
+  size_t w = 0; /* one function per address */
+  for (size_t r = 0; r < b.n; r++) {
+    if (w > 0 && b.syms[w - 1].addr == b.syms[r].addr) {
+      free((void *)b.syms[r].name);
+      continue;
+    }
+    b.syms[w++] = b.syms[r];
+  }
+  uint32_t slots = 16;
+  while (slots < 2 * w)
+    slots *= 2;
+  t->hash = calloc(slots, sizeof(*t->hash));
+  if (!t->hash) {
+    free(t);
+    return old;
+  }
+  t->syms = b.syms;
+  t->n = (uint32_t)w;
+  t->mask = slots - 1;
+  t->objs = b.objs;
+  t->nobjs = (uint32_t)b.nobjs;
+  t->adds = counts[0];
+  t->subs = counts[1];
+  for (uint32_t i = 0; i < t->n; i++) {
+    atomic_store_explicit(&t->syms[i].flags, 0, memory_order_relaxed);
+    uint32_t h = hash_addr(t->syms[i].addr, t->mask);
+    while (t->hash[h])
+      h = (h + 1) & t->mask;
+    t->hash[h] = i + 1;
+  }
+  keep_flags(old, t);
+  /* Release pairs with the acquire in fxt_fn_table_current. */
+  atomic_store_explicit(&table, t, memory_order_release);
+  return t;
+}

@@ -1,0 +1,29 @@
+/* fn_prog.c - a program built with -finstrument-functions for functions_record.sh: fib(N)
+ * (argv[1]) from a second function, so the call tree and counts are known:
+ * main -> fn_run -> fn_fib(N) making C(N) = 1 + C(N-1) + C(N-2) calls (C(0) = C(1) = 1). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(__clang__)
+#define KEEP __attribute__((noinline))
+#else
+#define KEEP __attribute__((noinline, noipa))
+#endif
+
+KEEP static int fn_fib(int n)
+{
+  return n < 2 ? n : fn_fib(n - 1) + fn_fib(n - 2);
+}
+
+KEEP static int fn_run(int n)
+{
+  return fn_fib(n);
+}
+
+int main(int argc, char **argv)
+{
+  /* strtol, not atoi: glibc's atoi is an inline function, which Clang instruments */
+  int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 10;
+  printf("%d\n", fn_run(n));
+  return 0;
+}

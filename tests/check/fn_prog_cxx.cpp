@@ -1,0 +1,20 @@
+// fn_prog_cxx.cpp - a C++ program built with -finstrument-functions for functions_record.sh:
+// ns::K::f(N) (argv[1]) recurses N times, so N + 1 activations of the demangled
+// ns::K::f(int), and a function template, double twice<double>(double), once.
+#include <cstdio>
+#include <cstdlib>
+
+namespace ns {
+struct K {
+  __attribute__((noinline)) int f(int x) { return x > 0 ? f(x - 1) + 1 : 0; }
+};
+} // namespace ns
+
+template <class T> __attribute__((noinline)) T twice(T v) { return v * 2; }
+
+int main(int argc, char **argv)
+{
+  ns::K k;
+  std::printf("%d %g\n", k.f(argc > 1 ? (int)std::strtol(argv[1], nullptr, 10) : 3), twice(1.5));
+  return 0;
+}

@@ -1,0 +1,464 @@
+/* test_functions.c - the function tracer (src/host/functions*.c) on the functions of
+ * fn/fn_traced.c, built with -finstrument-functions: switched on and off with the tracefs
+ * files, its records read back from the session's file.
+ *
+ * Expected values come from the programs' own structure: fib(n) makes C(n) = 1 + C(n-1) +
+ * C(n-2) activations (C(0) = C(1) = 1), computed here by a loop; a call tree's depth and the
+ * functions it calls are the source's.
+ */
+#define _GNU_SOURCE
+#include <fxtrace/functions.h>
+#include <fxtrace/fxt.h>
+#include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../fxtcount.h"
+#include "fn/fn_traced.h"
+
+#define MAX_EVENTS 400000
+
+struct ev {
+  uint32_t type;       /* FXT_EVENT_INSTANT or FXT_EVENT_DURATION_COMPLETE */
+  char name[64];       /* the function */
+  char parent[64];     /* function tracer: the "parent" argument */
+  uint64_t start, end; /* end: complete events only */
+  uint64_t tid;
+};
+
+static struct ev evs[MAX_EVENTS];
+static size_t nevs;
+static uint64_t dropped; /* drop_stats, overrun and lost records' counts */
+static char path[256];
+
+/* Activations of fib(n). */
+static uint64_t fib_calls(int n)
+{
+  uint64_t a = 1, b = 1; /* C(0), C(1) */
+  for (int i = 2; i <= n; i++) {
+    uint64_t c = 1 + a + b;
+    a = b;
+    b = c;
+  }
+  return n == 0 ? a : b;
+}
+
+static void copy_str(char *dst, size_t size, const struct fxt_str_ref *r)
+{
+  size_t n = r->len < size - 1 ? r->len : size - 1;
+  memcpy(dst, r->data, n);
+  dst[n] = 0;
+}
+
+static void start(void)
+{
+  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-functions-%d.fxt", (int)getpid());
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "",
+                                   .buffer_kb = 8192, .output = path};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+}
+
+static void echo(const char *file, const char *value)
+{
+  ssize_t rc = fxt_fs_echo(file, value);
+  if (rc < 0)
+    fail_msg("echo '%s' > %s: %zd", value, file, rc);
+}
+
+/* Stops the session and reads the function tracer's records of its file. */
+static void stop_and_read(void)
+{
+  echo("current_tracer", "nop");
+  assert_int_equal(fxt_session_stop(), 0);
+  static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
+  size_t n = 0;
+  unsigned char *buf = fxtcount_read(path, &n);
+  assert_non_null(buf);
+  struct fxt_decoder d;
+  fxt_decoder_init(&d, buf, n, table);
+  static struct fxt_record r;
+  char err[256];
+  int rc;
+  nevs = 0;
+  dropped = 0;
+  while ((rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1) {
+    if (r.kind != FXT_KIND_EVENT)
+      continue;
+    const struct fxt_event *e = &r.u.event;
+    if (fxtcount_is(&e->category, "kernel:meta") &&
+        (fxtcount_is(&e->name, "drop_stats") || fxtcount_is(&e->name, "overrun") ||
+         fxtcount_is(&e->name, "lost")))
+      dropped += e->num_args ? e->args[0].value.u32 : 0;
+    if (!fxtcount_is(&e->category, "function"))
+      continue;
+    assert_true(nevs < MAX_EVENTS);
+    struct ev *v = &evs[nevs++];
+    memset(v, 0, sizeof(*v));
+    v->type = e->type;
+    copy_str(v->name, sizeof(v->name), &e->name);
+    v->start = e->timestamp;
+    v->end = e->type == FXT_EVENT_DURATION_COMPLETE ? e->trailer : e->timestamp;
+    v->tid = e->thread.thread_koid;
+    if (e->num_args == 1 && fxtcount_is(&e->args[0].name, "parent"))
+      copy_str(v->parent, sizeof(v->parent), &e->args[0].value.str);
+  }
+  free(buf);
+  unlink(path);
+  if (rc != 0)
+    fail_msg("decoding %s: %s", path, err);
+}
+
+static uint64_t count(uint32_t type, const char *name)
+{
+  uint64_t c = 0;
+  for (size_t i = 0; i < nevs; i++)
+    c += evs[i].type == type && strcmp(evs[i].name, name) == 0;
+  return c;
+}
+
+static uint64_t slices(const char *name)
+{
+  return count(FXT_EVENT_DURATION_COMPLETE, name);
+}
+
+/* The slices of each thread nest: sorted by start (then longest first), each one ends by the
+ * end of every slice still open around it. Returns the deepest nesting seen. */
+static int by_start(const void *x, const void *y)
+{
+  const struct ev *a = x, *b = y;
+  if (a->tid != b->tid)
+    return a->tid < b->tid ? -1 : 1;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return a->end > b->end ? -1 : a->end < b->end;
+}
+
+static int check_nesting(void)
+{
+  static struct ev sorted[MAX_EVENTS];
+  size_t n = 0;
+  for (size_t i = 0; i < nevs; i++)
+    if (evs[i].type == FXT_EVENT_DURATION_COMPLETE)
+      sorted[n++] = evs[i];
+  qsort(sorted, n, sizeof(*sorted), by_start);
+  static const struct ev *open[4096];
+  int depth = 0, deepest = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct ev *e = &sorted[i];
+    assert_true(e->start <= e->end);
+    while (depth > 0 && (open[depth - 1]->tid != e->tid || open[depth - 1]->end <= e->start))
+      depth--;
+    if (depth > 0 && e->end > open[depth - 1]->end)
+      fail_msg("%s [%llu, %llu] overlaps %s [%llu, %llu]", e->name,
+               (unsigned long long)e->start, (unsigned long long)e->end, open[depth - 1]->name,
+               (unsigned long long)open[depth - 1]->start,
+               (unsigned long long)open[depth - 1]->end);
+    assert_true(depth < 4096);
+    open[depth++] = e;
+    deepest = depth > deepest ? depth : deepest;
+  }
+  return deepest;
+}
+
+static uint64_t cut_count(void)
+{
+  struct fxt_functions_counts c = {.struct_size = sizeof(c)};
+  assert_int_equal(fxt_functions_counts(&c), 0);
+  return c.cut;
+}
+
+static void read_file(const char *file, char *buf, size_t size)
+{
+  ssize_t n = fxt_fs_cat(file, buf, size);
+  assert_true(n >= 0);
+  buf[n < (ssize_t)size ? n : (ssize_t)size - 1] = 0;
+}
+
+/* ---- the tests -------------------------------------------------------------------------- */
+
+/* function_graph: every activation of fib is one slice, nested as the recursion. */
+static void test_graph_counts(void **state)
+{
+  (void)state;
+  uint64_t cut = cut_count();
+  start();
+  echo("current_tracer", "function_graph");
+  assert_int_equal(fn_driver(15), 610);
+  stop_and_read();
+  assert_int_equal(dropped, 0);
+  assert_int_equal(slices("fn_driver"), 1);
+  assert_int_equal(slices("fn_fib"), fib_calls(15)); /* 1973 */
+  /* fn_driver, then fib(15) down to fib(1): 15 levels of fib under it */
+  assert_int_equal(check_nesting(), 16);
+  assert_int_equal(cut_count(), cut);
+}
+
+/* function: one instant per call, its caller as "parent". */
+static void test_function_parent(void **state)
+{
+  (void)state;
+  start();
+  echo("current_tracer", "function");
+  fn_driver(6);
+  stop_and_read();
+  assert_int_equal(count(FXT_EVENT_INSTANT, "fn_fib"), fib_calls(6));
+  assert_int_equal(count(FXT_EVENT_INSTANT, "fn_driver"), 1);
+  uint64_t from_driver = 0, from_fib = 0;
+  for (size_t i = 0; i < nevs; i++) {
+    if (strcmp(evs[i].name, "fn_fib") != 0)
+      continue;
+    from_driver += strcmp(evs[i].parent, "fn_driver") == 0;
+    from_fib += strcmp(evs[i].parent, "fn_fib") == 0;
+  }
+  assert_int_equal(from_driver, 1);
+  assert_int_equal(from_fib, fib_calls(6) - 1);
+  /* fn_driver's caller is this test, which is not instrumented: found by its address */
+  for (size_t i = 0; i < nevs; i++)
+    if (strcmp(evs[i].name, "fn_driver") == 0)
+      assert_string_equal(evs[i].parent, "test_function_parent");
+}
+
+/* The kernel's files: texts, filters by glob, '!', errors. */
+static void test_files(void **state)
+{
+  (void)state;
+  char buf[4096];
+  read_file("available_tracers", buf, sizeof(buf));
+  assert_string_equal(buf, "function_graph function nop\n");
+  read_file("current_tracer", buf, sizeof(buf));
+  assert_string_equal(buf, "nop\n");
+  assert_int_equal(fxt_fs_echo("current_tracer", "graph"), FXT_EINVAL);
+  read_file("set_ftrace_filter", buf, sizeof(buf));
+  assert_string_equal(buf, "#### all functions enabled ####\n");
+  read_file("set_ftrace_notrace", buf, sizeof(buf));
+  assert_string_equal(buf, "#### no functions disabled ####\n");
+  read_file("set_graph_function", buf, sizeof(buf));
+  assert_string_equal(buf, "#### all functions enabled ####\n");
+  read_file("set_graph_notrace", buf, sizeof(buf));
+  assert_string_equal(buf, "#### no functions disabled ####\n");
+  assert_int_equal(fxt_fs_echo("set_ftrace_filter", "fn_no_such_function"), FXT_EINVAL);
+  assert_int_equal(fxt_fs_echo("set_ftrace_filter", "fn_fib:traceon"), FXT_EINVAL);
+  echo("set_ftrace_filter", "fn_leaf_a");
+  read_file("set_ftrace_filter", buf, sizeof(buf));
+  assert_string_equal(buf, "fn_leaf_a\n");
+  echo("set_ftrace_filter", "fn_leaf_*"); /* truncating open: replaces */
+  read_file("set_ftrace_filter", buf, sizeof(buf));
+  assert_true(strcmp(buf, "fn_leaf_a\nfn_leaf_b\n") == 0 ||
+              strcmp(buf, "fn_leaf_b\nfn_leaf_a\n") == 0); /* in address order */
+  struct fxt_fs_file *f; /* `>>`: adds, and '!' takes away */
+  assert_int_equal(fxt_fs_open("set_ftrace_filter", FXT_FS_WRITE, &f), 0);
+  assert_int_equal(fxt_fs_write(f, "!fn_leaf_a fn_pair\n", 19), 19);
+  fxt_fs_close(f);
+  read_file("set_ftrace_filter", buf, sizeof(buf));
+  assert_true(strcmp(buf, "fn_leaf_b\nfn_pair\n") == 0 ||
+              strcmp(buf, "fn_pair\nfn_leaf_b\n") == 0);
+  echo("set_ftrace_filter", "");
+  read_file("set_ftrace_filter", buf, sizeof(buf));
+  assert_string_equal(buf, "#### all functions enabled ####\n");
+  read_file("available_filter_functions", buf, sizeof(buf));
+  assert_true(strlen(buf) > 0);
+  assert_int_equal(fxt_fs_echo("max_graph_depth", "x"), FXT_EINVAL);
+  echo("max_graph_depth", "7");
+  read_file("max_graph_depth", buf, sizeof(buf));
+  assert_string_equal(buf, "7\n");
+  echo("max_graph_depth", "0");
+  echo("tracing_thresh", "250");
+  read_file("tracing_thresh", buf, sizeof(buf));
+  assert_string_equal(buf, "250\n");
+  echo("tracing_thresh", "0");
+}
+
+/* Filters choose exactly the functions named (function_graph). */
+static void test_filters(void **state)
+{
+  (void)state;
+  start();
+  echo("set_ftrace_filter", "fn_leaf_* fn_branch");
+  echo("current_tracer", "function_graph");
+  fn_branch(5);
+  stop_and_read();
+  assert_int_equal(slices("fn_branch"), 1);
+  assert_int_equal(slices("fn_leaf_a"), 1);
+  assert_int_equal(slices("fn_leaf_b"), 1);
+  assert_int_equal(nevs, 3);
+  echo("set_ftrace_filter", "");
+
+  start(); /* notrace takes away */
+  echo("set_ftrace_notrace", "fn_fib fn_leaf_b");
+  echo("current_tracer", "function_graph");
+  fn_branch(5);
+  stop_and_read();
+  echo("set_ftrace_notrace", "");
+  assert_int_equal(slices("fn_fib"), 0);
+  assert_int_equal(slices("fn_leaf_b"), 0);
+  assert_int_equal(nevs, 3); /* fn_branch, fn_pair, fn_leaf_a */
+
+  start(); /* set_graph_function: what runs under fn_pair only */
+  echo("set_graph_function", "fn_pair");
+  echo("current_tracer", "function_graph");
+  fn_branch(5);
+  fn_driver(3);
+  stop_and_read();
+  echo("set_graph_function", "");
+  assert_int_equal(slices("fn_pair"), 1);
+  assert_int_equal(slices("fn_leaf_a"), 1);
+  assert_int_equal(slices("fn_leaf_b"), 1);
+  assert_int_equal(nevs, 3);
+
+  start(); /* set_graph_notrace: fn_pair and everything under it left out */
+  echo("set_graph_notrace", "fn_pair");
+  echo("current_tracer", "function_graph");
+  fn_branch(5);
+  stop_and_read();
+  echo("set_graph_notrace", "");
+  assert_int_equal(slices("fn_branch"), 1);
+  assert_int_equal(slices("fn_fib"), fib_calls(5));
+  assert_int_equal(nevs, 1 + fib_calls(5));
+
+  start(); /* max_graph_depth 2: fn_driver and the first fib */
+  echo("max_graph_depth", "2");
+  echo("current_tracer", "function_graph");
+  fn_driver(10);
+  stop_and_read();
+  echo("max_graph_depth", "0");
+  assert_int_equal(slices("fn_driver"), 1);
+  assert_int_equal(slices("fn_fib"), 1);
+  assert_int_equal(check_nesting(), 2);
+}
+
+/* tracing_thresh: calls shorter than it leave no slice. */
+static void test_thresh(void **state)
+{
+  (void)state;
+  start();
+  echo("tracing_thresh", "20000"); /* µs */
+  echo("current_tracer", "function_graph");
+  for (int i = 0; i < 10; i++)
+    fn_quick();
+  fn_sleeper(500);   /* a 40th of the threshold: left out (unless a load delays it 20 ms) */
+  fn_sleeper(40000); /* twice it: written */
+  stop_and_read();
+  echo("tracing_thresh", "0");
+  assert_int_equal(slices("fn_quick"), 0);
+  assert_int_equal(slices("fn_sleeper"), 1);
+  assert_int_equal(nevs, 1);
+  assert_true(evs[0].end - evs[0].start > 0);
+}
+
+/* longjmp out of two frames: they are counted as cut, the outer one closes. */
+static void test_longjmp(void **state)
+{
+  (void)state;
+  uint64_t cut = cut_count();
+  start();
+  echo("current_tracer", "function_graph");
+  assert_int_equal(fn_jump_outer(), 1);
+  fn_driver(4);
+  stop_and_read();
+  assert_int_equal(cut_count() - cut, 2); /* fn_jump_mid, fn_jump_deep */
+  assert_int_equal(slices("fn_jump_outer"), 1);
+  assert_int_equal(nevs, 1 + 1 + fib_calls(4));
+  check_nesting();
+}
+
+/* A handler that runs in the middle of a traced function: its calls nest inside it. */
+static void test_signal(void **state)
+{
+  (void)state;
+  uint64_t cut = cut_count();
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = fn_on_signal;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+  start();
+  echo("current_tracer", "function_graph");
+  assert_int_equal(fn_signal_outer(SIGUSR1), 2);
+  stop_and_read();
+  sigaction(SIGUSR1, &old, NULL);
+  assert_int_equal(cut_count(), cut);
+  assert_int_equal(slices("fn_signal_outer"), 1);
+  assert_int_equal(slices("fn_on_signal"), 1);
+  assert_int_equal(slices("fn_fib"), fib_calls(5) + fib_calls(3));
+  assert_int_equal(check_nesting(), 1 + 1 + 5); /* outer, handler, fib(5) .. fib(1) */
+}
+
+/* A thread that exits from inside traced functions: what it finished is there, nesting; the
+ * frames it left open are counted as cut. */
+static void test_thread_exit(void **state)
+{
+  (void)state;
+  uint64_t cut = cut_count();
+  start();
+  echo("current_tracer", "function_graph");
+  /* main's calls first: events of a thread re-attached to a new session after another thread
+   * exited are lost, uncounted, in about 1 run of 8 (the tracer's slots, not the function
+   * tracer: FXT_INSTANT does it too; reported) */
+  fn_driver(3);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, fn_thread_body, NULL), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  stop_and_read();
+  assert_int_equal(slices("fn_fib"), fib_calls(4) + fib_calls(3));
+  assert_int_equal(slices("fn_thread_body"), 0); /* never returned */
+  assert_int_equal(slices("fn_exit_deep"), 0);
+  assert_int_equal(slices("fn_driver"), 1);
+  assert_int_equal(cut_count() - cut, 3); /* fn_thread_body, fn_exit_deep, fn_exit_leaf */
+  check_nesting();
+}
+
+/* ---- switching while two threads call --------------------------------------------------- */
+
+static _Atomic int stop_flag;
+
+static void *caller(void *arg)
+{
+  (void)arg;
+  while (!atomic_load_explicit(&stop_flag, memory_order_relaxed))
+    fn_driver(8);
+  return NULL;
+}
+
+static void test_switching(void **state)
+{
+  (void)state;
+  start();
+  atomic_store(&stop_flag, 0);
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, caller, NULL), 0);
+  static const char *const tracers[] = {"function_graph", "nop", "function", "nop"};
+  for (int i = 0; i < 1000; i++)
+    echo("current_tracer", tracers[i % 4]);
+  atomic_store(&stop_flag, 1);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+  stop_and_read();
+  /* Every slice is whole and nested in its thread's; no slice outlives its caller's. */
+  check_nesting();
+  for (size_t i = 0; i < nevs; i++)
+    assert_true(strcmp(evs[i].name, "fn_fib") == 0 || strcmp(evs[i].name, "fn_driver") == 0);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_graph_counts), cmocka_unit_test(test_function_parent),
+      cmocka_unit_test(test_files),        cmocka_unit_test(test_filters),
+      cmocka_unit_test(test_thresh),       cmocka_unit_test(test_longjmp),
+      cmocka_unit_test(test_signal),       cmocka_unit_test(test_thread_exit),
+      cmocka_unit_test(test_switching),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
