@@ -51,6 +51,13 @@
  * A tracepoint declared in a header and fired from several units, of either language, is one
  * event. FXT_PRINTK's format is not checked against its values in either language.
  *
+ * g++'s limits (12; clang++ has neither): an ad-hoc event or FXT_SCOPE in an inline function
+ * (a member function defined in its class too) compiles only in a unit with no other event
+ * ("section type conflict": a GCC named section cannot hold both COMDAT objects, as an inline
+ * function's statics are, and others); one in a function template is never registered, so
+ * never on (GCC ignores the section attribute of a template's statics). Typed tracepoints
+ * (FXT_TRACEPOINT at file scope, FXT_TRACE anywhere) have neither limit.
+ *
  * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_FXTRACE_H

@@ -5,5 +5,9 @@
 uint32_t cxx_other_fire(uint32_t n)
 {
   FXT_TRACE(cxxhdr, shared, n, "other");
+#if defined(__clang__)
+  cxx_inline_fire(n);
+  cxx_template_fire(n);
+#endif
   return fxt_tp_cxxhdr_shared.id;
 }

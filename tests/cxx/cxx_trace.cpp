@@ -50,6 +50,10 @@ static void fire_typed()
             -2000000000, -5000000000ll, true, -1.25, &marker, "truncated", bytes);
   FXT_TRACE(cxxoff, quiet, 1);
   FXT_TRACE(cxxhdr, shared, 1, "main");
+#if defined(__clang__)
+  cxx_inline_fire(1);
+  cxx_template_fire(0.5);
+#endif
   uint32_t other_id = cxx_other_fire(2);
   CHECK(fxt_tp_cxxhdr_shared.id != 0);
   CHECK(other_id == fxt_tp_cxxhdr_shared.id); /* two copies, one event */
@@ -204,6 +208,16 @@ static void check_typed()
   e = event("shared", 1);
   CHECK(arg(e, 0, "n", FXT_ARG_UINT32)->value.u32 == 2);
   CHECK(is(&arg(e, 1, "unit", FXT_ARG_STRING)->value.str, "other"));
+#if defined(__clang__)
+  /* an inline function's sites, called from both units */
+  CHECK(count("inline_site") == 2 && count("inline_scope") == 2);
+  CHECK(arg(event("inline_site", 0), 0, "n", FXT_ARG_UINT32)->value.u32 == 1);
+  CHECK(arg(event("inline_site", 1), 0, "n", FXT_ARG_UINT32)->value.u32 == 2);
+  /* a template's: double in this unit, uint32_t in the other */
+  CHECK(count("template_site") == 2);
+  CHECK(arg(event("template_site", 0), 0, "x", FXT_ARG_DOUBLE)->value.f64 == 0.5);
+  CHECK(arg(event("template_site", 1), 0, "x", FXT_ARG_UINT32)->value.u32 == 2);
+#endif
 }
 
 static void check_adhoc()
