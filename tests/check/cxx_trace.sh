@@ -4,12 +4,8 @@
 # with -fno-exceptions -fno-rtti, each linked with the build's libfxtrace.a and run: every
 # macro of fxtrace.h recorded and read back (the program's own checks).
 set -eu
-src=$1
-cxx=$2
-lib=$3
-work=$4
-rm -rf "$work"
-mkdir -p "$work"
+src=$1 cxx=$2 lib=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
 for v in "17" "20" "17 -fno-exceptions -fno-rtti"; do
   std=${v%% *}
   extra=${v#"$std"}

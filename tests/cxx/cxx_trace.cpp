@@ -79,11 +79,12 @@ static void fire_adhoc()
   uint64_t start = fxt_now();
   FXT_COMPLETE("cxx", "cmp", start);
   FXT_COUNTER("cxx", "ctr", 42, FXT_U64("v", 9));
+  /* an async slice and a flow interleaved, each step of one followed by the other's */
   FXT_ASYNC_BEGIN("cxx", "async", 0x1234);
-  FXT_ASYNC_INSTANT("cxx", "async", 0x1234, FXT_STR("at", "middle"));
-  FXT_ASYNC_END("cxx", "async", 0x1234);
   FXT_FLOW_BEGIN("cxx", "flow", 77);
+  FXT_ASYNC_INSTANT("cxx", "async", 0x1234, FXT_STR("at", "middle"));
   FXT_FLOW_STEP("cxx", "flow", 77);
+  FXT_ASYNC_END("cxx", "async", 0x1234);
   FXT_FLOW_END("cxx", "flow", 77);
   FXT_PRINTK("%d items from %s", 12, "here");
   FXT_PRINTK("no values");
