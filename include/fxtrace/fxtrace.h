@@ -24,7 +24,8 @@
  *   FXT_COUNTER("demo", "queue", 0, FXT_U64("depth", d));
  *   FXT_ASYNC_BEGIN("demo", "req", id); FXT_ASYNC_INSTANT(...); FXT_ASYNC_END(...);
  *   FXT_FLOW_BEGIN("demo", "msg", id); FXT_FLOW_STEP(...); FXT_FLOW_END(...);
- *   FXT_PRINTK("got %d bytes from %s", n, host);  format interned, values stored raw
+ *   FXT_PRINTK("got %d bytes from %s", n, host);  format interned, values stored raw (and
+ *                                                 checked against the format, as printf's)
  *
  *   Arguments: FXT_I32, FXT_U32, FXT_I64, FXT_U64, FXT_F64, FXT_BOOL, FXT_PTR, FXT_STR (name,
  *   value), or FXT_ARG(name, value) which picks the type from the value. Names and the system
@@ -49,7 +50,7 @@
  *   session.h, tracefs.h      yes                            yes (extern "C")
  *
  * A tracepoint declared in a header and fired from several units, of either language, is one
- * event. FXT_PRINTK's format is not checked against its values in either language.
+ * event. FXT_PRINTK's values are checked against its format as printf's, in both languages.
  *
  * g++'s limits (12; clang++ has neither): an ad-hoc event or FXT_SCOPE in an inline function
  * (a member function defined in its class too) compiles only in a unit with no other event
@@ -517,8 +518,16 @@ private:
 #define FXT_PK_13(x) FXT_ARG("a12", x),
 #define FXT_PK_14(x) FXT_ARG("a13", x),
 #define FXT_PK_15(x) FXT_ARG("a14", x),
+/* Never called: the compiler checks FXT_PRINTK's values against its format as printf's (the
+ * reader formats the stored values so, docs/fxt-conventions.md). */
+static inline __attribute__((format(printf, 1, 2))) void fxt_printk_check_(const char *fmt, ...)
+{
+  (void)fmt;
+}
 #define FXT_PRINTK(...)                                                                      \
   do {                                                                                       \
+    if (0)                                                                                   \
+      fxt_printk_check_(__VA_ARGS__);                                                        \
     FXT_SITE_(FXT_TP_PRINTK, "printk", FXT_PP_FIRST(__VA_ARGS__));                         \
     if (FXT_UNLIKELY(fxt_enabled(&fxt_site_))) {                                             \
       const struct fxt_argv fxt_av_[] = {FXT_PP_MAP(FXT_PK_, __VA_ARGS__) FXT_ARGS_END_};    \

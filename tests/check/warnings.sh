@@ -17,7 +17,9 @@
 #     -Wno-old-style-cast          the inline code is one text for C and C++, and C has no
 #                                  static_cast
 #
-# and the same with -DFXT_DISABLE (every macro compiled away).
+# and the same with -DFXT_DISABLE (every macro compiled away). Last, FXT_PRINTK's values are
+# checked against its format: a unit that passes an int for "%s" must not compile (-Wall
+# -Werror), in either language, with any of the compilers.
 set -eu
 src=$1
 work=$2
@@ -61,4 +63,16 @@ for pair in gcc:g++ clang:clang++; do
   fi
 done
 [ "$runs" -ge 2 ] || { echo "FAIL: no C or no C++ compiler found"; exit 1; }
+
+printf '#include <fxtrace/fxtrace.h>\nvoid f(void);\nvoid f(void) { FXT_PRINTK("%%s", 42); }\n' \
+  > printk_bad.c
+cp printk_bad.c printk_bad.cpp
+for c in gcc:c g++:cpp clang:c clang++:cpp; do
+  command -v "${c%%:*}" >/dev/null 2>&1 || continue
+  if "${c%%:*}" -Wall -Werror -I"$src/include" -c "printk_bad.${c#*:}" -o /dev/null 2>/dev/null
+  then
+    echo "FAIL: ${c%%:*} compiled FXT_PRINTK(\"%s\", 42) without a format warning"
+    exit 1
+  fi
+done
 echo "warnings: $(wc -l < all.h) headers and every macro clean in $runs compilations"
