@@ -28,26 +28,36 @@
 #define FXT_ALWAYS_INLINE
 #endif
 
-/* Atomic members of public structs. C code sees _Atomic(T); C++ code (which may include the
- * headers but never touches these members) sees a plain T of the same size and alignment on
- * every target we build for (checked with static assertions in src/core). */
+/* Atomic members of public structs. C code sees _Atomic(T); C++ code sees a plain T of the
+ * same size and alignment on every target we build for (checked with static assertions in
+ * src/core and by tests/check/cxx_headers.sh), which the inline paths access with the
+ * compiler's __atomic builtins (fxtrace/detail/atomic.h). */
 #ifdef __cplusplus
 #define FXT_ATOMIC(T) T
 #define FXT_ALIGNAS(n) alignas(n)
 #define FXT_EXTERN_C_BEGIN extern "C" {
 #define FXT_EXTERN_C_END }
+#define FXT_NULL nullptr
+/* The library's functions that inline code calls throw nothing (the library is C): said, so
+ * that C++ callers need no unwinding path around them. */
+#define FXT_NOEXCEPT noexcept
 #else
 #define FXT_ATOMIC(T) _Atomic(T)
 #define FXT_ALIGNAS(n) _Alignas(n)
 #define FXT_EXTERN_C_BEGIN
 #define FXT_EXTERN_C_END
+#define FXT_NULL NULL
+#define FXT_NOEXCEPT
 #endif
 
 /* Fast paths are C99 inline definitions in the headers (the library emits the one external
  * definition of each). Every C declaration of them must say inline too, or the definition
- * would become external in each translation unit; C++ sees plain extern declarations. */
+ * would become external in each translation unit. C++ has no C99 inline: it gets them static
+ * inline, each unit its own copy (a C++ inline function of C linkage would be a weak symbol
+ * of the library's name in the program, which the dynamic linker could bind the library's own
+ * calls to). */
 #ifdef __cplusplus
-#define FXT_INLINE
+#define FXT_INLINE static inline
 #else
 #define FXT_INLINE inline
 #endif

@@ -391,7 +391,7 @@ FXT_API size_t fxt_utf8_valid(const char *s, size_t n);
 /* n, or less when s[0..n) ends inside a multi-byte sequence: the length without that
  * sequence's bytes. For a string cut at a bound (the emit path calls it only then): the cut
  * lands on a character boundary. Looks at s[n-4..n) at most. */
-FXT_API uint32_t fxt_utf8_cut(const char *s, uint32_t n);
+FXT_API uint32_t fxt_utf8_cut(const char *s, uint32_t n) FXT_NOEXCEPT;
 
 /* Copies s[0..n) to dst as well-formed UTF-8, each byte that begins no well-formed sequence
  * replaced by U+FFFD (3 bytes), stopping before a character that would not fit in cap bytes.

@@ -21,10 +21,8 @@
 
 #ifdef __cplusplus
 #define FXT_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-#define FXT_NULL nullptr
 #else
 #define FXT_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
-#define FXT_NULL NULL
 #endif
 
 /* ------------------------------------------------------------------------------------------ */

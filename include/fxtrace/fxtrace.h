@@ -24,7 +24,8 @@
  *   FXT_COUNTER("demo", "queue", 0, FXT_U64("depth", d));
  *   FXT_ASYNC_BEGIN("demo", "req", id); FXT_ASYNC_INSTANT(...); FXT_ASYNC_END(...);
  *   FXT_FLOW_BEGIN("demo", "msg", id); FXT_FLOW_STEP(...); FXT_FLOW_END(...);
- *   FXT_PRINTK("got %d bytes from %s", n, host);  format interned, values stored raw
+ *   FXT_PRINTK("got %d bytes from %s", n, host);  format interned, values stored raw (and
+ *                                                 checked against the format, as printf's)
  *
  *   FXT_COUNTER's third argument is the counter's id (FXT's counter id, a uint64): samples of
  *   one name with different ids are different counters - one per queue, per connection -
@@ -41,6 +42,30 @@
  * one relaxed load and one predictable branch. Build with -DFXT_DISABLE to compile every macro
  * of this header away (arguments are then not evaluated).
  *
+ * Languages: C11 and C++17 or later (gcc, clang), the same macros and the same code:
+ *
+ *   what                      C11                            C++17, C++20
+ *   every macro above         yes                            yes, same instructions
+ *   FXT_ARG's type choice     _Generic                       overloads (fxt_argv_of)
+ *   FXT_SCOPE's end           cleanup attribute              a destructor: also on an
+ *                                                            exception or a return
+ *   atomics of the inline     <stdatomic.h>                  __atomic builtins on the same
+ *   path                                                     structs (detail/atomic.h)
+ *   exceptions, RTTI          -                              none thrown (library calls
+ *                                                            noexcept); -fno-exceptions and
+ *                                                            -fno-rtti work
+ *   session.h, tracefs.h      yes                            yes (extern "C")
+ *
+ * A tracepoint declared in a header and fired from several units, of either language, is one
+ * event. FXT_PRINTK's values are checked against its format as printf's, in both languages.
+ *
+ * g++'s limits (12; clang++ has neither): an ad-hoc event or FXT_SCOPE in an inline function
+ * (a member function defined in its class too) compiles only in a unit with no other event
+ * ("section type conflict": a GCC named section cannot hold both COMDAT objects, as an inline
+ * function's statics are, and others); one in a function template is never registered, so
+ * never on (GCC ignores the section attribute of a template's statics). Typed tracepoints
+ * (FXT_TRACEPOINT at file scope, FXT_TRACE anywhere) have neither limit.
+ *
  * User API (docs/architecture.md, "Public headers").
  */
 #ifndef FXTRACE_FXTRACE_H
@@ -49,7 +74,7 @@
 #include "common.h"
 #include "tracepoint.h"
 
-#if !defined(FXT_DISABLE) && !defined(__cplusplus)
+#ifndef FXT_DISABLE
 #include "detail/emit.h"
 #include "detail/pp.h"
 
@@ -57,8 +82,10 @@
 
 #define FXT_TP_SECTION __attribute__((used, section("fxt_tp"), aligned(sizeof(void *))))
 
+FXT_EXTERN_C_BEGIN
 extern struct fxt_tracepoint *const __start_fxt_tp[] __attribute__((weak, visibility("hidden")));
 extern struct fxt_tracepoint *const __stop_fxt_tp[] __attribute__((weak, visibility("hidden")));
+FXT_EXTERN_C_END
 
 /* Every translation unit that includes this header registers its object's section when the
  * object loads and unregisters it when it unloads (the registry counts the units). */
@@ -72,7 +99,50 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 }
 
 /* True when the tracepoint is enabled (one relaxed load). */
-#define fxt_enabled(tp) atomic_load_explicit(&(tp)->enabled, memory_order_relaxed)
+#define fxt_enabled(tp) FXT_LOAD(&(tp)->enabled, FXT_MO_RELAXED)
+
+/* A tracepoint's static initializer: positional, every member given, as C++17 has no
+ * designated initializers; `enabled`, `id` and `reg` zero (the registry's). */
+#ifdef __cplusplus
+#define FXT_TP_INIT_(kind_, nfields_, sys_, name_, fmt_, fields_)                             \
+  {0, kind_, nfields_, sys_, name_, fmt_, fields_, __FILE__, __LINE__, 0, {}}
+#else
+#define FXT_TP_INIT_(kind_, nfields_, sys_, name_, fmt_, fields_)                             \
+  {0, kind_, nfields_, sys_, name_, fmt_, fields_, __FILE__, __LINE__, 0, {0}}
+#endif
+
+/* A union fxt_value with member m set to x (u, i, d, p, s): what (union fxt_value){.m = x}
+ * says in C, in a spelling C++ has too. Inlined, it is the value's register. */
+static inline FXT_ALWAYS_INLINE union fxt_value fxt_value_u(uint64_t x)
+{
+  union fxt_value v;
+  v.u = x;
+  return v;
+}
+static inline FXT_ALWAYS_INLINE union fxt_value fxt_value_i(int64_t x)
+{
+  union fxt_value v;
+  v.i = x;
+  return v;
+}
+static inline FXT_ALWAYS_INLINE union fxt_value fxt_value_d(double x)
+{
+  union fxt_value v;
+  v.d = x;
+  return v;
+}
+static inline FXT_ALWAYS_INLINE union fxt_value fxt_value_p(const void *x)
+{
+  union fxt_value v;
+  v.p = x;
+  return v;
+}
+static inline FXT_ALWAYS_INLINE union fxt_value fxt_value_s(const char *x)
+{
+  union fxt_value v;
+  v.s = x;
+  return v;
+}
 
 /* ---- typed tracepoints ----------------------------------------------------------------- */
 
@@ -104,24 +174,24 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 #define FXT_PARAM_X(i, code, ctype, n, bound, m) , ctype n
 #define FXT_LEN_(i, f) FXT_FIELD_(FXT_LEN_X, i, f)
 #define FXT_LEN_X(i, code, ctype, n, bound, m)                                               \
-  const uint32_t fxt_len##i = fxt_field_len(code, bound, (union fxt_value){.m = n});
+  const uint32_t fxt_len##i = fxt_field_len(code, bound, fxt_value_##m(n));
 #define FXT_VAL_(i, f) FXT_FIELD_(FXT_VAL_X, i, f)
-#define FXT_VAL_X(i, code, ctype, n, bound, m) {.m = n},
+#define FXT_VAL_X(i, code, ctype, n, bound, m) fxt_value_##m(n),
 #define FXT_LENV_(i, f) fxt_len##i,
 #define FXT_WORDS_(i, f) FXT_FIELD_(FXT_WORDS_X, i, f)
 #define FXT_WORDS_X(i, code, ctype, n, bound, m) +fxt_field_words_n(code, fxt_len##i, fxt_narrow)
 #define FXT_WIDE_(i, f) FXT_FIELD_(FXT_WIDE_X, i, f)
-#define FXT_WIDE_X(i, code, ctype, n, bound, m) | fxt_field_wide(code, (union fxt_value){.m = n})
+#define FXT_WIDE_X(i, code, ctype, n, bound, m) | fxt_field_wide(code, fxt_value_##m(n))
 #define FXT_NAME_(i, f) FXT_FIELD_(FXT_NAME_X, i, f)
 #define FXT_NAME_X(i, code, ctype, n, bound, m) , n
 #define FXT_PUTF_(i, f) FXT_FIELD_(FXT_PUTF_X, i, f)
 #define FXT_PUTF_X(i, code, ctype, n, bound, m)                                              \
-  fxt_put_field(&fxt_f.c, fxt_tp->reg.arg_header[i], code, (union fxt_value){.m = n},        \
-                fxt_len##i, fxt_narrow);
+  fxt_put_field(&fxt_f.c, fxt_tp->reg.arg_header[i], code, fxt_value_##m(n), fxt_len##i,     \
+                fxt_narrow);
 #define FXT_PUT_(i, f) FXT_FIELD_(FXT_PUT_X, i, f)
 #define FXT_PUT_X(i, code, ctype, n, bound, m)                                               \
-  fxt_put_field(&fxt_c, fxt_tp->reg.arg_header[i], code, (union fxt_value){.m = n},          \
-                fxt_len##i, fxt_narrow);
+  fxt_put_field(&fxt_c, fxt_tp->reg.arg_header[i], code, fxt_value_##m(n), fxt_len##i,       \
+                fxt_narrow);
 
 /* The fast path's attempt (fxt_fire_ and fxt_fire_clk_ below; clk: as fxt_fast_begin's). */
 #define FXT_FAST_TRY_(clk, ...)                                                              \
@@ -138,20 +208,14 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 #define FXT_TRACEPOINT(sys, ev, fmt, ...)                                                    \
   static const struct fxt_field fxt_fields_##sys##_##ev[] = {                                \
       FXT_PP_MAP(FXT_DESC_, __VA_ARGS__)};                                                   \
-  static struct fxt_tracepoint fxt_tp_##sys##_##ev = {                                      \
-      .kind = FXT_TP_TYPED,                                                                \
-      .nfields = sizeof(fxt_fields_##sys##_##ev) / sizeof(struct fxt_field),                 \
-      .system = #sys,                                                                        \
-      .name = #ev,                                                                           \
-      .print_fmt = fmt,                                                                      \
-      .fields = fxt_fields_##sys##_##ev,                                                     \
-      .file = __FILE__,                                                                      \
-      .line = __LINE__};                                                                     \
+  static struct fxt_tracepoint fxt_tp_##sys##_##ev = FXT_TP_INIT_(                          \
+      FXT_TP_TYPED, sizeof(fxt_fields_##sys##_##ev) / sizeof(struct fxt_field), #sys, #ev,     \
+      fmt, fxt_fields_##sys##_##ev);                                                         \
   static struct fxt_tracepoint *const fxt_tp_ptr_##sys##_##ev FXT_TP_SECTION =             \
       &fxt_tp_##sys##_##ev;                                                                  \
   /* The general path: every case (fxt_emit.h); the fast path below falls back to it. */   \
   __attribute__((unused, noinline, cold)) static void fxt_fire_slow_##sys##_##ev(            \
-      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
+      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__)) FXT_NOEXCEPT                     \
   {                                                                                          \
     struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
     struct fxt_tslot *fxt_t = fxt_emit_enter();                                              \
@@ -161,8 +225,7 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
     uint32_t fxt_cpu;                                                                        \
     uint64_t fxt_ts = fxt_emit_time(&fxt_cpu);                                               \
     FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \
-    if (FXT_UNLIKELY(atomic_load_explicit(&fxt_tp->reg.filter, memory_order_acquire) !=      \
-                     NULL)) {                                                                \
+    if (FXT_UNLIKELY(FXT_LOAD(&fxt_tp->reg.filter, FXT_MO_ACQUIRE) != FXT_NULL)) {          \
       /* A filter decides before anything is reserved: a filtered-out event costs no space. */ \
       const union fxt_value fxt_v[] = {FXT_PP_MAP(FXT_VAL_, __VA_ARGS__)};                   \
       const uint32_t fxt_l[] = {FXT_PP_MAP(FXT_LENV_, __VA_ARGS__)};                          \
@@ -190,7 +253,7 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
   /* The fast path on CLOCK_MONOTONIC, with the clock's call (fxt_fast_begin); the fast    \
    * path below falls back to it, and it to the general path. */                            \
   __attribute__((unused, noinline)) static void fxt_fire_clk_##sys##_##ev(                   \
-      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
+      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__)) FXT_NOEXCEPT                     \
   {                                                                                          \
     if (!fxt_clock_is_tsc) {                                                                 \
       struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                           \
@@ -203,7 +266,7 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
   }                                                                                          \
   /* The common case, with no call and so no stack frame (fxt_fast_begin). */               \
   __attribute__((unused, noinline)) static void fxt_fire_##sys##_##ev(                       \
-      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__))                                  \
+      int fxt_unused_ FXT_PP_MAP(FXT_PARAM_, __VA_ARGS__)) FXT_NOEXCEPT                     \
   {                                                                                          \
     struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
     FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \
@@ -237,46 +300,102 @@ struct fxt_argv {
   union fxt_value v;
 };
 
-#define FXT_I32(n, x) {"" n, FXT_TYPE_S32, {.i = (int32_t)(x)}}
-#define FXT_U32(n, x) {"" n, FXT_TYPE_U32, {.u = (uint32_t)(x)}}
-#define FXT_I64(n, x) {"" n, FXT_TYPE_S64, {.i = (int64_t)(x)}}
-#define FXT_U64(n, x) {"" n, FXT_TYPE_U64, {.u = (uint64_t)(x)}}
-#define FXT_F64(n, x) {"" n, FXT_TYPE_DOUBLE, {.d = (double)(x)}}
-#define FXT_BOOL(n, x) {"" n, FXT_TYPE_BOOL, {.u = (x) ? 1u : 0u}}
-#define FXT_PTR(n, x) {"" n, FXT_TYPE_PTR, {.p = (const void *)(x)}}
-#define FXT_STR(n, x) {"" n, FXT_TYPE_STR, {.s = (x)}}
+#define FXT_I32(n, x) {"" n, FXT_TYPE_S32, fxt_value_i((int32_t)(x))}
+#define FXT_U32(n, x) {"" n, FXT_TYPE_U32, fxt_value_u((uint32_t)(x))}
+#define FXT_I64(n, x) {"" n, FXT_TYPE_S64, fxt_value_i((int64_t)(x))}
+#define FXT_U64(n, x) {"" n, FXT_TYPE_U64, fxt_value_u((uint64_t)(x))}
+#define FXT_F64(n, x) {"" n, FXT_TYPE_DOUBLE, fxt_value_d((double)(x))}
+#define FXT_BOOL(n, x) {"" n, FXT_TYPE_BOOL, fxt_value_u((x) ? 1u : 0u)}
+#define FXT_PTR(n, x) {"" n, FXT_TYPE_PTR, fxt_value_p((const void *)(x))}
+#define FXT_STR(n, x) {"" n, FXT_TYPE_STR, fxt_value_s(x)}
 
 /* FXT_ARG picks one of these by the value's type; only the chosen one sees the value. */
 static inline struct fxt_argv fxt_argv_i64(const char *n, int64_t x)
 {
-  struct fxt_argv a = {n, x >= INT32_MIN && x <= INT32_MAX ? FXT_TYPE_S32 : FXT_TYPE_S64, {.i = x}};
+  struct fxt_argv a = {n, x >= INT32_MIN && x <= INT32_MAX ? FXT_TYPE_S32 : FXT_TYPE_S64,
+                       fxt_value_i(x)};
   return a;
 }
 static inline struct fxt_argv fxt_argv_u64(const char *n, uint64_t x)
 {
-  struct fxt_argv a = {n, x <= UINT32_MAX ? FXT_TYPE_U32 : FXT_TYPE_U64, {.u = x}};
+  struct fxt_argv a = {n, x <= UINT32_MAX ? FXT_TYPE_U32 : FXT_TYPE_U64, fxt_value_u(x)};
   return a;
 }
 static inline struct fxt_argv fxt_argv_f64(const char *n, double x)
 {
-  struct fxt_argv a = {n, FXT_TYPE_DOUBLE, {.d = x}};
+  struct fxt_argv a = {n, FXT_TYPE_DOUBLE, fxt_value_d(x)};
   return a;
 }
 static inline struct fxt_argv fxt_argv_bool(const char *n, bool x)
 {
-  struct fxt_argv a = {n, FXT_TYPE_BOOL, {.u = x}};
+  struct fxt_argv a = {n, FXT_TYPE_BOOL, fxt_value_u(x)};
   return a;
 }
 static inline struct fxt_argv fxt_argv_str(const char *n, const char *x)
 {
-  struct fxt_argv a = {n, FXT_TYPE_STR, {.s = x}};
+  struct fxt_argv a = {n, FXT_TYPE_STR, fxt_value_s(x)};
   return a;
 }
 static inline struct fxt_argv fxt_argv_ptr(const char *n, const void *x)
 {
-  struct fxt_argv a = {n, FXT_TYPE_PTR, {.p = x}};
+  struct fxt_argv a = {n, FXT_TYPE_PTR, fxt_value_p(x)};
   return a;
 }
+#ifdef __cplusplus
+/* C++: overloads choose as C's _Generic below does (an enum as its integer, string literals
+ * and char arrays as strings, any other pointer as a pointer). */
+extern "C++" {
+static inline struct fxt_argv fxt_argv_of(const char *n, bool x) { return fxt_argv_bool(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, float x)
+{
+  return fxt_argv_f64(n, (double)x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, double x) { return fxt_argv_f64(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, char *x) { return fxt_argv_str(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, const char *x)
+{
+  return fxt_argv_str(n, x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, char x) { return fxt_argv_i64(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, signed char x)
+{
+  return fxt_argv_i64(n, x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, short x) { return fxt_argv_i64(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, int x) { return fxt_argv_i64(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, long x) { return fxt_argv_i64(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, long long x)
+{
+  return fxt_argv_i64(n, x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, unsigned char x)
+{
+  return fxt_argv_u64(n, x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, unsigned short x)
+{
+  return fxt_argv_u64(n, x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, unsigned x) { return fxt_argv_u64(n, x); }
+static inline struct fxt_argv fxt_argv_of(const char *n, unsigned long x)
+{
+  return fxt_argv_u64(n, x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, unsigned long long x)
+{
+  return fxt_argv_u64(n, x);
+}
+static inline struct fxt_argv fxt_argv_of(const char *n, decltype(nullptr))
+{
+  return fxt_argv_ptr(n, FXT_NULL);
+}
+template <typename T> static inline struct fxt_argv fxt_argv_of(const char *n, T *x)
+{
+  return fxt_argv_ptr(n, (const void *)x);
+}
+}
+#define FXT_ARG(n, x) fxt_argv_of("" n, (x))
+#else
 #define FXT_ARG(n, x)                                                                        \
   _Generic((x), _Bool: fxt_argv_bool, float: fxt_argv_f64, double: fxt_argv_f64,            \
            char *: fxt_argv_str, const char *: fxt_argv_str, char: fxt_argv_i64,             \
@@ -285,21 +404,23 @@ static inline struct fxt_argv fxt_argv_ptr(const char *n, const void *x)
            long long: fxt_argv_i64, unsigned char: fxt_argv_u64, unsigned short: fxt_argv_u64, \
            unsigned: fxt_argv_u64, unsigned long: fxt_argv_u64,                              \
            unsigned long long: fxt_argv_u64, default: fxt_argv_ptr)("" n, (x))
+#endif
 
 FXT_EXTERN_C_BEGIN
 /* Emits an ad-hoc event of FXT event type etype (with the trailer word where the type has
  * one) for the call site tp, with the arguments av[0..n). */
 FXT_API void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
-                            const struct fxt_argv *av, uint32_t n);
+                            const struct fxt_argv *av, uint32_t n) FXT_NOEXCEPT;
 /* Emits a printk event: the format is the event name; values become args a0, a1, .... */
-FXT_API void fxt_emit_printk(struct fxt_tracepoint *tp, const struct fxt_argv *av, uint32_t n);
+FXT_API void fxt_emit_printk(struct fxt_tracepoint *tp, const struct fxt_argv *av,
+                             uint32_t n) FXT_NOEXCEPT;
 /* The current trace clock (for FXT_COMPLETE's start). */
-FXT_API uint64_t fxt_now(void);
+FXT_API uint64_t fxt_now(void) FXT_NOEXCEPT;
 FXT_EXTERN_C_END
 
 #define FXT_SITE_(kind_, cat, nm)                                                            \
-  static struct fxt_tracepoint fxt_site_ = {                                                 \
-      .kind = kind_, .system = "" cat, .name = "" nm, .file = __FILE__, .line = __LINE__};   \
+  static struct fxt_tracepoint fxt_site_ =                                                   \
+      FXT_TP_INIT_(kind_, 0, "" cat, "" nm, FXT_NULL, FXT_NULL);                             \
   static struct fxt_tracepoint *const fxt_site_ptr_ FXT_TP_SECTION = &fxt_site_
 
 #define FXT_ADHOC_(kind_, etype, trailer, cat, nm, ...)                                      \
@@ -312,7 +433,7 @@ FXT_EXTERN_C_END
     }                                                                                        \
   } while (0)
 
-#define FXT_ARGS_END_ {NULL, 0, {0}}
+#define FXT_ARGS_END_ {FXT_NULL, 0, {0}}
 #define FXT_INSTANT(...) FXT_ADHOC_(FXT_TP_INSTANT, 0, 0, __VA_ARGS__, FXT_ARGS_END_)
 #define FXT_BEGIN(...) FXT_ADHOC_(FXT_TP_DURATION, 2, 0, __VA_ARGS__, FXT_ARGS_END_)
 #define FXT_END(...) FXT_ADHOC_(FXT_TP_DURATION, 3, 0, __VA_ARGS__, FXT_ARGS_END_)
@@ -336,10 +457,12 @@ struct fxt_scope {
   struct fxt_tracepoint *tp; /* NULL when the event was off at entry */
   uint64_t start;
 };
-FXT_API void fxt_scope_end(struct fxt_scope *s);
+FXT_EXTERN_C_BEGIN
+FXT_API void fxt_scope_end(struct fxt_scope *s) FXT_NOEXCEPT;
+FXT_EXTERN_C_END
 static inline struct fxt_scope fxt_scope_begin(struct fxt_tracepoint *tp)
 {
-  struct fxt_scope s = {NULL, 0};
+  struct fxt_scope s = {FXT_NULL, 0};
   if (FXT_UNLIKELY(fxt_enabled(tp))) {
     s.tp = tp;
     s.start = fxt_ticks();
@@ -348,22 +471,41 @@ static inline struct fxt_scope fxt_scope_begin(struct fxt_tracepoint *tp)
 }
 static inline void fxt_scope_cleanup_(struct fxt_scope *s)
 {
-  if (FXT_UNLIKELY(s->tp != NULL))
+  if (FXT_UNLIKELY(s->tp != FXT_NULL))
     fxt_scope_end(s);
 }
+#ifdef __cplusplus
+/* C++: a destructor ends the scope, so an exception or a return through it ends it too. In
+ * an unnamed namespace, as what it calls is static: each unit has its own. */
+extern "C++" {
+namespace {
+class fxt_scope_guard_ {
+public:
+  explicit fxt_scope_guard_(struct fxt_tracepoint *tp) noexcept : s_(fxt_scope_begin(tp)) {}
+  ~fxt_scope_guard_() { fxt_scope_cleanup_(&s_); }
+  fxt_scope_guard_(const fxt_scope_guard_ &) = delete;
+  fxt_scope_guard_ &operator=(const fxt_scope_guard_ &) = delete;
+
+private:
+  struct fxt_scope s_;
+};
+} // namespace
+}
+#define FXT_SCOPE_VAR_(var, site) const fxt_scope_guard_ var(&site)
+#else
+#define FXT_SCOPE_VAR_(var, site)                                                            \
+  __attribute__((cleanup(fxt_scope_cleanup_), unused)) struct fxt_scope var =               \
+      fxt_scope_begin(&site)
+#endif
 /* Names carry the line, so several scopes may share a block. */
 #define FXT_SCOPE(cat, nm)                                                                   \
   FXT_SCOPE_(cat, nm, FXT_PP_CAT(fxt_scope_, __LINE__), FXT_PP_CAT(fxt_scope_site_, __LINE__), \
              FXT_PP_CAT(fxt_scope_ptr_, __LINE__))
 #define FXT_SCOPE_(cat, nm, var, site, ptr)                                                  \
-  static struct fxt_tracepoint site = {.kind = FXT_TP_DURATION,                              \
-                                       .system = "" cat,                                     \
-                                       .name = "" nm,                                        \
-                                       .file = __FILE__,                                     \
-                                       .line = __LINE__};                                    \
+  static struct fxt_tracepoint site =                                                        \
+      FXT_TP_INIT_(FXT_TP_DURATION, 0, "" cat, "" nm, FXT_NULL, FXT_NULL);                   \
   static struct fxt_tracepoint *const ptr FXT_TP_SECTION = &site;                            \
-  __attribute__((cleanup(fxt_scope_cleanup_), unused)) struct fxt_scope var =                 \
-      fxt_scope_begin(&site)
+  FXT_SCOPE_VAR_(var, site)
 
 /* printk: FXT_PRINTK(fmt, values...); the values become arguments a0, a1, ... */
 #define FXT_PK_(i, x) FXT_PK_##i(x)
@@ -383,8 +525,16 @@ static inline void fxt_scope_cleanup_(struct fxt_scope *s)
 #define FXT_PK_13(x) FXT_ARG("a12", x),
 #define FXT_PK_14(x) FXT_ARG("a13", x),
 #define FXT_PK_15(x) FXT_ARG("a14", x),
+/* Never called: the compiler checks FXT_PRINTK's values against its format as printf's (the
+ * reader formats the stored values so, docs/fxt-conventions.md). */
+static inline __attribute__((format(printf, 1, 2))) void fxt_printk_check_(const char *fmt, ...)
+{
+  (void)fmt;
+}
 #define FXT_PRINTK(...)                                                                      \
   do {                                                                                       \
+    if (0)                                                                                   \
+      fxt_printk_check_(__VA_ARGS__);                                                        \
     FXT_SITE_(FXT_TP_PRINTK, "printk", FXT_PP_FIRST(__VA_ARGS__));                         \
     if (FXT_UNLIKELY(fxt_enabled(&fxt_site_))) {                                             \
       const struct fxt_argv fxt_av_[] = {FXT_PP_MAP(FXT_PK_, __VA_ARGS__) FXT_ARGS_END_};    \
@@ -392,7 +542,7 @@ static inline void fxt_scope_cleanup_(struct fxt_scope *s)
     }                                                                                        \
   } while (0)
 
-#else /* FXT_DISABLE (or C++, for which only the data model is available) */
+#else /* FXT_DISABLE */
 
 /* Disabled: nothing is evaluated or referenced, but every argument is still type-checked and
  * counts as used (inside sizeof), so code that computes values only for tracing builds

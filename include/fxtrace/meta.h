@@ -52,7 +52,7 @@ static inline const char *fxt_meta_string(uint32_t i) {
     FXT_META_STRINGS(FXT_META_STRING_CASE)
 #undef FXT_META_STRING_CASE
   default:
-    return NULL;
+    return FXT_NULL;
   }
 }
 

@@ -53,6 +53,7 @@
 #define FXTRACE_RING_H
 
 #include "common.h"
+#include "detail/atomic.h"
 #include "detail/fxt_words.h"
 #include "errors.h"
 
@@ -225,13 +226,19 @@ FXT_API int fxt_ring_pass_oldest(struct fxt_ring *r, uint32_t need, uint32_t bat
 FXT_API uint64_t fxt_ring_word(const struct fxt_ring *r, uint32_t pos);
 
 /* Out-of-line rare cases of the producer functions below (not for direct use). */
-FXT_API int fxt_ring_reserve_slow(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res);
-FXT_API int fxt_ring_res_write_slow(struct fxt_ring_res *res, const void *src, uint32_t len);
-FXT_API void fxt_ring_res_finish_slow(struct fxt_ring_res *res);
+FXT_API int fxt_ring_reserve_slow(struct fxt_ring *r, uint32_t nbytes,
+                                  struct fxt_ring_res *res) FXT_NOEXCEPT;
+FXT_API int fxt_ring_res_write_slow(struct fxt_ring_res *res, const void *src,
+                                    uint32_t len) FXT_NOEXCEPT;
+FXT_API void fxt_ring_res_finish_slow(struct fxt_ring_res *res) FXT_NOEXCEPT;
 
 /* ---- producer fast paths ------------------------------------------------------------------
- * C callers get these inline: they are C99 inline definitions, and src/core/ring.c emits the
- * external definitions that C++ callers (and non-inlined calls) link to. */
+ * Inline in both languages: C99 inline definitions in C (src/core/ring.c emits the external
+ * definitions that non-inlined calls link to), static inline in C++ (FXT_INLINE), so a C++
+ * unit neither links to the library's copies nor exports copies of its own. */
+
+/* Stores the 8 bytes of w (in memory order) at byte offset off of base (word aligned). */
+FXT_API FXT_INLINE void fxt_ring_put_word(unsigned char *base, uint32_t off, uint64_t w);
 
 /* Record size in bytes from an FXT header word: size bits [4..15] in words, or [4..35] for a
  * large record (type 15). Returns 0 for a size of zero words or one over 2^32 - 1 bytes. */
@@ -253,9 +260,6 @@ FXT_API FXT_INLINE int fxt_ring_res_commit(struct fxt_ring_res *res);
 
 FXT_EXTERN_C_END
 
-#ifndef __cplusplus
-#include <stdatomic.h>
-
 /* Storage is accessed in the widest lock-free unit, with relaxed atomics (see ring.c). */
 #if UINTPTR_MAX > 0xffffffffu
 typedef uint64_t fxt_ring_unit;
@@ -263,17 +267,16 @@ typedef uint64_t fxt_ring_unit;
 typedef uint32_t fxt_ring_unit;
 #endif
 
-/* Stores the 8 bytes of w (in memory order) at byte offset off of base (word aligned). */
 FXT_API inline void fxt_ring_put_word(unsigned char *base, uint32_t off, uint64_t w)
 {
-  _Atomic fxt_ring_unit *p = (_Atomic fxt_ring_unit *)(void *)(base + off);
+  FXT_ATOMIC_PTR(fxt_ring_unit) p = (FXT_ATOMIC_PTR(fxt_ring_unit))(void *)(base + off);
 #if UINTPTR_MAX > 0xffffffffu
-  atomic_store_explicit(p, w, memory_order_relaxed);
+  FXT_STORE(p, w, FXT_MO_RELAXED);
 #else
   fxt_ring_unit u[2];
   __builtin_memcpy(u, &w, 8);
-  atomic_store_explicit(&p[0], u[0], memory_order_relaxed);
-  atomic_store_explicit(&p[1], u[1], memory_order_relaxed);
+  FXT_STORE(&p[0], u[0], FXT_MO_RELAXED);
+  FXT_STORE(&p[1], u[1], FXT_MO_RELAXED);
 #endif
 }
 
@@ -295,14 +298,14 @@ FXT_API inline uint32_t fxt_ring_record_bytes(uint64_t header)
  * that follows refreshes it with reserve_slow's release fence). */
 static inline uint32_t fxt_ring_room(const struct fxt_ring *r)
 {
-  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
-  uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire); /* (2) */
+  uint32_t head = FXT_LOAD(&r->head, FXT_MO_RELAXED); /* ours */
+  uint32_t tail = FXT_LOAD(&r->tail, FXT_MO_ACQUIRE); /* (2) */
   return r->size - (head - tail);
 }
 
 FXT_API inline int fxt_ring_reserve(struct fxt_ring *r, uint32_t nbytes, struct fxt_ring_res *res)
 {
-  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  uint32_t head = FXT_LOAD(&r->head, FXT_MO_RELAXED); /* ours */
   /* Room as of the producer's cached view of tail; anything else is the slow path. */
   if (FXT_UNLIKELY((nbytes & 7) != 0 || nbytes - 1 >= r->size - (head - r->tail_cache)))
     return fxt_ring_reserve_slow(r, nbytes, res);
@@ -335,9 +338,8 @@ FXT_API inline int fxt_ring_res_commit(struct fxt_ring_res *res)
   if (FXT_UNLIKELY(res->partial_len != 0 || res->pos != res->end))
     fxt_ring_res_finish_slow(res);
   /* Release pairs with the acquire loads of head in every reader (ring.c, (1)). */
-  atomic_store_explicit(&res->ring->head, res->end, memory_order_release);
+  FXT_STORE(&res->ring->head, res->end, FXT_MO_RELEASE);
   return 0;
 }
-#endif /* !__cplusplus */
 
 #endif /* FXTRACE_RING_H */

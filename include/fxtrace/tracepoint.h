@@ -102,10 +102,10 @@ FXT_EXTERN_C_BEGIN
 /* Registers the tracepoints listed in [begin, end) (one object's "fxt_tp" section); called by
  * the constructor that fxtrace/fxtrace.h places in each object. Idempotent per begin. */
 FXT_API void fxt_register_section(struct fxt_tracepoint *const *begin,
-                                  struct fxt_tracepoint *const *end);
+                                  struct fxt_tracepoint *const *end) FXT_NOEXCEPT;
 /* Unregisters them (destructor, at exit or dlclose); after it returns nothing refers to them. */
 FXT_API void fxt_unregister_section(struct fxt_tracepoint *const *begin,
-                                    struct fxt_tracepoint *const *end);
+                                    struct fxt_tracepoint *const *end) FXT_NOEXCEPT;
 
 /* Lookup. The pointer stays valid while the object that defines the tracepoint is loaded. */
 FXT_API struct fxt_tracepoint *fxt_tracepoint_by_id(uint32_t id);

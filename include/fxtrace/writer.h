@@ -67,14 +67,14 @@ FXT_API int fxt_writer_init_flags(struct fxt_writer *w, void *storage, uint32_t 
  * pending, reserves 56 bytes more and writes the drop_stats record first. Returns 0;
  * FXT_EINVAL for a header of 0 words (or over 2^32 - 1 bytes); FXT_ENOSPC when it does not fit,
  * in which case the record's own size (never the drop_stats record's) is counted as dropped.
- * Inline in C (below); the rare cases are out of line. */
+ * Inline (below; ring.h says how in each language); the rare cases are out of line. */
 FXT_API FXT_INLINE int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
                                struct fxt_reservation *res);
 /* The rare cases of fxt_writer_reserve (not for direct use): any header with a run of drops
  * pending or a bad size, and counting a record that did not fit. */
 FXT_API int fxt_writer_reserve_slow(struct fxt_writer *w, uint64_t header,
-                                    struct fxt_reservation *res);
-FXT_API int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size);
+                                    struct fxt_reservation *res) FXT_NOEXCEPT;
+FXT_API int fxt_writer_drop_slow(struct fxt_writer *w, uint32_t size) FXT_NOEXCEPT;
 
 /* Like fxt_writer_reserve, with prefix_bytes (a multiple of 8) of bookkeeping records of the
  * caller's reserved in front of the record, in the same reservation: the bookkeeping goes in
@@ -125,7 +125,6 @@ FXT_API int fxt_writer_drain(struct fxt_writer *w);
 
 FXT_EXTERN_C_END
 
-#ifndef __cplusplus
 FXT_API inline int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
                                       struct fxt_reservation *res)
 {
@@ -137,6 +136,5 @@ FXT_API inline int fxt_writer_reserve(struct fxt_writer *w, uint64_t header,
   (void)fxt_ring_res_write(&res->res, &header, 8);
   return 0;
 }
-#endif
 
 #endif /* FXTRACE_WRITER_H */

@@ -1,6 +1,6 @@
 /* Built with -DFXT_DISABLE: every macro of fxtrace/fxtrace.h compiles away. The program must
  * reference no fxtrace symbol (tests/check/disabled.sh) and evaluate no argument (it exits 0
- * only if none was). */
+ * only if none was). Built as C, and as C++ through disabled.cpp. */
 #include <fxtrace/fxtrace.h>
 
 FXT_TRACEPOINT(off, ev, "x=%u", (u32, x));
@@ -13,6 +13,10 @@ int fxt_disabled_check(int v)
   if (FXT_TRACE_ENABLED(off, ev))
     evaluated++;
   FXT_INSTANT("off", "i", FXT_U32("x", evaluated++));
+  FXT_INSTANT("off", "j", FXT_I32("a", evaluated++), FXT_I64("b", evaluated++),
+              FXT_U64("c", evaluated++), FXT_F64("d", evaluated++), FXT_BOOL("e", evaluated++),
+              FXT_PTR("f", (void *)(uintptr_t)evaluated++),
+              FXT_STR("g", evaluated++ ? "a" : "b"), FXT_ARG("h", evaluated++));
   FXT_BEGIN("off", "d");
   FXT_END("off", "d");
   {

@@ -1,5 +1,5 @@
 /* fxtrace/detail/emit.h - the emit path shared by the macros of fxtrace/fxtrace.h (host, C
- * only).
+ * and C++: one text, its atomics spelled by detail/atomic.h).
  *
  * NOT API: nothing here is meant to be called or read directly, and any of it may change in
  * any release (names, signatures, struct layouts). It is installed only because the fast path
@@ -23,19 +23,34 @@
 #include "../meta.h"
 #include "../tracepoint.h"
 #include "../writer.h"
+#include "atomic.h"
 #include "fxt_words.h"
 #include "tslot.h"
 
-#ifndef __cplusplus
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
+#ifdef __cplusplus
+#include <string.h> /* strnlen: C++ compilers define _GNU_SOURCE, which declares it */
+#else
+#include <stdbool.h>
+#endif
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
 
+/* Thread-local objects the library defines. C++ says __thread (GNU C's keyword, which both
+ * g++ and clang++ take), not thread_local: a C++ extern thread_local object may have a dynamic
+ * initializer in its defining unit, so every access would go through a call to its TLS
+ * wrapper; __thread promises none, and the access is one %fs-relative load, as in C. */
+#ifdef __cplusplus
+#define FXT_THREAD_LOCAL __thread
+#else
+#define FXT_THREAD_LOCAL _Thread_local
+#endif
+
+FXT_EXTERN_C_BEGIN
 /* The calling thread's slot; NULL until its first event. */
-FXT_API extern _Thread_local struct fxt_tslot *fxt_tls_slot __attribute__((tls_model("initial-exec")));
+FXT_API extern FXT_THREAD_LOCAL struct fxt_tslot *fxt_tls_slot
+    __attribute__((tls_model("initial-exec")));
 /* The running session's generation (never 0), or 0 when no session accepts events. Written
  * by session start/stop, read relaxed per event and compared with the slot's gen: a slot of an
  * earlier session is re-attached on the slow path. */
@@ -54,19 +69,20 @@ FXT_API extern ptrdiff_t fxt_fast_cpu_at;
  * cpu_id when the trace clock is CLOCK_MONOTONIC and rseq is registered, else
  * fxt_tls_no_cpu. */
 FXT_API extern ptrdiff_t fxt_clk_cpu_at;
-FXT_API extern _Thread_local const uint32_t fxt_tls_no_cpu __attribute__((tls_model("initial-exec")));
+FXT_API extern FXT_THREAD_LOCAL const uint32_t fxt_tls_no_cpu
+    __attribute__((tls_model("initial-exec")));
 
-FXT_EXTERN_C_BEGIN
-FXT_API struct fxt_tslot *fxt_emit_enter_slow(void);
-FXT_API struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth);
-FXT_API void fxt_emit_nested_done(struct fxt_tslot *n);
+FXT_API struct fxt_tslot *fxt_emit_enter_slow(void) FXT_NOEXCEPT;
+FXT_API struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth) FXT_NOEXCEPT;
+FXT_API void fxt_emit_nested_done(struct fxt_tslot *n) FXT_NOEXCEPT;
 /* Evaluates tp's filter program for an event of thread slot t on cpu (values and string
  * lengths of its fields, or NULL for events without fields): true to record it. */
 FXT_API bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
-                             const union fxt_value *values, const uint32_t *lens, uint32_t cpu);
-FXT_API uint64_t fxt_ticks_slow(void);
-FXT_API void fxt_emit_wake(struct fxt_tslot *t);
-FXT_API uint32_t fxt_cpu_slow(void);
+                             const union fxt_value *values, const uint32_t *lens,
+                             uint32_t cpu) FXT_NOEXCEPT;
+FXT_API uint64_t fxt_ticks_slow(void) FXT_NOEXCEPT;
+FXT_API void fxt_emit_wake(struct fxt_tslot *t) FXT_NOEXCEPT;
+FXT_API uint32_t fxt_cpu_slow(void) FXT_NOEXCEPT;
 /* Writing words into a reservation whose size was computed exactly. */
 struct fxt_cursor {
   unsigned char *base; /* NULL: no reservation */
@@ -76,7 +92,7 @@ struct fxt_cursor {
 /* By value (two registers), so the caller's cursor never has its address taken and stays in
  * registers on the fast path. */
 FXT_API struct fxt_cursor fxt_emit_reserve_slow(struct fxt_tslot *t, uint32_t cpu, uint64_t ts,
-                                                uint64_t header);
+                                                uint64_t header) FXT_NOEXCEPT;
 FXT_EXTERN_C_END
 
 
@@ -87,23 +103,23 @@ static inline struct fxt_tslot *fxt_emit_enter(void)
   struct fxt_tslot *t = fxt_tls_slot;
   if (FXT_UNLIKELY(t == NULL))
     return fxt_emit_enter_slow();
-  uint32_t depth = atomic_load_explicit(&t->depth, memory_order_relaxed);
-  atomic_store_explicit(&t->depth, depth + 1, memory_order_relaxed);
+  uint32_t depth = FXT_LOAD(&t->depth, FXT_MO_RELAXED);
+  FXT_STORE(&t->depth, depth + 1, FXT_MO_RELAXED);
   /* Depth is raised before the session-active load, in program order; the stopper's
    * membarrier() makes the pair a Dekker handshake without a fence here. */
-  atomic_signal_fence(memory_order_seq_cst);
+  FXT_SIGNAL_FENCE(FXT_MO_SEQ_CST);
   if (FXT_UNLIKELY(depth != 0 ||
-                   atomic_load_explicit(&fxt_session_active, memory_order_relaxed) !=
-                       atomic_load_explicit(&t->gen, memory_order_relaxed)))
+                   FXT_LOAD(&fxt_session_active, FXT_MO_RELAXED) !=
+                       FXT_LOAD(&t->gen, FXT_MO_RELAXED)))
     return fxt_emit_refused(t, depth); /* nested, stopped, or a slot of an earlier session */
   /* Pairs with the registry's release store of the tracepoint's enabled flag. */
-  atomic_thread_fence(memory_order_acquire);
+  FXT_FENCE(FXT_MO_ACQUIRE);
   return t;
 }
 
 static inline void fxt_emit_leave(struct fxt_tslot *t)
 {
-  atomic_signal_fence(memory_order_seq_cst); /* the commit stays inside the depth window */
+  FXT_SIGNAL_FENCE(FXT_MO_SEQ_CST); /* the commit stays inside the depth window */
   if (FXT_UNLIKELY(t->flush_on_leave)) {
     fxt_emit_nested_done(t); /* a companion: hand its records to the ingress ring */
     return;
@@ -111,8 +127,8 @@ static inline void fxt_emit_leave(struct fxt_tslot *t)
   /* Release pairs with the acquire load of depth in fxt_slots_sync / quiesce: everything this
    * emission read (a filter program) happens before a waiter that sees it left. A plain store
    * on x86. */
-  atomic_store_explicit(&t->depth, atomic_load_explicit(&t->depth, memory_order_relaxed) - 1,
-                        memory_order_release);
+  FXT_STORE(&t->depth, FXT_LOAD(&t->depth, FXT_MO_RELAXED) - 1,
+                        FXT_MO_RELEASE);
 }
 
 static inline uint64_t fxt_ticks(void)
@@ -135,8 +151,8 @@ static inline uint32_t fxt_current_cpu(void)
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
   if (FXT_LIKELY(fxt_rseq_offset != 0))
     /* struct rseq { u32 cpu_id_start; u32 cpu_id; ... }: the kernel keeps cpu_id current. */
-    return *(volatile const uint32_t *)((const char *)__builtin_thread_pointer() +
-                                         fxt_rseq_offset + 4);
+    return *(volatile const uint32_t *)(const void *)((const char *)__builtin_thread_pointer() +
+                                                       fxt_rseq_offset + 4);
 #endif
   return fxt_cpu_slow();
 }
@@ -173,7 +189,7 @@ static inline bool fxt_emit_reserve(struct fxt_tslot *t, uint32_t cpu, uint64_t 
 {
   struct fxt_ring *r = &t->w.ring;
   uint32_t bytes = fxt_w_size_of(header) * 8;
-  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  uint32_t head = FXT_LOAD(&r->head, FXT_MO_RELAXED); /* ours */
   if (FXT_LIKELY(cpu == t->cpu_fast && bytes <= r->size - (head - r->tail_cache))) {
     c->base = (unsigned char *)((uintptr_t)r + (uintptr_t)(intptr_t)r->storage_off);
     c->mask = r->size - 1;
@@ -181,7 +197,7 @@ static inline bool fxt_emit_reserve(struct fxt_tslot *t, uint32_t cpu, uint64_t 
     return true;
   }
   *c = fxt_emit_reserve_slow(t, cpu, ts, header);
-  return c->base != NULL;
+  return c->base != FXT_NULL;
 }
 
 static inline FXT_ALWAYS_INLINE void fxt_put(struct fxt_cursor *c, uint64_t w)
@@ -224,7 +240,7 @@ static inline void fxt_put_event_head(struct fxt_cursor *c, const struct fxt_tsl
 static inline void fxt_emit_commit(struct fxt_tslot *t, const struct fxt_cursor *c)
 {
   /* Release pairs with the acquire loads of head in every reader (src/core/ring.c, (1)). */
-  atomic_store_explicit(&t->w.ring.head, c->pos, memory_order_release);
+  FXT_STORE(&t->w.ring.head, c->pos, FXT_MO_RELEASE);
   if (FXT_UNLIKELY(c->pos - t->w.ring.tail_cache > t->wake_mark))
     fxt_emit_wake(t);
 }
@@ -261,16 +277,16 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   struct fxt_tslot *t = fxt_tls_slot;
   if (FXT_UNLIKELY(t == NULL))
     return false;
-  uint32_t depth = atomic_load_explicit(&t->depth, memory_order_relaxed);
+  uint32_t depth = FXT_LOAD(&t->depth, FXT_MO_RELAXED);
   /* 1, not depth + 1: the fast path goes on only from depth 0, and gives the old value back
    * when it does not (an instruction less). A handler that interrupts the moment in between
    * sees a nonzero depth, which is all fxt_slots_sync reads; fxt_emit_refused takes it for
    * the first nesting level, and then uses the companion slot only if the companion's own
    * depth is 0, so a deeper emission still in the companion keeps it (the handler's event is
    * counted lost, as it was at depth 3). */
-  atomic_store_explicit(&t->depth, 1, memory_order_relaxed);
+  FXT_STORE(&t->depth, 1, FXT_MO_RELAXED);
   /* Depth is raised before the session-active load, in program order (as fxt_emit_enter). */
-  atomic_signal_fence(memory_order_seq_cst);
+  FXT_SIGNAL_FENCE(FXT_MO_SEQ_CST);
   if (clk)
     f->ts = fxt_ticks_slow();
   /* The thread's word at fxt_fast_cpu_at, one %fs-relative load (not the thread pointer's
@@ -281,18 +297,18 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
                        : "=r"(cpu)
                        : "r"(clk ? fxt_clk_cpu_at : fxt_fast_cpu_at));
   struct fxt_ring *r = &t->w.ring;
-  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* ours */
+  uint32_t head = FXT_LOAD(&r->head, FXT_MO_RELAXED); /* ours */
   uint32_t bytes = words * 8;
   if (FXT_UNLIKELY((depth | (cpu ^ t->cpu_fast) |
-                    (atomic_load_explicit(&fxt_session_active, memory_order_relaxed) ^
-                     atomic_load_explicit(&t->gen, memory_order_relaxed))) != 0 ||
+                    (FXT_LOAD(&fxt_session_active, FXT_MO_RELAXED) ^
+                     FXT_LOAD(&t->gen, FXT_MO_RELAXED))) != 0 ||
                    (int32_t)(t->fast_end - head - bytes) < 0 ||
-                   atomic_load_explicit(&tp->reg.filter, memory_order_relaxed) != NULL)) {
-    atomic_store_explicit(&t->depth, depth, memory_order_relaxed);
+                   FXT_LOAD(&tp->reg.filter, FXT_MO_RELAXED) != NULL)) {
+    FXT_STORE(&t->depth, depth, FXT_MO_RELAXED);
     return false;
   }
   /* Pairs with the registry's release store of the tracepoint's enabled flag. */
-  atomic_thread_fence(memory_order_acquire);
+  FXT_FENCE(FXT_MO_ACQUIRE);
   f->c.base = t->fast_base + (head & t->fast_mask);
   f->c.mask = 0xffffffffu;
   f->c.pos = 0;
@@ -322,16 +338,16 @@ static inline FXT_ALWAYS_INLINE uint64_t fxt_fast_ticks(void)
  * (depth back to 0: see fxt_emit_leave). No watermark check: fast_end stops short of it. */
 static inline FXT_ALWAYS_INLINE void fxt_fast_end(const struct fxt_fast *f)
 {
-  atomic_store_explicit(&f->t->w.ring.head, f->end, memory_order_release);
-  atomic_signal_fence(memory_order_seq_cst);
-  atomic_store_explicit(&f->t->depth, 0, memory_order_release);
+  FXT_STORE(&f->t->w.ring.head, f->end, FXT_MO_RELEASE);
+  FXT_SIGNAL_FENCE(FXT_MO_SEQ_CST);
+  FXT_STORE(&f->t->depth, 0, FXT_MO_RELEASE);
 }
 
 /* Recomputes fast_end after the general path wrote (owner only). */
 static inline void fxt_fast_refresh(struct fxt_tslot *t)
 {
   struct fxt_ring *r = &t->w.ring;
-  uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint32_t head = FXT_LOAD(&r->head, FXT_MO_RELAXED);
   uint32_t used = head - r->tail_cache;
   uint32_t d = r->size - used;                   /* room */
   uint32_t w = r->size - (head & (r->size - 1)); /* to the end of the storage */
@@ -339,14 +355,16 @@ static inline void fxt_fast_refresh(struct fxt_tslot *t)
   /* Past the mark with the consumer already woken, the mark has done its work until the
    * consumer drains (and clears wake_sent): the fast path goes on, a mark's length at a time,
    * so the general path looks again (and wakes again if need be) at the end of each. */
-  if (m == 0 && atomic_load_explicit(&t->wake_sent, memory_order_relaxed))
+  if (m == 0 && FXT_LOAD(&t->wake_sent, FXT_MO_RELAXED))
     m = t->wake_mark;
   d = w < d ? w : d;
   t->fast_end = head + (m < d ? m : d);
 }
 
+#ifndef __cplusplus
 /* POSIX, declared here too for programs built with a strict -std=c11 (which hides it). */
 size_t strnlen(const char *s, size_t maxlen);
+#endif
 
 /* Length of s up to bound; NULL is empty. (libc's strnlen: async-signal-safe, no lock, and
  * a word or a vector at a time where a loop here would go byte by byte.) */
@@ -358,7 +376,7 @@ static inline FXT_ALWAYS_INLINE uint32_t fxt_strnlen(const char *s, uint32_t bou
 /* ---- typed fields (type is a constant at every call: the switches fold away) ---------- */
 
 FXT_EXTERN_C_BEGIN
-FXT_API uint32_t fxt_utf8_cut(const char *s, uint32_t n); /* fxt.h */
+FXT_API uint32_t fxt_utf8_cut(const char *s, uint32_t n) FXT_NOEXCEPT; /* fxt.h */
 FXT_EXTERN_C_END
 
 /* Bytes of a field's variable part: string length, or 2 hex digits per byte of an array.
@@ -420,7 +438,7 @@ static inline FXT_ALWAYS_INLINE uint32_t fxt_field_words(uint32_t type, uint32_t
 }
 
 FXT_EXTERN_C_BEGIN
-FXT_API void fxt_put_hex(struct fxt_cursor *c, const void *bytes, uint32_t n);
+FXT_API void fxt_put_hex(struct fxt_cursor *c, const void *bytes, uint32_t n) FXT_NOEXCEPT;
 FXT_EXTERN_C_END
 
 /* A field's FXT argument header as the emit path takes it (the registry's arg_header): the
@@ -447,13 +465,16 @@ static inline FXT_ALWAYS_INLINE uint64_t fxt_arg_header(uint32_t type, uint32_t 
     t = FXT_ARG_BOOL;
     break;
   case FXT_TYPE_DOUBLE:
-    t = FXT_ARG_DOUBLE, words = 2;
+    t = FXT_ARG_DOUBLE;
+    words = 2;
     break;
   case FXT_TYPE_PTR:
-    t = FXT_ARG_POINTER, words = 2;
+    t = FXT_ARG_POINTER;
+    words = 2;
     break;
   default:
-    t = FXT_ARG_STRING, words = 0; /* strings, byte arrays in hex: size bits per value */
+    t = FXT_ARG_STRING; /* strings, byte arrays in hex: size bits per value */
+    words = 0;
     break;
   }
   return fxt_w_arg((uint32_t)t, words, name_ref);
@@ -513,5 +534,4 @@ static inline FXT_ALWAYS_INLINE void fxt_put_field(struct fxt_cursor *c, uint64_
   }
 }
 
-#endif /* !__cplusplus */
 #endif /* FXTRACE_DETAIL_EMIT_H */

@@ -1,4 +1,4 @@
-/* fxtrace/detail/tslot.h - a thread's slot: its buffer and emit state (host, C only).
+/* fxtrace/detail/tslot.h - a thread's slot: its buffer and emit state (host).
  *
  * NOT API: the layout and every member may change in any release. The struct is defined in a
  * header only because the inline fast path (fxtrace/detail/emit.h) reads and writes its
@@ -10,7 +10,6 @@
 #include "../common.h"
 #include "../writer.h"
 
-#ifndef __cplusplus
 #include <stdint.h>
 
 /* A thread's buffer and emit state. The slot's owner thread is the writer's producer. */
@@ -64,5 +63,4 @@ struct fxt_tslot {
 /* A slot generation with this bit is muted: its events are not recorded (set_event_pid). */
 #define FXT_GEN_MUTED 0x80000000u
 
-#endif /* !__cplusplus */
 #endif /* FXTRACE_DETAIL_TSLOT_H */
