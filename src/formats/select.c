@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/globs.h"
 #include "../base/grow.h"
 
 /* ---- the options' values ----------------------------------------------------------------- */
@@ -212,8 +213,12 @@ int fxt_sel_add(struct fxt_sel *s, enum fxt_sel_kind kind, const char *arg, char
   case FXT_SEL_FILTER: rc = check_filter(arg, err, err_size, ferr); break;
   default: break;
   }
-  if (rc == 0 && (kind == FXT_SEL_EVENTS || kind == FXT_SEL_COMM || kind == FXT_SEL_FILTER) &&
-      (c.text = strdup(arg)) == NULL)
+  if (rc == 0 && kind == FXT_SEL_EVENTS && (c.text = fxt_globs_normalize(arg)) == NULL) {
+    /* As record -e's list (src/base/globs.h): a glob has no blank inside it. */
+    snprintf(err, err_size, "bad event glob list '%s': a blank inside a glob", arg);
+    rc = FXT_EINVAL;
+  }
+  if (rc == 0 && (kind == FXT_SEL_COMM || kind == FXT_SEL_FILTER) && (c.text = strdup(arg)) == NULL)
     rc = FXT_ENOMEM;
   if (rc == 0 && !fxt_grow((void **)&s->c, &s->cap, s->n + 1, sizeof *s->c, 8))
     rc = FXT_ENOMEM;
@@ -247,34 +252,6 @@ static bool in_list(const struct crit *c, uint64_t v) {
     if (v >= c->r[i].lo && v <= c->r[i].hi)
       return true;
   return false;
-}
-
-/* The events globs of record -e (registry.c's patterns): the last glob that matches decides. */
-static bool events_match(const char *list, const char *name) {
-  bool on = false;
-  for (const char *p = list; *p;) {
-    while (*p == ' ' || *p == '\t' || *p == ',')
-      p++;
-    const char *end = p;
-    while (*end && *end != ',')
-      end++;
-    const char *e = end;
-    while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    bool neg = e > p && *p == '!';
-    const char *g = p + neg;
-    char glob[512];
-    size_t n = (size_t)(e - g);
-    bool colon = memchr(g, ':', n) != NULL;
-    if (e > g && n + 3 <= sizeof glob) {
-      memcpy(glob, g, n);
-      memcpy(glob + n, colon ? "" : ":*", colon ? 1 : 3);
-      if (fnmatch(glob, name, 0) == 0)
-        on = !neg;
-    }
-    p = end;
-  }
-  return on;
 }
 
 static bool thread_match(struct fxt_sel *s, const struct fxtf_thread *t) {
@@ -331,7 +308,7 @@ static bool settle_kind(struct fxt_sel *s, struct crit *c, size_t kind, const st
                      e->ev.category.data ? e->ev.category.data : "",
                      (int)(e->ev.name.len < 290 ? e->ev.name.len : 290),
                      e->ev.name.data ? e->ev.name.data : "");
-    c->by_kind[kind] = n > 0 && events_match(c->text, name) ? 1 : 2;
+    c->by_kind[kind] = n > 0 && fxt_globs_match(c->text, name) ? 1 : 2;
     return true;
   }
   const struct fxt_sel_fields *fl = fxt_sel_kind_fields(s->kinds, kind);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/globs.h"
 #include "../base/grow.h"
 #include "filters.h"
 #include "intern.h"
@@ -101,21 +102,7 @@ static bool matches_patterns(const struct fxt_tracepoint *tp)
     return false;
   char name[512];
   full_name(tp, name, sizeof(name));
-  bool on = false;
-  for (const char *p = patterns; *p;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    bool negative = len > 0 && *p == '!';
-    char glob[512];
-    if (len - negative < sizeof(glob)) {
-      memcpy(glob, p + negative, len - negative);
-      glob[len - negative] = 0;
-      if (fnmatch(glob, name, 0) == 0)
-        on = !negative;
-    }
-    p += len + (comma != NULL);
-  }
-  return on;
+  return fxt_globs_match(patterns, name);
 }
 
 static void set_enabled_locked(struct fxt_tracepoint *tp, bool on)
@@ -271,45 +258,9 @@ void fxt_tracepoint_set_enabled(struct fxt_tracepoint *tp, int on)
   pthread_mutex_unlock(&lock);
 }
 
-/* Normalizes a pattern list: trims blanks, appends ":*" to globs without ':', drops empties.
- * Returns a malloc'd string ("" for none) or NULL on a malformed list. */
-static char *normalize(const char *in)
-{
-  size_t n = strlen(in);
-  char *out = malloc(2 * n + 3), *o = out;
-  if (!out)
-    return NULL;
-  for (const char *p = in; *p;) {
-    while (*p == ' ' || *p == '\t' || *p == ',')
-      p++;
-    const char *start = p;
-    while (*p && *p != ',')
-      p++;
-    const char *e = p;
-    while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    if (e == start)
-      continue;
-    if (memchr(start, ' ', (size_t)(e - start))) {
-      free(out);
-      return NULL;
-    }
-    if (o != out)
-      *o++ = ',';
-    memcpy(o, start, (size_t)(e - start));
-    o += e - start;
-    if (!memchr(start, ':', (size_t)(e - start))) {
-      memcpy(o, ":*", 2);
-      o += 2;
-    }
-  }
-  *o = 0;
-  return out;
-}
-
 int fxt_tracepoint_enable_patterns(const char *list)
 {
-  char *norm = normalize(list ? list : "");
+  char *norm = fxt_globs_normalize(list ? list : "");
   if (!norm)
     return FXT_EINVAL;
   int enabled = 0;

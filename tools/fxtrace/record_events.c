@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/globs.h"
 #include "base/grow.h"
 #include "cli.h"
 #include "formats/fileio.h"
@@ -59,25 +60,21 @@ static bool matches(const struct names *s, const char *glob) {
   return false;
 }
 
-/* Says the globs of events that match no name; false when there was one. */
+/* Says the globs of events (record -e's list, normalized as the tracer's registry does:
+ * src/base/globs.h) that match no name; false when there was one. */
 static bool check(const struct names *s, const char *events) {
+  char *norm = fxt_globs_normalize(events);
   bool ok = true;
-  for (const char *p = events; *p;) {
-    p += strspn(p, " \t,");
-    size_t len = strcspn(p, ",");
-    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-      len--;
-    char glob[512];
-    if (len > 0 && p[0] != '!' && len + 3 <= sizeof glob) {
-      memcpy(glob, p, len);
-      strcpy(glob + len, memchr(p, ':', len) ? "" : ":*"); /* "net" is "net:*" */
-      if (!matches(s, glob)) {
-        fprintf(stderr, "fxtrace record: -e '%s' matches no event of the program\n", glob);
-        ok = false;
-      }
+  for (char *p = norm, *next; p != NULL && *p; p = next) {
+    next = p + strcspn(p, ",");
+    if (*next)
+      *next++ = 0;
+    if (p[0] != '!' && !matches(s, p)) {
+      fprintf(stderr, "fxtrace record: -e '%s' matches no event of the program\n", p);
+      ok = false;
     }
-    p += strcspn(p, ",");
   }
+  free(norm);
   return ok;
 }
 
