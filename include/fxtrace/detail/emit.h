@@ -75,8 +75,10 @@ FXT_API extern FXT_THREAD_LOCAL const uint32_t fxt_tls_no_cpu
 FXT_API struct fxt_tslot *fxt_emit_enter_slow(void) FXT_NOEXCEPT;
 FXT_API struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth) FXT_NOEXCEPT;
 FXT_API void fxt_emit_nested_done(struct fxt_tslot *n) FXT_NOEXCEPT;
-/* Evaluates tp's filter program for an event of thread slot t on cpu (values and string
- * lengths of its fields, or NULL for events without fields): true to record it. */
+/* Runs tp's hook for an event of thread slot t on cpu (values and string lengths of its
+ * fields, or NULL for events without fields): its filter program, then, when it has any, its
+ * event triggers and soft mode (src/host/evtrig*.c), which fire whatever the filter said, as
+ * the kernel's; true to record the event. */
 FXT_API bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
                              const union fxt_value *values, const uint32_t *lens,
                              uint32_t cpu) FXT_NOEXCEPT;
