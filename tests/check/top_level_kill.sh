@@ -34,6 +34,14 @@ killed() {
   st=0
   wait $pid || st=$?
   [ $st -eq 137 ] || { cat "$work/killed.err"; fail "the image exited $st, not by SIGKILL"; }
+  # In the user's default directory (BUFFERS given), any other traced program of the user
+  # may harvest the dead session before this looks (the rest of the suite, other work on the
+  # machine): harvested says so, and the output is checked all the same.
+  harvested=0
+  if [ -n "${5-}" ] && ! ls -d "$5/$pid".* >/dev/null 2>&1 && [ -s "$4" ]; then
+    harvested=1
+    return
+  fi
   ls -d "${5-$shm}/$pid".* >/dev/null 2>&1 || {
     cat "$work/killed.err"
     ls -la "${5-$shm}"
@@ -211,6 +219,7 @@ for who in ps record; do
   # beside this test): one that holds the dead session's lock for a moment when this sweep
   # comes makes it pass the session by, so the same command sweeps again, a few times.
   for try in $(seq 20); do
+    [ $harvested = 0 ] || break
     if [ $who = ps ]; then
       "$fxtrace" ps >/dev/null 2>"$work/$who.err" || fail "fxtrace ps"
     else
@@ -221,7 +230,7 @@ for who in ps record; do
   done
   if ls -d "/dev/shm/fxtrace-$(id -u)/$pid".* 2>/dev/null; then fail "round $round: left behind"; fi
   got=$(counted "$out")
-  echo "round $round: fxtrace $who: $got"
+  echo "round $round: fxtrace $who: $got$([ $harvested = 0 ] || echo ' (harvested by another program first)')"
   [ "$got" -eq 3000 ] || fail "round $round ($who): $got, 3000 emitted"
 done
 rm -rf "$work"
