@@ -107,7 +107,8 @@ int fxt_slots_setup(struct session *s)
                        FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD),
                        INGRESS_PAYLOAD) != 0)
     return FXT_EINVAL;
-  pthread_mutex_init(&s->pool_lock, NULL);
+  /* pool_lock is initialized once (session.c), never again here: a thread of an earlier
+   * session may hold it while this one starts (fxt_slot_drop_hold at its exit). */
   /* The stop handshake uses membarrier; register once (harmless if it fails: see quiesce). */
   syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
   return 0;
