@@ -30,7 +30,7 @@
 #include "slots.h"
 #include "trigger.h"
 
-struct session fxt_session;
+struct session fxt_session = {.pool_lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 static bool running;
 static uint32_t last_gen;

@@ -14,6 +14,16 @@
  *
  * The consumer reads state with acquire loads. Pools are never unmapped (threads keep a TLS
  * pointer into them); a new session reuses the pool when its geometry matches.
+ *
+ * Stale pointers. A thread that attached in an earlier session keeps fxt_tls_slot pointing at
+ * that slot until its next event (fxt_emit_refused sees the slot's gen is not the running
+ * session's and attaches again) or its exit. The slot's gen is the only thing that keeps it
+ * from writing there, so a slot of a reused pool it may still point at is `held` (slot_info):
+ * FREE, but given to no other thread, until the stale owner lets go of it. Were it given away,
+ * the new owner's take_slot would store the running session's gen into it and the stale owner's
+ * next event would pass the gen check (fast path or fxt_emit_enter) and go into another
+ * thread's ring: under that thread's name, two producers on one ring, or, once that thread
+ * exited and the consumer freed the slot, into a ring nobody drains, lost and uncounted.
  */
 #ifndef FXT_HOST_SESSION_INT_H
 #define FXT_HOST_SESSION_INT_H
@@ -68,6 +78,15 @@ struct slot_info {
    * it leaves. Written by the owner (1 with release, 0 before the emission leaves), read by
    * fxt_slots_sync (acquire), which then need not wait for it. */
   _Atomic uint32_t parked;
+  /* The slot is FREE but a thread of an earlier session of this pool may still have it in
+   * fxt_tls_slot (see "Stale pointers" above): no thread but that one may take it. Set by
+   * fxt_slots_setup for the slots LIVE when the pool is reused (their owners may be alive);
+   * cleared by the stale owner itself, after it dropped its pointer, when it attaches again
+   * (fxt_emit_refused) or exits (on_thread_exit): fxt_slot_drop_hold. Read and written under
+   * pool_lock only: the unlock after the owner's clear pairs with the lock of the next
+   * attach that may take the slot, so the owner's pointer is gone before anyone else's gen
+   * is stored into it (and only the owner reads its own fxt_tls_slot). */
+  bool held;
 };
 
 struct session {

@@ -54,6 +54,11 @@ int fxt_slots_setup(struct session *s)
   uint32_t nslots = (uint32_t)(total / stride);
   if (nslots == 0)
     nslots = 1; /* one buffer even when the cap is smaller than it */
+  /* What the held flags of the new session come from: the old pool and its bookkeeping. */
+  const unsigned char *old_pool = s->pool;
+  struct slot_info *old_info = s->info;
+  uint32_t old_nslots = s->nslots;
+  uint32_t old_info_n = s->info ? (uint32_t)(s->info_bytes / sizeof(struct slot_info)) : 0;
   if (s->pool && s->stride != stride) {
     /* Geometry changed: the old pool stays mapped (threads may still point into it), and
      * slots of another stride never share its addresses. */
@@ -74,6 +79,22 @@ int fxt_slots_setup(struct session *s)
   if (rc != 0)
     return rc;
   s->nslots = nslots;
+  /* A slot LIVE at the last stop, or held since an earlier one, may be in a live thread's
+   * fxt_tls_slot: held in a pool reused at the same address (session_int.h, "Stale
+   * pointers"). A pool at a new address is clear: its old slots keep their old gens for ever.
+   * Under pool_lock against a stale owner's fxt_slot_drop_hold. No thread attaches
+   * concurrently: fxt_session_active is 0 until the session is set up. */
+  bool same_pool = old_pool != NULL && s->pool == old_pool;
+  pthread_mutex_lock(&s->pool_lock);
+  for (uint32_t i = 0; i < nslots; i++) {
+    bool held = false;
+    if (same_pool && i < old_info_n)
+      held = old_info[i].held ||
+             (i < old_nslots &&
+              atomic_load_explicit(&old_info[i].state, memory_order_relaxed) == SLOT_LIVE);
+    s->info[i].held = held;
+  }
+  pthread_mutex_unlock(&s->pool_lock);
   for (uint32_t i = 0; i < nslots; i++) {
     atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
     s->info[i].announced_gen = s->info[i].owner_gen;
@@ -86,7 +107,8 @@ int fxt_slots_setup(struct session *s)
                        FXT_INGRESS_STORAGE_SIZE(INGRESS_SLOTS, INGRESS_PAYLOAD),
                        INGRESS_PAYLOAD) != 0)
     return FXT_EINVAL;
-  pthread_mutex_init(&s->pool_lock, NULL);
+  /* pool_lock is initialized once (session.c), never again here: a thread of an earlier
+   * session may hold it while this one starts (fxt_slot_drop_hold at its exit). */
   /* The stop handshake uses membarrier; register once (harmless if it fails: see quiesce). */
   syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
   return 0;
@@ -159,6 +181,22 @@ void fxt_slot_free(struct session *s, uint32_t i)
   atomic_store_explicit(&sh_slot(s, i)->state, FXT_SH_SLOT_FREE, memory_order_relaxed);
   atomic_store_explicit(&s->info[i].state, SLOT_FREE, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->slot_freed_gen, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&s->pool_lock);
+}
+
+void fxt_slot_drop_hold(struct session *s, const struct fxt_tslot *t)
+{
+  pthread_mutex_lock(&s->pool_lock);
+  const unsigned char *p = (const unsigned char *)t;
+  if (s->pool && s->stride && p >= s->pool && p < s->pool + (size_t)s->nslots * s->stride &&
+      (size_t)(p - s->pool) % s->stride == 0) {
+    uint32_t i = (uint32_t)((size_t)(p - s->pool) / s->stride);
+    if (s->info[i].held) {
+      s->info[i].held = false;
+      /* Threads that found no slot look again (fxt_emit_enter_slow). */
+      atomic_fetch_add_explicit(&s->slot_freed_gen, 1, memory_order_relaxed);
+    }
+  }
   pthread_mutex_unlock(&s->pool_lock);
 }
 
@@ -236,6 +274,9 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
     k = UINT32_MAX; /* its slot could not be kept: the thread attaches again */
   for (uint32_t i = 0; i < s->nslots; i++) {
     struct fxt_tslot *t = session_slot(s, i);
+    /* The only thread is the forking one: the slot it points at, when not kept, is its stale
+     * pointer's (it attaches again on its next event: fxt_emit_refused). */
+    s->info[i].held = t == keep && i != k;
     /* The pool is the child's own now (new files, or the anonymous copy): pages to allocate
      * (the kept slot's are) and to write once again. */
     s->info[i].reserved = i == k;

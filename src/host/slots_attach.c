@@ -22,8 +22,8 @@
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
-/* Set while this thread is inside fxt_emit_enter_slow: a signal handler that fires an event
- * then must not try to attach again (it would take pool_lock twice). */
+/* Set while this thread is inside fxt_emit_enter_slow or fxt_slot_drop_hold: a signal handler
+ * that fires an event then must not try to attach again (it would take pool_lock twice). */
 static _Thread_local uint32_t attaching __attribute__((tls_model("initial-exec")));
 /* A thread that found no free slot retries only after a slot was freed. */
 static _Thread_local uint32_t no_slot_seen __attribute__((tls_model("initial-exec")));
@@ -62,8 +62,15 @@ static void on_thread_exit(void *p)
   if (fxt_tls_slot == t)
     fxt_tls_slot = NULL;
   if ((atomic_load_explicit(&t->gen, memory_order_relaxed) & ~FXT_GEN_MUTED) != s->gen ||
-      !s->pool)
-    return; /* a slot of an earlier session: that session already took it over */
+      !s->pool) {
+    /* A slot of an earlier session: that session already took it over. If the pool was
+     * reused, the slot is held for this thread (session_int.h): let it go. `attaching`: a
+     * signal handler's event meanwhile is counted, never takes pool_lock a second time. */
+    attaching = 1;
+    fxt_slot_drop_hold(s, t);
+    attaching = 0;
+    return;
+  }
   uint32_t i = (uint32_t)(((unsigned char *)t - s->pool) / s->stride);
   bool waits = exit_backlog_waits(t);
   atomic_store_explicit(&sh_slot(s, i)->state, FXT_SH_SLOT_EXITED, memory_order_relaxed);
@@ -199,7 +206,8 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
   pthread_mutex_lock(&s->pool_lock);
   if (gen == s->gen) {
     for (uint32_t i = 0; i < s->nslots && !t; i++)
-      if (atomic_load_explicit(&s->info[i].state, memory_order_relaxed) == SLOT_FREE)
+      if (atomic_load_explicit(&s->info[i].state, memory_order_relaxed) == SLOT_FREE &&
+          !s->info[i].held) /* not a stale owner's (session_int.h) */
         t = take_slot(s, i);
   }
   pthread_mutex_unlock(&s->pool_lock);
@@ -248,7 +256,12 @@ struct fxt_tslot *fxt_emit_refused(struct fxt_tslot *t, uint32_t depth)
   }
   if (active == 0 || atomic_load_explicit(&t->gen, memory_order_relaxed) == (active | FXT_GEN_MUTED))
     return NULL; /* no session, or set_event_pid excludes this thread: not recorded */
-  /* The slot belongs to an earlier session: attach to the running one. */
+  /* The slot belongs to an earlier session: attach to the running one. The pointer is
+   * dropped first, then the slot's hold (session_int.h): from the unlock in
+   * fxt_slot_drop_hold another thread may take it and store the running gen into it. */
   fxt_tls_slot = NULL;
+  attaching = 1; /* as on_thread_exit: a handler's event now is counted, no second lock */
+  fxt_slot_drop_hold(&fxt_session, t);
+  attaching = 0;
   return fxt_emit_enter_slow();
 }

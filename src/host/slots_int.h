@@ -44,6 +44,9 @@ void fxt_slot_companion_setup(struct session *s, struct fxt_tslot *t, uint32_t i
  * consumer does not touch the entry; under pool_lock). Its consumer fields start again with
  * the owner's ring. */
 void fxt_slot_sh_own(struct session *s, uint32_t i, const struct fxt_tslot *t);
+/* The calling thread, which no longer points at t (a slot of an earlier session), lets others
+ * take it: clears its slot's `held` (session_int.h). Takes pool_lock; any thread. */
+void fxt_slot_drop_hold(struct session *s, const struct fxt_tslot *t);
 
 /* slots_attach.c: the key whose destructor gives an exiting thread's slot back (once per
  * process; fxt_slots_setup). */
