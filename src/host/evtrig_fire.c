@@ -33,7 +33,9 @@
 _Atomic uint8_t fxt_evtrig_soft_off[65536];
 
 /* A `snapshot` trigger fired: set by any emitting thread, taken (exchange) by the consumer in
- * fxt_evtrig_serve. Relaxed: it carries no data. */
+ * fxt_evtrig_serve. The setter's release pairs with the consumer's acquire exchange: what the
+ * thread committed before (the event of a trigger with a filter, which the kernel records
+ * before its post triggers run) is in the snapshot. */
 static _Atomic int snap_pending;
 
 /* The stack record's strings ("ftrace", "kernel_stack", argument "caller"), interned by
@@ -198,7 +200,7 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
   /* Soft-disabled as the event arrived (the kernel reads the file's flags once, first). */
   if (h->soft && atomic_load_explicit(&fxt_evtrig_soft_off[h->id & 0xffff], memory_order_relaxed))
     pass = false;
-  bool off = false, stack = false;
+  bool off = false, stack = false, snap = false;
   for (uint32_t i = 0; i < h->ntrig; i++) {
     struct fxt_evtrig *g = h->trig[i];
     if (g->prog && !fxt_filter_match(g->prog, values, lens, c))
@@ -213,10 +215,7 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
       }
       break;
     case FXT_EVTRIG_SNAPSHOT:
-      if (claim(g)) {
-        atomic_store_explicit(&snap_pending, 1, memory_order_relaxed);
-        fxt_consumer_wake(&fxt_session);
-      }
+      snap |= claim(g);
       break;
     case FXT_EVTRIG_STACKTRACE:
       stack |= claim(g);
@@ -232,13 +231,19 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
   }
   if (off && !h->cond)
     pass = false; /* fired before the reservation: the event is not recorded */
-  if (!stack)
-    return pass;
-  if (pass && values && tp->kind == FXT_TP_TYPED) {
+  /* A stack follows its event, and a snapshot asked by a trigger with a filter holds it (the
+   * kernel's post triggers): the event is written here first. An ad-hoc event cannot be (its
+   * record is its fire site's): its stack comes before it, its snapshot may miss it. */
+  if ((stack || (snap && h->cond)) && pass && values && tp->kind == FXT_TP_TYPED) {
     put_event(tp, t, c->cpu, values, lens);
     pass = false; /* recorded: the caller must not record it again */
   }
-  put_stack(t, c->cpu);
+  if (stack)
+    put_stack(t, c->cpu);
+  if (snap) {
+    atomic_store_explicit(&snap_pending, 1, memory_order_release);
+    fxt_consumer_wake(&fxt_session);
+  }
   return pass;
 }
 
@@ -247,7 +252,7 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
  * only, as fxt_snapshot opens it (session.c). */
 void fxt_evtrig_serve(struct session *s)
 {
-  if (!atomic_exchange_explicit(&snap_pending, 0, memory_order_relaxed))
+  if (!atomic_exchange_explicit(&snap_pending, 0, memory_order_acquire))
     return;
   char path[4200];
   if (s->trigger[0])
