@@ -82,7 +82,7 @@ done
 
 # stdout, the child's consumer killed inside its write of the child's events (the image sets
 # FXTRACE_TEST_DIE_IN_WRITE for the child): after the write returned, the events are in stdout
-# and the harvest takes none of them again; before it, none is there and it takes them all.
+# and the harvest takes none of them again; before it, none of that write is there and it takes them.
 for when in after before; do
   case="stdout, child killed $when its consumer's write"
   parent "output=fd:1" kill "fork:$when"
@@ -93,8 +93,16 @@ for when in after before; do
   got=$(of_pid "$child" "$work/stdout.fxt" "$shm/$child.1.fxt")
   echo "$case: $got ($in_stdout in stdout)"
   [ "$got" -eq $N ] || fail "$case: $got events and losses, $N emitted"
-  if [ $when = after ]; then want=$N; else want=0; fi
-  [ "$in_stdout" -eq $want ] || fail "$case: $in_stdout in stdout, not $want"
+  # The write it died in holds the events its pass found: all N when the child's consumer had
+  # written nothing before (the usual case), fewer when a timer's pass began while the child
+  # was still emitting (a loaded machine: 169 of 500 seen). After the write returned, its
+  # events are in stdout (at least one); before, not (fewer than N); got == N above says the
+  # harvest took exactly the rest.
+  if [ $when = after ]; then
+    [ "$in_stdout" -ge 1 ] || fail "$case: nothing in stdout after the write returned"
+  else
+    [ "$in_stdout" -lt $N ] || fail "$case: all $N in stdout though it died before the write"
+  fi
   rm -f "$shm/$child.1.fxt"
 done
 
