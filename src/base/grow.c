@@ -1,4 +1,4 @@
-/* src/base/grow.c - the growable array's growth step (grow.h). */
+/* src/base/grow.c - the growable array's growth step, the arrays a destructor frees (grow.h). */
 #include "grow.h"
 
 #include <stdint.h>
@@ -21,4 +21,9 @@ bool fxt_grow(void **p, size_t *cap, size_t need, size_t size, size_t first) {
   *p = q;
   *cap = c;
   return true;
+}
+
+void fxt_free_each(void *const *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(p[i]);
 }

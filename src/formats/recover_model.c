@@ -688,15 +688,9 @@ int rec_model_build(struct rec_model *m)
 void rec_model_free(struct rec_model *m)
 {
   for (uint32_t i = 0; m->slots && i < m->nslots; i++) {
-    free(m->slots[i].ring.v);
-    free(m->slots[i].extra.v);
-    free(m->slots[i].seen.v);
-    free(m->slots[i].copy);
+    struct rec_slot *sl = &m->slots[i];
+    FXT_FREE_ALL(sl->ring.v, sl->extra.v, sl->seen.v, sl->copy);
   }
-  free(m->slots);
-  free(m->str);
-  free(m->str_len);
-  free(m->tp);
-  free(m->tp_len);
+  FXT_FREE_ALL(m->slots, m->str, m->str_len, m->tp, m->tp_len);
   memset(m, 0, sizeof(*m));
 }

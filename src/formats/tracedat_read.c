@@ -770,12 +770,7 @@ void fxt_td_close(struct fxt_td_file *f) {
     fxt_td_event_free(&f->events[i]);
   for (uint32_t i = 0; i < f->nbuffers; i++)
     free(f->buffers[i].cpus);
-  free(f->events);
-  free(f->by_id);
-  free(f->cmdlines);
-  free(f->buffers);
-  free(f->cpustats);
-  free(f);
+  FXT_FREE_ALL(f->events, f->by_id, f->cmdlines, f->buffers, f->cpustats, f);
 }
 
 const struct fxt_td_event *fxt_td_event_by_id(const struct fxt_td_file *f, uint32_t id) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "heap.h"
 #include "tracedat_read_int.h"
 #include "tracedat_read.h"
@@ -160,7 +161,5 @@ bool fxt_td_iter_peek_ts(const struct fxt_td_iter *it, uint64_t *ts) {
 void fxt_td_iter_free(struct fxt_td_iter *it) {
   if (it == NULL)
     return;
-  free(it->s);
-  free(it->heap);
-  free(it);
+  FXT_FREE_ALL(it->s, it->heap, it);
 }
