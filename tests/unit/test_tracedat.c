@@ -59,12 +59,21 @@ static void tick(struct fxt_thread_ref th, uint64_t ts, uint64_t seq, uint32_t v
 
 /* ---- converting ------------------------------------------------------------------------------ */
 
-static int convert(struct sink *s, size_t run_bytes, struct fxt_tracedat_stats *st, char *err) {
+/* Converts g_buf with the options *o, written to the sink s (emptied first; its write number
+ * fail_at fails, 0: none): o's writer is set to it. err: 256 bytes. */
+static int convert_opts(struct sink *s, size_t fail_at, struct fxt_tracedat_options *o,
+                        struct fxt_tracedat_stats *st, char *err) {
   memset(s, 0, sizeof *s);
   fxt_tbuf_init(&s->out);
-  struct fxt_tracedat_options o = {.write = sink_write, .write_ctx = s, .uname = "Linux t 6.1 x",
-                                   .run_bytes = run_bytes};
-  return fxt_tracedat_convert(g_buf, g_len, &o, st, err, 256);
+  s->fail_at_call = fail_at;
+  o->write = sink_write;
+  o->write_ctx = s;
+  return fxt_tracedat_convert(g_buf, g_len, o, st, err, 256);
+}
+
+static int convert(struct sink *s, size_t run_bytes, struct fxt_tracedat_stats *st, char *err) {
+  struct fxt_tracedat_options o = {.uname = "Linux t 6.1 x", .run_bytes = run_bytes};
+  return convert_opts(s, 0, &o, st, err);
 }
 
 /* Converts g_buf (must succeed) and walks the output. */
@@ -646,11 +655,8 @@ static void errors(void **state) {
   /* Cut in the middle of the last record (a torn tail), strict: nothing is written, the
    * offset is said. */
   g_len = whole - 8;
-  struct fxt_tracedat_options so = {.write = sink_write, .write_ctx = &s,
-                                    .uname = "Linux t 6.1 x", .strict = true};
-  memset(&s, 0, sizeof s);
-  fxt_tbuf_init(&s.out);
-  assert_int_equal(fxt_tracedat_convert(g_buf, g_len, &so, &st, err, sizeof err), FXT_EBADMSG);
+  struct fxt_tracedat_options so = {.uname = "Linux t 6.1 x", .strict = true};
+  assert_int_equal(convert_opts(&s, 0, &so, &st, err), FXT_EBADMSG);
   assert_int_equal(s.calls, 0);
   assert_non_null(strstr(err, "offset "));
   fxt_tbuf_free(&s.out);
@@ -662,22 +668,17 @@ static void errors(void **state) {
   g_len = whole;
   /* A failing writer: its code comes back, at the head or at the data. */
   for (size_t at = 1; at <= 2; at++) {
-    memset(&s, 0, sizeof s);
-    fxt_tbuf_init(&s.out);
-    s.fail_at_call = at;
-    struct fxt_tracedat_options o = {.write = sink_write, .write_ctx = &s, .uname = "u"};
-    assert_int_equal(fxt_tracedat_convert(g_buf, g_len, &o, &st, err, sizeof err), -5);
+    struct fxt_tracedat_options o = {.uname = "u"};
+    assert_int_equal(convert_opts(&s, at, &o, &st, err), -5);
     assert_int_equal(s.calls, at);
     fxt_tbuf_free(&s.out);
   }
   /* A temporary directory that cannot be: the spill fails with its reason, nothing written. */
   for (int i = 0; i < 3000; i++)
     tick(fxt_thread_index(1), 300 + (uint64_t)i, 3, 0);
-  memset(&s, 0, sizeof s);
-  fxt_tbuf_init(&s.out);
-  struct fxt_tracedat_options o = {.write = sink_write, .write_ctx = &s, .uname = "u",
-                                   .tmpdir = "/nonexistent/fxtrace-test", .run_bytes = 1};
-  assert_int_equal(fxt_tracedat_convert(g_buf, g_len, &o, &st, err, sizeof err), FXT_ENOSPC);
+  struct fxt_tracedat_options o = {.uname = "u", .tmpdir = "/nonexistent/fxtrace-test",
+                                   .run_bytes = 1};
+  assert_int_equal(convert_opts(&s, 0, &o, &st, err), FXT_ENOSPC);
   assert_non_null(strstr(err, "/nonexistent/fxtrace-test"));
   assert_int_equal(s.calls, 0);
   fxt_tbuf_free(&s.out);
