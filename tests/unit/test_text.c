@@ -335,42 +335,40 @@ static void test_event_lines_function(void **state) {
   expect_line(&e, P "fib: parent=main\n");
 }
 
+/* The event's type, trailer and argument count changed from one line to the next, in order;
+ * `-1`: the trailer kept. */
 static void test_event_lines_adhoc(void **state) {
   (void)state;
+  static const struct {
+    uint32_t type;
+    int64_t trailer;
+    uint32_t num_args;
+    const char *want;
+  } lines[] = {
+      {FXT_EVENT_INSTANT, -1, 2, P "tick: n=5 who=w\n"},
+      {FXT_EVENT_COUNTER, 3, 2, P "tick: id=3 n=5 who=w\n"},
+      {FXT_EVENT_DURATION_BEGIN, -1, 2, P "tick: B n=5 who=w\n"},
+      {FXT_EVENT_DURATION_BEGIN, -1, 0, P "tick: B\n"},
+      {FXT_EVENT_DURATION_END, -1, 0, P "tick: E\n"},
+      {FXT_EVENT_DURATION_COMPLETE, 1000001500 + 12345, 0, P "tick: dur=12.345us\n"}, /* ns */
+      {FXT_EVENT_DURATION_COMPLETE, 1000001500 + 7, 0, P "tick: dur=0.007us\n"},
+      {FXT_EVENT_ASYNC_BEGIN, 0x1f, 0, P "tick: async_begin id=0x1f\n"},
+      {FXT_EVENT_ASYNC_INSTANT, -1, 1, P "tick: async_instant id=0x1f n=5\n"},
+      {FXT_EVENT_ASYNC_END, -1, 1, P "tick: async_end id=0x1f n=5\n"},
+      {FXT_EVENT_FLOW_BEGIN, 2, 1, P "tick: flow_begin id=0x2 n=5\n"},
+      {FXT_EVENT_FLOW_STEP, -1, 1, P "tick: flow_step id=0x2 n=5\n"},
+      {FXT_EVENT_FLOW_END, -1, 1, P "tick: flow_end id=0x2 n=5\n"},
+  };
   struct fxtf_event e = make_event(FXT_EVENT_INSTANT, "demo", "tick", 1000001500, 0);
-  e.ev.num_args = 2;
   e.ev.args[0] = named(u64(5), "n");
   e.ev.args[1] = named(s("w"), "who");
-  expect_line(&e, P "tick: n=5 who=w\n");
-  e.ev.type = FXT_EVENT_COUNTER;
-  e.ev.trailer = 3;
-  expect_line(&e, P "tick: id=3 n=5 who=w\n");
-  e.ev.type = FXT_EVENT_DURATION_BEGIN;
-  expect_line(&e, P "tick: B n=5 who=w\n");
-  e.ev.num_args = 0;
-  expect_line(&e, P "tick: B\n");
-  e.ev.type = FXT_EVENT_DURATION_END;
-  expect_line(&e, P "tick: E\n");
-  e.ev.type = FXT_EVENT_DURATION_COMPLETE;
-  e.ev.trailer = 1000001500 + 12345; /* 12345 ns */
-  expect_line(&e, P "tick: dur=12.345us\n");
-  e.ev.trailer = 1000001500 + 7;
-  expect_line(&e, P "tick: dur=0.007us\n");
-  e.ev.type = FXT_EVENT_ASYNC_BEGIN;
-  e.ev.trailer = 0x1f;
-  expect_line(&e, P "tick: async_begin id=0x1f\n");
-  e.ev.type = FXT_EVENT_ASYNC_INSTANT;
-  e.ev.num_args = 1;
-  expect_line(&e, P "tick: async_instant id=0x1f n=5\n");
-  e.ev.type = FXT_EVENT_ASYNC_END;
-  expect_line(&e, P "tick: async_end id=0x1f n=5\n");
-  e.ev.type = FXT_EVENT_FLOW_BEGIN;
-  e.ev.trailer = 2;
-  expect_line(&e, P "tick: flow_begin id=0x2 n=5\n");
-  e.ev.type = FXT_EVENT_FLOW_STEP;
-  expect_line(&e, P "tick: flow_step id=0x2 n=5\n");
-  e.ev.type = FXT_EVENT_FLOW_END;
-  expect_line(&e, P "tick: flow_end id=0x2 n=5\n");
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    e.ev.type = lines[i].type;
+    if (lines[i].trailer >= 0)
+      e.ev.trailer = (uint64_t)lines[i].trailer;
+    e.ev.num_args = lines[i].num_args;
+    expect_line(&e, lines[i].want);
+  }
 }
 
 static void test_event_lines_typed_printk_lost(void **state) {
