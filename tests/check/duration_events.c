@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "check_session.h"
+
 /* Each thread's own (volatile keeps the spin; thread-local: no race between the two). */
 static __thread volatile unsigned sink;
 
@@ -44,13 +46,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: duration_events FILE\n");
     return 2;
   }
-  struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_BLOCK,
-                                   .block_timeout_ms = 60000, .buffer_kb = 4096,
-                                   .events = "dur:*", .output = argv[1]};
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "duration_events: cannot start the session\n");
+  if (check_session_start("duration_events", FXT_MODE_BLOCK, 4096, "dur:*", argv[1]) != 0)
     return 1;
-  }
   pthread_t t;
   if (pthread_create(&t, NULL, rounds, (void *)7u) != 0)
     return 1;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check_session.h"
+
 FXT_TRACEPOINT(gen, tick, "i=%u", (u32, i));
 
 int main(int argc, char **argv)
@@ -22,13 +24,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: gen_events N FILE (N a multiple of 8)\n");
     return 2;
   }
-  struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_BLOCK,
-                                   .block_timeout_ms = 60000, .buffer_kb = 4096,
-                                   .events = "gen:*", .output = argv[2]};
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "gen_events: cannot start the session\n");
+  if (check_session_start("gen_events", FXT_MODE_BLOCK, 4096, "gen:*", argv[2]) != 0)
     return 1;
-  }
   for (uint64_t i = 0; i < n; i += 8) {
     FXT_BEGIN("gen", "group");
     for (uint32_t k = 1; k <= 5; k++)

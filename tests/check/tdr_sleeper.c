@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_session.h"
+
 FXT_TRACEPOINT(tdr, nap_begin, "i=%u tid=%u", (u32, i), (u32, tid));
 FXT_TRACEPOINT(tdr, nap_end, "i=%u tid=%u", (u32, i), (u32, tid));
 
@@ -39,16 +41,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: tdr_sleeper N FILE\n");
     return 2;
   }
-  struct fxt_session_config cfg = {.struct_size = sizeof cfg,
-                                   .mode = FXT_MODE_BLOCK,
-                                   .block_timeout_ms = 60000,
-                                   .buffer_kb = 256,
-                                   .events = "tdr:*",
-                                   .output = argv[2]};
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "tdr_sleeper: cannot start the session\n");
+  if (check_session_start("tdr_sleeper", FXT_MODE_BLOCK, 256, "tdr:*", argv[2]) != 0)
     return 1;
-  }
   pthread_t t;
   if (pthread_create(&t, NULL, napper, NULL) != 0 || pthread_join(t, NULL) != 0) {
     fprintf(stderr, "tdr_sleeper: thread failed\n");

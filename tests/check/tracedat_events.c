@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_session.h"
+
 FXT_TRACEPOINT(sched, sched_switch,
                "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%lld ==> next_comm=%s "
                "next_pid=%d next_prio=%d",
@@ -64,17 +66,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: tracedat_events N FILE [lossy]\n");
     return 2;
   }
-  struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_BLOCK,
-                                   .block_timeout_ms = 60000, .buffer_kb = 1024,
-                                   .events = "*:*", .output = argv[2]};
-  if (lossy) {
-    cfg.mode = FXT_MODE_DISCARD;
-    cfg.buffer_kb = 4;
-  }
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "tracedat_events: cannot start the session\n");
+  /* lossy: 4 KiB buffers in discard mode */
+  if (check_session_start("tracedat_events", lossy ? FXT_MODE_DISCARD : FXT_MODE_BLOCK,
+                          lossy ? 4 : 1024, "*:*", argv[2]) != 0)
     return 1;
-  }
   pthread_t t;
   if (pthread_create(&t, NULL, run, (void *)(intptr_t)1) != 0)
     return 1;
