@@ -176,21 +176,14 @@ static void renamed_thread_is_named_again(void **state)
 {
   (void)state;
   start("t:seq", 64, 0, FXT_MODE_DISCARD);
-  pthread_t th;
-  pthread_create(&th, NULL, rename_midway, NULL);
-  pthread_join(th, NULL);
-  assert_int_equal(fxt_session_stop(), 0);
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  static char buf[1 << 20];
-  size_t n = fread(buf, 1, sizeof(buf), f);
-  fclose(f);
-  unlink(path);
+  size_t n;
+  unsigned char *buf = run_thread_and_read(rename_midway, &n);
   /* Both names appear (inline kernel-object names), the old one first. */
   char *before = memmem(buf, n, "before-name", 11), *after = memmem(buf, n, "after-name", 10);
   assert_non_null(before);
   assert_non_null(after);
   assert_true(before < after);
+  free(buf);
 }
 
 /* ---- restart ------------------------------------------------------------------------------ */

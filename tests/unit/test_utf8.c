@@ -19,6 +19,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "session_test.h"
+
 FXT_TRACEPOINT(u8t, cut, "s=%s", (str, s, 4));
 
 /* ---- the helpers ---------------------------------------------------------------------------- */
@@ -74,9 +76,6 @@ static void sanitize_replaces(void **state)
 
 /* ---- a session ------------------------------------------------------------------------------- */
 
-static char path[256];
-static char buf[1 << 20];
-
 static void *named_thread(void *arg)
 {
   (void)arg;
@@ -97,19 +96,9 @@ static bool is(const char *s, size_t n, const char *want)
 static void session_strings_are_utf8(void **state)
 {
   (void)state;
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-utf8-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "u8t:*",
-                                   .buffer_kb = 64, .output = path};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-  pthread_t th;
-  pthread_create(&th, NULL, named_thread, NULL);
-  pthread_join(th, NULL);
-  assert_int_equal(fxt_session_stop(), 0);
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  size_t len = fread(buf, 1, sizeof(buf), f);
-  fclose(f);
-  unlink(path);
+  start("u8t:*", 64, 0, FXT_MODE_DISCARD);
+  size_t len;
+  unsigned char *buf = run_thread_and_read(named_thread, &len);
 
   static struct fxt_str_slot table[FXT_STRING_TABLE_SIZE];
   struct fxt_decoder d;
@@ -142,6 +131,7 @@ static void session_strings_are_utf8(void **state)
       }
     }
   }
+  free(buf);
   if (rc != 0)
     fail_msg("%s", err);
   assert_true(strings > 0);
