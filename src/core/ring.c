@@ -158,15 +158,9 @@ static int make_room(struct fxt_ring *r, uint32_t head, uint32_t nbytes, uint32_
     /* Acquire on both outcomes: on success for (2) against an earlier consumer claim, on
      * failure because the consumer's newer tail is what we continue from. */
     if (fxt_cas_weak(&r->tail, &tail, t, memory_order_acquire, memory_order_acquire)) {
-      /* Single writer: load + store, no read-modify-write needed. */
-      atomic_store_explicit(&r->overrun_records,
-                            atomic_load_explicit(&r->overrun_records, memory_order_relaxed) +
-                                records,
-                            memory_order_relaxed);
-      atomic_store_explicit(&r->overrun_bytes,
-                            atomic_load_explicit(&r->overrun_bytes, memory_order_relaxed) +
-                                (t - tail),
-                            memory_order_relaxed);
+      /* The producer is the only writer of the overrun counters. */
+      FXT_ADD_OWNED(&r->overrun_records, records);
+      FXT_ADD_OWNED(&r->overrun_bytes, t - tail);
       tail = t;
     }
   }
@@ -343,12 +337,8 @@ out:
 static void count_lost(struct fxt_ring *r, uint32_t records, uint32_t bytes)
 {
   /* The consumer is the only writer of the lost counters. */
-  atomic_store_explicit(&r->lost_records,
-                        atomic_load_explicit(&r->lost_records, memory_order_relaxed) + records,
-                        memory_order_relaxed);
-  atomic_store_explicit(&r->lost_bytes,
-                        atomic_load_explicit(&r->lost_bytes, memory_order_relaxed) + bytes,
-                        memory_order_relaxed);
+  FXT_ADD_OWNED(&r->lost_records, records);
+  FXT_ADD_OWNED(&r->lost_bytes, bytes);
 }
 
 static int64_t read_overwrite(struct fxt_ring *r, unsigned char *stage, uint32_t stage_size,

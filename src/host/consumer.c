@@ -115,9 +115,7 @@ static uint64_t drain_slot_to(struct session *s, uint32_t i, bool bounded, const
     if (rc < 0) {
       /* A corrupt ring (a producer wrote a bad header): drop its contents, count them. */
       uint32_t lost = fxt_ring_drain(&t->w.ring);
-      atomic_store_explicit(&e->consumed,
-                            atomic_load_explicit(&e->consumed, memory_order_relaxed) + lost,
-                            memory_order_relaxed);
+      FXT_ADD_OWNED(&e->consumed, lost);
       fxt_cons_write_loss(s, i, FXT_STR_LOST, 1, lost, fxt_ticks());
       fx.st.len = 0;
       fxt_cons_commit(NULL, 0, &fx);

@@ -637,15 +637,10 @@ void fxt_cons_commit(const unsigned char *chunk, size_t len, const struct effect
     uint32_t cr, cb;
     uint32_t moved = fxt_deliver_advance(r, &fx->st, &cr, &cb);
     atomic_signal_fence(memory_order_seq_cst);
-    atomic_store_explicit(&e->consumed,
-                          atomic_load_explicit(&e->consumed, memory_order_relaxed) + moved,
-                          memory_order_relaxed);
-    atomic_store_explicit(&e->credit_records,
-                          atomic_load_explicit(&e->credit_records, memory_order_relaxed) + cr,
-                          memory_order_relaxed);
-    atomic_store_explicit(&e->credit_bytes,
-                          atomic_load_explicit(&e->credit_bytes, memory_order_relaxed) + cb,
-                          memory_order_relaxed);
+    /* The consumer is the only writer of these counters. */
+    FXT_ADD_OWNED(&e->consumed, moved);
+    FXT_ADD_OWNED(&e->credit_records, cr);
+    FXT_ADD_OWNED(&e->credit_bytes, cb);
   }
   if (fxt_cons.held_taken) {
     fxt_cons_held_compact(s);

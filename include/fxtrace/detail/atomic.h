@@ -14,7 +14,8 @@
  * FXT_MO_RELAXED ... FXT_MO_SEQ_CST are the orderings; FXT_LOAD(p, mo), FXT_STORE(p, v, mo),
  * FXT_FENCE(mo) (a thread fence) and FXT_SIGNAL_FENCE(mo) (a compiler barrier) the operations,
  * with C11's meaning. FXT_ATOMIC_PTR(T) is a pointer to an atomic T, for the ring's storage
- * words (FXT_ATOMIC itself spells members and objects).
+ * words (FXT_ATOMIC itself spells members and objects). FXT_ADD_OWNED(p, v) adds v to the
+ * counter *p by its only writer.
  */
 #ifndef FXTRACE_DETAIL_ATOMIC_H
 #define FXTRACE_DETAIL_ATOMIC_H
@@ -41,5 +42,10 @@
 #define FXT_SIGNAL_FENCE(mo) atomic_signal_fence(mo)
 #define FXT_ATOMIC_PTR(T) _Atomic(T) *
 #endif
+
+/* *p += v by the counter's only writer: a relaxed load and a relaxed store, no
+ * read-modify-write (there is no other writer to race with); a reader sees the old value or
+ * the new one, never a torn one. */
+#define FXT_ADD_OWNED(p, v) FXT_STORE((p), FXT_LOAD((p), FXT_MO_RELAXED) + (v), FXT_MO_RELAXED)
 
 #endif /* FXTRACE_DETAIL_ATOMIC_H */
