@@ -37,10 +37,9 @@ import re
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+from report_text import LINE  # noqa: E402
 from stats_text import stats_rows  # noqa: E402
 
-# fxtrace report: "%16s-%-7d [%03d] ..... %5lu.%06lu: name: text"
-LINE = re.compile(r"^.{16}-(\d+) *\[\d{3}\] \.{5} +(\d+)\.(\d{6}): (.*)$")
 LOST = re.compile(r"^CPU:\d+ \[LOST")
 DUR = re.compile(r"^dur=(\d+)\.(\d{3})us(?: |$)")
 FLOW = re.compile(r"^flow_(begin|step|end) id=(0x[0-9a-f]+)(?: |$)")
@@ -87,7 +86,9 @@ def parse_report(path):
         m = LINE.match(line)
         if not m:
             fail(["unexpected report line: " + line])
-        tid, us, rest = int(m.group(1)), int(m.group(2)) * 1000000 + int(m.group(3)), m.group(4)
+        _, pid, _, ts, rest = m.groups()
+        sec, usec = ts.split(".")
+        tid, us = int(pid), int(sec) * 1000000 + int(usec)
         name, sep, body = rest.partition(": ")
         if not sep:
             name, body = rest.rstrip(":"), ""

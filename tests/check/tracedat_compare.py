@@ -29,6 +29,9 @@ import re
 import sys
 from collections import defaultdict
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+from report_text import LINE as REPORT_LINE  # noqa: E402
+
 # system:event names libtraceevent's plugins (and trace-cmd's own) print themselves.
 PLUGIN_EVENTS = {
     ("sched", "sched_switch"), ("sched", "sched_wakeup"), ("sched", "sched_wakeup_new"),
@@ -44,8 +47,6 @@ PLUGIN_EVENTS = {
 }
 PLUGIN_NAMES = {name for _, name in PLUGIN_EVENTS}
 
-# fxtrace report: "%16s-%-7d [%03d] ..... %5lu.%06lu: name: text"
-FXT_LINE = re.compile(r"^(.{16})-(\d+) *\[(\d{3})\] \.{5} +(\d+\.\d{6}): (.*)$")
 FXT_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
 # trace-cmd report: "%16s-%-5d [%03d] %5llu.%06llu: name: " padded to 20 columns, then text
 TC_LINE = re.compile(r"^(.{16})-(\d+) *\[(\d{3})\] +(\d+\.\d{6}): ([A-Za-z0-9_]+): (.*)$")
@@ -79,7 +80,7 @@ def read_fxtrace(path):
                     trailing.append(pending)
                 pending = (int(m.group(1)), int(m.group(2)))
                 continue
-            m = FXT_LINE.match(line)
+            m = REPORT_LINE.match(line)
             if not m:
                 raise SystemExit(f"{path}:{n}: not a report line: {line!r}")
             comm, pid, cpu, ts, rest = m.groups()
