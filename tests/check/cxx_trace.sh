@@ -1,19 +1,20 @@
 #!/bin/sh
 # cxx_trace.sh SRC CXX LIBFXTRACE_A WORK - tests/cxx/cxx_trace built with the C++ compiler the
-# build does not use (clang++ beside a g++ build, or the reverse), as C++17, C++20 and C++17
-# with -fno-exceptions -fno-rtti, each linked with the build's libfxtrace.a and run: every
-# macro of fxtrace.h recorded and read back (the program's own checks).
+# build does not use (clang++ beside a g++ build, or the reverse), as C++17, C++20, C++17
+# with -fno-exceptions -fno-rtti and C++20 at -O0 -fPIC (-O2 else), each linked with the
+# build's libfxtrace.a and run: every macro of fxtrace.h recorded and read back (the
+# program's own checks).
 set -eu
 src=$1 cxx=$2 lib=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
-for v in "17" "20" "17 -fno-exceptions -fno-rtti"; do
+for v in "17" "20" "17 -fno-exceptions -fno-rtti" "20 -O0 -fPIC"; do
   std=${v%% *}
   extra=${v#"$std"}
   out="$work/cxx_trace_$std$(echo "$extra" | tr -d ' ')"
   # shellcheck disable=SC2086
-  "$cxx" -std=c++"$std" $extra -O2 -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
+  "$cxx" -std=c++"$std" -O2 $extra -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
     "$src/tests/cxx/cxx_trace.cpp" "$src/tests/cxx/cxx_other.cpp" "$lib" -lpthread -ldl \
     -o "$out"
   "$out" || { echo "FAIL: $cxx -std=c++$std$extra"; exit 1; }
 done
-echo "cxx_trace: $cxx, C++17, C++20, C++17 without exceptions: every check held"
+echo "cxx_trace: $cxx, C++17, C++20, C++17 without exceptions, C++20 -O0: every check held"
