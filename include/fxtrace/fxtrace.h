@@ -59,12 +59,15 @@
  * A tracepoint declared in a header and fired from several units, of either language, is one
  * event. FXT_PRINTK's values are checked against its format as printf's, in both languages.
  *
- * g++'s limits (12; clang++ has neither): an ad-hoc event or FXT_SCOPE in an inline function
- * (a member function defined in its class too) compiles only in a unit with no other event
- * ("section type conflict": a GCC named section cannot hold both COMDAT objects, as an inline
- * function's statics are, and others); one in a function template is never registered, so
- * never on (GCC ignores the section attribute of a template's statics). Typed tracepoints
- * (FXT_TRACEPOINT at file scope, FXT_TRACE anywhere) have neither limit.
+ * Ad-hoc events and FXT_SCOPE work in every C++ function with g++ as with clang++: inline
+ * functions, member functions defined in their class, function templates (each instantiation
+ * its own site, all one event), lambdas (generic ones too). An event is registered when the
+ * object that holds its code loads (dlopen included), as in C, so it is in available_events
+ * from the start and the enabled patterns (events=, -e, a live `enable`) apply to it: an inline
+ * function's or a template's event is there once the program uses the function (a function no
+ * unit emits has no code, so no event). Each unit that emits an inline function has its own
+ * copy of its sites, all one event by name (one id, enabled together, one line in
+ * available_events). Off, every site is the same one load and branch ("C++ sites" below).
  *
  * User API (docs/architecture.md, "Public headers").
  */
@@ -422,7 +425,7 @@ FXT_EXTERN_C_END
  *
  * C: a static at the site, and a pointer to it in the section (FXT_TP_SECTION).
  *
- * C++: the same in every function, inline or not, template or not, with g++ as with
+ * C++ sites: the same in every function, inline or not, template or not, with g++ as with
  * clang++. A function's static would not do: in an inline function (or a template's
  * instantiation) it is a COMDAT object, which g++ refuses to put in a named section beside
  * the unit's others ("section type conflict"), and g++ ignores the section attribute of a
