@@ -3,7 +3,7 @@
 # build does not use (clang++ beside a g++ build, or the reverse), as C++17, C++20, C++17
 # with -fno-exceptions -fno-rtti and C++20 at -O0 -fPIC (-O2 else), each linked with the
 # build's libfxtrace.a and run: every macro of fxtrace.h recorded and read back (the
-# program's own checks).
+# program's own checks); and tests/cxx/cxx_fn_throw the same way.
 set -eu
 src=$1 cxx=$2 lib=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
@@ -17,4 +17,12 @@ for v in "17" "20" "17 -fno-exceptions -fno-rtti" "20 -O0 -fPIC"; do
     -o "$out"
   "$out" || { echo "FAIL: $cxx -std=c++$std$extra"; exit 1; }
 done
+# The function tracer through exceptions and pthread_exit (tests/cxx/cxx_fn_throw.cpp): g++
+# calls the exit hook as a frame unwinds, clang++ does not (the frames are counted as cut).
+"$cxx" -std=c++17 -O2 -Wall -Wextra -Wpedantic -Werror -I"$src/include" -finstrument-functions \
+  -c "$src/tests/cxx/cxx_fn_traced.cpp" -o "$work/cxx_fn_traced.o"
+"$cxx" -std=c++17 -O2 -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
+  "$src/tests/cxx/cxx_fn_throw.cpp" "$work/cxx_fn_traced.o" "$lib" -lpthread -ldl \
+  -o "$work/cxx_fn_throw"
+"$work/cxx_fn_throw" || { echo "FAIL: cxx_fn_throw, $cxx"; exit 1; }
 echo "cxx_trace: $cxx, C++17, C++20, C++17 without exceptions, C++20 -O0: every check held"

@@ -12,6 +12,7 @@
  * C++ compiler, and by tests/check/cxx_trace.sh with the other one. Exits 0 when every check
  * holds; each failed one is printed.
  */
+#include "cxx_check.h"
 #include "cxx_tp.h"
 
 #include <fxtrace/fxt.h>
@@ -30,15 +31,6 @@ FXT_TRACEPOINT(cxx, all, "all the types", (u8, a_u8), (u16, a_u16), (u32, a_u32)
                (s8, a_s8), (s16, a_s16), (s32, a_s32), (s64, a_s64), (bool, a_bool),
                (f64, a_f64), (ptr, a_ptr), (str, a_str, 5), (bytes, a_bytes, 3));
 FXT_TRACEPOINT(cxxoff, quiet, NULL, (u32, x)); /* never enabled */
-
-static int failures;
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);          \
-      failures++;                                                                            \
-    }                                                                                        \
-  } while (0)
 
 static int marker;
 enum colour { RED = 1, GREEN = 5 };
@@ -479,15 +471,7 @@ int main()
   fire_cxxs(); /* last: it enables every event */
   CHECK(fxt_session_stop() == 0);
 
-  FILE *f = std::fopen(path, "rb");
-  CHECK(f != nullptr);
-  if (f) {
-    unsigned char chunk[4096];
-    size_t n;
-    while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-      file.insert(file.end(), chunk, chunk + n);
-    std::fclose(f);
-  }
+  file = cxx_read_file(path);
   unlink(path);
   check_typed();
   check_adhoc();
