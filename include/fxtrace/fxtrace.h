@@ -83,7 +83,20 @@
 
 /* ---- registration: one linker section of tracepoint pointers per object ---------------- */
 
-#define FXT_TP_SECTION __attribute__((used, section("fxt_tp"), aligned(sizeof(void *))))
+/* retain (SHF_GNU_RETAIN, "R"): --gc-sections keeps the section though only __start_fxt_tp
+ * refers to it (lld 14's default, -z start-stop-gc, dropped it, and every event with it). */
+#if defined(__has_attribute)
+#if __has_attribute(retain)
+#define FXT_TP_RETAIN_ retain,
+#define FXT_TP_RETAIN_FLAG_ "R"
+#endif
+#endif
+#ifndef FXT_TP_RETAIN_
+#define FXT_TP_RETAIN_
+#define FXT_TP_RETAIN_FLAG_ ""
+#endif
+#define FXT_TP_SECTION                                                                       \
+  __attribute__((used, FXT_TP_RETAIN_ section("fxt_tp"), aligned(sizeof(void *))))
 
 FXT_EXTERN_C_BEGIN
 extern struct fxt_tracepoint *const __start_fxt_tp[] __attribute__((weak, visibility("hidden")));
@@ -468,7 +481,8 @@ template <class Tag> struct fxt_tracepoint fxt_site_of_<Tag>::tp = Tag::make();
     }                                                                                        \
   };                                                                                         \
   struct fxt_tracepoint &site = fxt_site_of_<tag>::tp;                                       \
-  __asm__ __volatile__(".pushsection fxt_tp,\"a?w\"\n\t.balign %c1\n\t" FXT_ASM_PTR_       \
+  __asm__ __volatile__(".pushsection fxt_tp,\"a?w" FXT_TP_RETAIN_FLAG_ "\"\n\t.balign %c1\n\t" \
+                       FXT_ASM_PTR_                                                          \
                        " %c0\n\t.popsection"                                                 \
                        :                                                                     \
                        : "i"(&fxt_site_of_<tag>::tp), "i"(sizeof(void *)))
