@@ -12,10 +12,11 @@
  *                             load and a branch) before the same load and branch
  *   ratio_<name>_vs_typed     a median divided by typed_tracepoint_off_ns's
  *
- * Each loop runs 2^26 iterations (--iters) of one site (inlined) and a compiler barrier, the same in
- * every loop, so the figures compare (the barrier keeps the loop from being folded). The sites and the guard's
- * static live in this unit with other events: what g++ 12 refused before fxtrace.h's "C++
- * sites" (section type conflict), so an older header builds this file with clang++ only.
+ * Each loop runs 2^26 iterations (--iters) of one site (inlined) and a compiler barrier, the
+ * same in every loop, so the figures compare (the barrier keeps the loop from being folded).
+ * The sites and the guard's static live in this unit with other events: what g++ 12 refused
+ * before fxtrace.h's "C++ sites" (section type conflict), so an older header builds this file
+ * with clang++ only.
  */
 #include <fxtrace/fxtrace.h>
 

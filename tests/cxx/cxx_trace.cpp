@@ -397,7 +397,8 @@ static void check_cxxs_event(const char *name, int sites, bool with_value, bool 
     ok = ok && per[0] == 0 && per[1] == sites && per[2] == 0 && per[3] == sites &&
          per[4] == (in_round_4 ? sites : 0) && per[5] == sites;
   if (!ok) {
-    std::fprintf(stderr, "%s: %d events (rounds 1-5: %d %d %d %d %d, other %d), expected %d a round\n",
+    std::fprintf(stderr,
+                 "%s: %d events (rounds 1-5: %d %d %d %d %d, other %d), expected %d a round\n",
                  name, total, per[1], per[2], per[3], per[4], per[5], per[0], sites);
     failures++;
   }
