@@ -59,12 +59,15 @@
  * A tracepoint declared in a header and fired from several units, of either language, is one
  * event. FXT_PRINTK's values are checked against its format as printf's, in both languages.
  *
- * g++'s limits (12; clang++ has neither): an ad-hoc event or FXT_SCOPE in an inline function
- * (a member function defined in its class too) compiles only in a unit with no other event
- * ("section type conflict": a GCC named section cannot hold both COMDAT objects, as an inline
- * function's statics are, and others); one in a function template is never registered, so
- * never on (GCC ignores the section attribute of a template's statics). Typed tracepoints
- * (FXT_TRACEPOINT at file scope, FXT_TRACE anywhere) have neither limit.
+ * Ad-hoc events and FXT_SCOPE work in every C++ function with g++ as with clang++: inline
+ * functions, member functions defined in their class, function templates (each instantiation
+ * its own site, all one event), lambdas (generic ones too). An event is registered when the
+ * object that holds its code loads (dlopen included), as in C, so it is in available_events
+ * from the start and the enabled patterns (events=, -e, a live `enable`) apply to it: an inline
+ * function's or a template's event is there once the program uses the function (a function no
+ * unit emits has no code, so no event). Each unit that emits an inline function has its own
+ * copy of its sites, all one event by name (one id, enabled together, one line in
+ * available_events). Off, every site is the same one load and branch ("C++ sites" below).
  *
  * User API (docs/architecture.md, "Public headers").
  */
@@ -80,7 +83,20 @@
 
 /* ---- registration: one linker section of tracepoint pointers per object ---------------- */
 
-#define FXT_TP_SECTION __attribute__((used, section("fxt_tp"), aligned(sizeof(void *))))
+/* retain (SHF_GNU_RETAIN, "R"): --gc-sections keeps the section though only __start_fxt_tp
+ * refers to it (lld 14's default, -z start-stop-gc, dropped it, and every event with it). */
+#if defined(__has_attribute)
+#if __has_attribute(retain)
+#define FXT_TP_RETAIN_ retain,
+#define FXT_TP_RETAIN_FLAG_ "R"
+#endif
+#endif
+#ifndef FXT_TP_RETAIN_
+#define FXT_TP_RETAIN_
+#define FXT_TP_RETAIN_FLAG_ ""
+#endif
+#define FXT_TP_SECTION                                                                       \
+  __attribute__((used, FXT_TP_RETAIN_ section("fxt_tp"), aligned(sizeof(void *))))
 
 FXT_EXTERN_C_BEGIN
 extern struct fxt_tracepoint *const __start_fxt_tp[] __attribute__((weak, visibility("hidden")));
@@ -418,10 +434,64 @@ FXT_API void fxt_emit_printk(struct fxt_tracepoint *tp, const struct fxt_argv *a
 FXT_API uint64_t fxt_now(void) FXT_NOEXCEPT;
 FXT_EXTERN_C_END
 
-#define FXT_SITE_(kind_, cat, nm)                                                            \
-  static struct fxt_tracepoint fxt_site_ =                                                   \
-      FXT_TP_INIT_(kind_, 0, "" cat, "" nm, FXT_NULL, FXT_NULL);                             \
-  static struct fxt_tracepoint *const fxt_site_ptr_ FXT_TP_SECTION = &fxt_site_
+/* An ad-hoc event's call site: its tracepoint, named `site`, listed in the object's section.
+ *
+ * C: a static at the site, and a pointer to it in the section (FXT_TP_SECTION).
+ *
+ * C++ sites: the same in every function, inline or not, template or not, with g++ as with
+ * clang++. A function's static would not do: in an inline function (or a template's
+ * instantiation) it is a COMDAT object, which g++ refuses to put in a named section beside
+ * the unit's others ("section type conflict"), and g++ ignores the section attribute of a
+ * template's statics. So the tracepoint is the static member of an internal class template
+ * (fxt_site_of_, unnamed namespace) instantiated for a class local to the site (`tag`, whose
+ * make() is the initializer: constant, so no guard and no constructor), and an asm statement
+ * at the site lists it: ".pushsection fxt_tp" holds its address, in the group of the function
+ * it is in when that function is COMDAT ("?": a copy the linker drops drops its entry too).
+ * Internal linkage makes the address a link-time constant, so the asm's "i" operand takes it
+ * with -fPIC as without, and the fire site loads the flag straight, never through the GOT.
+ * Each unit has its own tracepoint for an inline function's site (one per instantiation in a
+ * template), all one event by name (one id, enabled together); the compiler emits the asm once
+ * per copy of the code, so the registry skips an entry it already listed. Everything is
+ * registered when the object loads, as in C: a site is in available_events as soon as the
+ * code it is in is in the object (an inline function or a template instantiation the program
+ * never uses has no code, and no event). */
+#ifdef __cplusplus
+extern "C++" {
+namespace {
+template <class Tag> struct fxt_site_of_ {
+  static struct fxt_tracepoint tp;
+};
+#if defined(__cpp_constinit)
+template <class Tag> constinit struct fxt_tracepoint fxt_site_of_<Tag>::tp = Tag::make();
+#else
+template <class Tag> struct fxt_tracepoint fxt_site_of_<Tag>::tp = Tag::make();
+#endif
+} // namespace
+}
+#if __SIZEOF_POINTER__ == 8
+#define FXT_ASM_PTR_ ".quad"
+#else
+#define FXT_ASM_PTR_ ".long"
+#endif
+#define FXT_SITE_DEF_(tag, site, kind_, cat, nm)                                             \
+  struct tag {                                                                               \
+    static constexpr struct fxt_tracepoint make()                                            \
+    {                                                                                        \
+      return FXT_TP_INIT_(kind_, 0, "" cat, "" nm, FXT_NULL, FXT_NULL);                      \
+    }                                                                                        \
+  };                                                                                         \
+  struct fxt_tracepoint &site = fxt_site_of_<tag>::tp;                                       \
+  __asm__ __volatile__(".pushsection fxt_tp,\"a?w" FXT_TP_RETAIN_FLAG_ "\"\n\t.balign %c1\n\t" \
+                       FXT_ASM_PTR_                                                          \
+                       " %c0\n\t.popsection"                                                 \
+                       :                                                                     \
+                       : "i"(&fxt_site_of_<tag>::tp), "i"(sizeof(void *)))
+#else
+#define FXT_SITE_DEF_(tag, site, kind_, cat, nm)                                             \
+  static struct fxt_tracepoint site = FXT_TP_INIT_(kind_, 0, "" cat, "" nm, FXT_NULL, FXT_NULL); \
+  static struct fxt_tracepoint *const FXT_PP_CAT(site, _ptr) FXT_TP_SECTION = &site
+#endif
+#define FXT_SITE_(kind_, cat, nm) FXT_SITE_DEF_(fxt_site_tag_, fxt_site_, kind_, cat, nm)
 
 #define FXT_ADHOC_(kind_, etype, trailer, cat, nm, ...)                                      \
   do {                                                                                       \
@@ -500,11 +570,9 @@ private:
 /* Names carry the line, so several scopes may share a block. */
 #define FXT_SCOPE(cat, nm)                                                                   \
   FXT_SCOPE_(cat, nm, FXT_PP_CAT(fxt_scope_, __LINE__), FXT_PP_CAT(fxt_scope_site_, __LINE__), \
-             FXT_PP_CAT(fxt_scope_ptr_, __LINE__))
-#define FXT_SCOPE_(cat, nm, var, site, ptr)                                                  \
-  static struct fxt_tracepoint site =                                                        \
-      FXT_TP_INIT_(FXT_TP_DURATION, 0, "" cat, "" nm, FXT_NULL, FXT_NULL);                   \
-  static struct fxt_tracepoint *const ptr FXT_TP_SECTION = &site;                            \
+             FXT_PP_CAT(fxt_scope_tag_, __LINE__))
+#define FXT_SCOPE_(cat, nm, var, site, tag)                                                  \
+  FXT_SITE_DEF_(tag, site, FXT_TP_DURATION, cat, nm);                                        \
   FXT_SCOPE_VAR_(var, site)
 
 /* printk: FXT_PRINTK(fmt, values...); the values become arguments a0, a1, ... */

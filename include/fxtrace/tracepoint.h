@@ -1,7 +1,9 @@
 /* fxtrace/tracepoint.h - tracepoints and their registry.
  *
  * A tracepoint is a static object at its definition (typed tracepoints) or at its call site
- * (ad-hoc events), listed in the linker section "fxt_tp" of its executable or shared object.
+ * (ad-hoc events), listed in the linker section "fxt_tp" of its executable or shared object
+ * (a C++ ad-hoc site's by an asm statement at the site, once per copy of its code: fxtrace.h,
+ * "C++ sites"; a tracepoint listed more than once is registered once).
  * A constructor in every object that includes fxtrace/fxtrace.h registers that object's
  * section when it loads (dlopen included) and a destructor unregisters it when it unloads
  * (dlclose), so every tracepoint is found by id and by name while its code is mapped, and
@@ -100,7 +102,8 @@ typedef int (*fxt_tracepoint_fn)(void *ctx, struct fxt_tracepoint *tp);
 FXT_EXTERN_C_BEGIN
 
 /* Registers the tracepoints listed in [begin, end) (one object's "fxt_tp" section); called by
- * the constructor that fxtrace/fxtrace.h places in each object. Idempotent per begin. */
+ * the constructor that fxtrace/fxtrace.h places in each object. Idempotent per begin; a
+ * tracepoint listed twice, or already registered, is registered once. */
 FXT_API void fxt_register_section(struct fxt_tracepoint *const *begin,
                                   struct fxt_tracepoint *const *end) FXT_NOEXCEPT;
 /* Unregisters them (destructor, at exit or dlclose); after it returns nothing refers to them. */

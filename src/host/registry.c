@@ -135,6 +135,17 @@ static void prepare(struct fxt_tracepoint *tp)
                         memory_order_release);
 }
 
+/* Whether tp is on the list: the last one is tail's target, any other has a successor
+ * (unlinking clears reg.next, and a tracepoint's storage starts zeroed). */
+static bool listed(struct fxt_tracepoint *tp)
+{
+  return tp->reg.next != NULL || tail == &tp->reg.next;
+}
+
+/* A section may list one tracepoint several times: C++ sites are listed by an asm statement
+ * at the site (fxtrace.h, "C++ sites"), which the compiler emits once per copy of the code (an
+ * inline function inlined into two callers of a unit); the first entry registers it, the
+ * others are skipped. */
 void fxt_register_section(struct fxt_tracepoint *const *begin, struct fxt_tracepoint *const *end)
 {
   if (!begin || begin == end)
@@ -150,7 +161,7 @@ void fxt_register_section(struct fxt_tracepoint *const *begin, struct fxt_tracep
     sections[nsections++] = (struct section){begin, end, 1};
     for (struct fxt_tracepoint *const *p = begin; p < end; p++) {
       struct fxt_tracepoint *tp = *p;
-      if (!tp)
+      if (!tp || listed(tp))
         continue;
       prepare(tp);
       tp->reg.next = NULL;
@@ -196,6 +207,7 @@ void fxt_unregister_section(struct fxt_tracepoint *const *begin, struct fxt_trac
       if (inside) {
         atomic_store_explicit(&tp->enabled, 0, memory_order_relaxed);
         *pp = tp->reg.next;
+        tp->reg.next = NULL; /* not listed (listed()) */
         continue;
       }
       pp = &tp->reg.next;

@@ -2,17 +2,22 @@
  * (fxtrace/session.h) and read back with the strict decoder the C tests use (fxtrace/fxt.h):
  * each event's count, type and argument values, against the values fired here. Also the
  * embedder's writer (writer.h, ring.h: their inline producer paths, whose atomics C++ spells
- * with the __atomic builtins) round-tripping words.
+ * with the __atomic builtins) round-tripping words. Ad-hoc events and scopes in inline
+ * functions, member functions defined in their class, templates and lambdas of both units
+ * (cxx_tp.h, system cxxs): in available_events once each from the start, and recorded in the
+ * rounds a glob, a live enable of their system, of one event and of all events turn them on.
  *
  * Built by tests/CMakeLists.txt as C++17, C++20 and C++17 with -fno-exceptions -fno-rtti (the
  * scope an exception unwinds through is checked where exceptions exist), with the build's
  * C++ compiler, and by tests/check/cxx_trace.sh with the other one. Exits 0 when every check
  * holds; each failed one is printed.
  */
+#include "cxx_check.h"
 #include "cxx_tp.h"
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
 #include <fxtrace/writer.h>
 
 #include <cstdio>
@@ -26,15 +31,6 @@ FXT_TRACEPOINT(cxx, all, "all the types", (u8, a_u8), (u16, a_u16), (u32, a_u32)
                (s8, a_s8), (s16, a_s16), (s32, a_s32), (s64, a_s64), (bool, a_bool),
                (f64, a_f64), (ptr, a_ptr), (str, a_str, 5), (bytes, a_bytes, 3));
 FXT_TRACEPOINT(cxxoff, quiet, NULL, (u32, x)); /* never enabled */
-
-static int failures;
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);          \
-      failures++;                                                                            \
-    }                                                                                        \
-  } while (0)
 
 static int marker;
 enum colour { RED = 1, GREEN = 5 };
@@ -50,10 +46,8 @@ static void fire_typed()
             -2000000000, -5000000000ll, true, -1.25, &marker, "truncated", bytes);
   FXT_TRACE(cxxoff, quiet, 1);
   FXT_TRACE(cxxhdr, shared, 1, "main");
-#if defined(__clang__)
   cxx_inline_fire(1);
   cxx_template_fire(0.5);
-#endif
   uint32_t other_id = cxx_other_fire(2);
   CHECK(fxt_tp_cxxhdr_shared.id != 0);
   CHECK(other_id == fxt_tp_cxxhdr_shared.id); /* two copies, one event */
@@ -130,6 +124,68 @@ static int fire_scopes()
     FXT_SCOPE("cxxoff", "off_scope");
   }
   return thrown;
+}
+
+/* C++ sites where g++ 12 could not have them (cxx_tp.h, system cxxs): registered when the
+ * program loads, before any ran, each event once in available_events whatever its number of
+ * sites and units; then fired in rounds, each enabled another way or not at all. */
+static const char *const cxxs_kinds[] = {"inl", "member", "template", "lambda"};
+static const char *const cxxs_suffixes[] = {"_scope", "_instant", "_dur", "_counter"};
+
+static int listed(const char *list, const char *event)
+{
+  int n = 0;
+  size_t len = std::strlen(event);
+  for (const char *p = list; (p = std::strstr(p, event)) != nullptr; p += len)
+    n += (p == list || p[-1] == '\n') && (p[len] == '\n' || p[len] == 0);
+  return n;
+}
+
+static void check_cxxs_available()
+{
+  static char list[1 << 16];
+  ssize_t n = fxt_fs_cat("available_events", list, sizeof(list) - 1);
+  CHECK(n > 0);
+  list[n > 0 ? n : 0] = 0;
+  for (const char *kind : cxxs_kinds)
+    for (const char *suffix : cxxs_suffixes) {
+      std::string name = std::string("cxxs:") + kind + suffix;
+      if (listed(list, name.c_str()) != 1) {
+        std::fprintf(stderr, "available_events lists %s %d times\n", name.c_str(),
+                     listed(list, name.c_str()));
+        failures++;
+      }
+    }
+  CHECK(listed(list, "cxxs:generic_lambda_instant") == 1);
+  CHECK(listed(list, "cxxs:everywhere_instant") == 1);
+  CHECK(listed(list, "cxxs:other_unit") == 1 && listed(list, "cxxs:main_unit") == 1);
+}
+
+static void cxxs_round(int round)
+{
+  FXT_INSTANT("cxxs", "main_unit", FXT_ARG("v", round));
+  cxxs_everywhere(round);
+  cxxs_inline(round);
+  cxxs_member().fire(round);
+  cxxs_template(round);
+  cxxs_template(round + 0.5);
+  cxxs_lambda(round);
+  cxxs_other(round);
+}
+
+static void fire_cxxs()
+{
+  check_cxxs_available();
+  cxxs_round(1); /* on: the session's glob, cxxs:* */
+  CHECK(fxt_fs_echo("events/cxxs/enable", "0") > 0);
+  cxxs_round(2); /* off */
+  CHECK(fxt_fs_echo("events/cxxs/enable", "1") > 0);
+  cxxs_round(3); /* on: the live enable of the system */
+  CHECK(fxt_fs_echo("events/enable", "0") > 0);
+  CHECK(fxt_fs_echo("events/cxxs/inl_instant/enable", "1") > 0);
+  cxxs_round(4); /* only inl_instant: the live enable of the event */
+  CHECK(fxt_fs_echo("events/enable", "1") > 0);
+  cxxs_round(5); /* on: the live enable of every event */
 }
 
 /* ---- reading the file back ------------------------------------------------------------- */
@@ -209,7 +265,6 @@ static void check_typed()
   e = event("shared", 1);
   CHECK(arg(e, 0, "n", FXT_ARG_UINT32)->value.u32 == 2);
   CHECK(is(&arg(e, 1, "unit", FXT_ARG_STRING)->value.str, "other"));
-#if defined(__clang__)
   /* an inline function's sites, called from both units */
   CHECK(count("inline_site") == 2 && count("inline_scope") == 2);
   CHECK(arg(event("inline_site", 0), 0, "n", FXT_ARG_UINT32)->value.u32 == 1);
@@ -218,7 +273,6 @@ static void check_typed()
   CHECK(count("template_site") == 2);
   CHECK(arg(event("template_site", 0), 0, "x", FXT_ARG_DOUBLE)->value.f64 == 0.5);
   CHECK(arg(event("template_site", 1), 0, "x", FXT_ARG_UINT32)->value.u32 == 2);
-#endif
 }
 
 static void check_adhoc()
@@ -302,6 +356,80 @@ static void check_scopes(int thrown)
   CHECK(count("off_scope") == 0);
 }
 
+/* The value fired with an event of system cxxs: its round (a double is round + 0.5). */
+static int cxxs_round_of(const struct fxt_event *e)
+{
+  if (!e || e->num_args < 1)
+    return -1;
+  if (e->args[0].type == FXT_ARG_INT32)
+    return e->args[0].value.i32;
+  if (e->args[0].type == FXT_ARG_DOUBLE)
+    return (int)e->args[0].value.f64;
+  return -1;
+}
+
+/* How many events are named `name`; per_round[r] how many of them carry round r (1..5),
+ * per_round[0] how many carry none. */
+static int cxxs_counts(const char *name, int per_round[6])
+{
+  int total = 0;
+  for (int r = 0; r < 6; r++)
+    per_round[r] = 0;
+  for (const struct fxt_event *e; (e = event(name, total)) != nullptr; total++) {
+    int r = cxxs_round_of(e);
+    if (r >= 1 && r <= 5)
+      per_round[r]++;
+    else
+      per_round[0]++;
+  }
+  return total;
+}
+
+/* Each event of a site fired `sites` times a round: in rounds 1, 3, 5 (and 4 for
+ * inl_instant), never in round 2. */
+static void check_cxxs_event(const char *name, int sites, bool with_value, bool in_round_4)
+{
+  int per[6];
+  int total = cxxs_counts(name, per);
+  int rounds = 3 + in_round_4;
+  bool ok = total == sites * rounds;
+  if (with_value)
+    ok = ok && per[0] == 0 && per[1] == sites && per[2] == 0 && per[3] == sites &&
+         per[4] == (in_round_4 ? sites : 0) && per[5] == sites;
+  if (!ok) {
+    std::fprintf(stderr,
+                 "%s: %d events (rounds 1-5: %d %d %d %d %d, other %d), expected %d a round\n",
+                 name, total, per[1], per[2], per[3], per[4], per[5], per[0], sites);
+    failures++;
+  }
+}
+
+static void check_cxxs()
+{
+  /* sites a round: (a), (b), (d) once in each unit; (c) for int in each and double here */
+  static const int sites[] = {2, 2, 3, 2};
+  for (int k = 0; k < 4; k++) {
+    std::string kind = cxxs_kinds[k];
+    bool r4 = kind == "inl";
+    check_cxxs_event((kind + "_instant").c_str(), sites[k], true, r4);
+    check_cxxs_event((kind + "_counter").c_str(), sites[k], true, false);
+    check_cxxs_event((kind + "_scope").c_str(), sites[k], false, false);
+    check_cxxs_event((kind + "_dur").c_str(), 2 * sites[k], false, false); /* begin + end */
+    const struct fxt_event *e = event((kind + "_scope").c_str(), 0);
+    CHECK(e && e->type == FXT_EVENT_DURATION_COMPLETE && e->trailer >= e->timestamp);
+    e = event((kind + "_counter").c_str(), 0);
+    CHECK(e && e->type == FXT_EVENT_COUNTER && e->trailer == 3);
+    e = event((kind + "_dur").c_str(), 0);
+    CHECK(e && e->type == FXT_EVENT_DURATION_BEGIN);
+    e = event((kind + "_dur").c_str(), 1);
+    CHECK(e && e->type == FXT_EVENT_DURATION_END);
+  }
+  check_cxxs_event("generic_lambda_instant", 4, true, false); /* int and double, two units */
+  check_cxxs_event("main_unit", 1, true, false);
+  check_cxxs_event("everywhere_instant", 3, true, false); /* one here, two there */
+  check_cxxs_event("other_unit", 1, true, false);
+}
+
 /* The embedder's writer from C++: words reserved, written, committed and read back. */
 static int copy_words(void *ctx, uint32_t offset, const void *src, uint32_t len)
 {
@@ -332,7 +460,7 @@ int main()
   std::snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-cxx-%d.fxt", (int)getpid());
   struct fxt_session_config cfg = {};
   cfg.struct_size = sizeof(cfg);
-  cfg.events = "cxx:*,cxxhdr:*,printk:*";
+  cfg.events = "cxx:*,cxxhdr:*,printk:*,cxxs:*";
   cfg.output = path;
   if (fxt_session_start(&cfg) != 0) {
     std::fprintf(stderr, "fxt_session_start failed\n");
@@ -341,21 +469,15 @@ int main()
   fire_typed();
   fire_adhoc();
   int thrown = fire_scopes();
+  fire_cxxs(); /* last: it enables every event */
   CHECK(fxt_session_stop() == 0);
 
-  FILE *f = std::fopen(path, "rb");
-  CHECK(f != nullptr);
-  if (f) {
-    unsigned char chunk[4096];
-    size_t n;
-    while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-      file.insert(file.end(), chunk, chunk + n);
-    std::fclose(f);
-  }
+  file = cxx_read_file(path);
   unlink(path);
   check_typed();
   check_adhoc();
   check_scopes(thrown);
+  check_cxxs();
   check_writer();
   if (failures) {
     std::fprintf(stderr, "%d checks failed\n", failures);

@@ -343,6 +343,44 @@ static void registry_lookup_and_patterns(void **state)
   assert_false(fxt_glob_match("tt:b*", "tt:all"));
 }
 
+/* A section that lists one tracepoint twice, another between (a C++ site's asm entry is
+ * emitted once per copy of the code: fxtrace.h, "C++ sites"): each registered once, and again
+ * after the section is unregistered. */
+static struct fxt_tracepoint twice_a = FXT_TP_INIT_(FXT_TP_INSTANT, 0, "twice", "a", NULL, NULL);
+static struct fxt_tracepoint twice_b = FXT_TP_INIT_(FXT_TP_INSTANT, 0, "twice", "b", NULL, NULL);
+static struct fxt_tracepoint *const twice_section[] = {&twice_a, &twice_b, &twice_a};
+
+struct visits {
+  int a, b, all;
+};
+
+static int visit(void *ctx, struct fxt_tracepoint *tp)
+{
+  struct visits *v = ctx;
+  v->a += tp == &twice_a;
+  v->b += tp == &twice_b;
+  return ++v->all > 100000; /* a list made a loop stops here */
+}
+
+static void registry_section_lists_a_tracepoint_twice(void **state)
+{
+  (void)state;
+  for (int round = 0; round < 2; round++) {
+    fxt_register_section(twice_section, twice_section + 3);
+    struct visits v = {0, 0, 0};
+    assert_int_equal(fxt_tracepoint_foreach(visit, &v), 0);
+    assert_int_equal(v.a, 1);
+    assert_int_equal(v.b, 1);
+    assert_int_equal(fxt_tracepoint_enable_patterns("twice:*"), 2);
+    assert_true(atomic_load(&twice_a.enabled) && atomic_load(&twice_b.enabled));
+    assert_int_equal(fxt_tracepoint_enable_patterns(""), 0);
+    fxt_unregister_section(twice_section, twice_section + 3);
+    v = (struct visits){0, 0, 0};
+    assert_int_equal(fxt_tracepoint_foreach(visit, &v), 0);
+    assert_int_equal(v.a + v.b, 0);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -351,6 +389,7 @@ int main(void)
       cmocka_unit_test(tracepoint_description_blob),
       cmocka_unit_test(adhoc_events_every_type),
       cmocka_unit_test(registry_lookup_and_patterns),
+      cmocka_unit_test(registry_section_lists_a_tracepoint_twice),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
