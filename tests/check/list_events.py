@@ -11,8 +11,8 @@ ftrace:print), so the list compared is `fxtrace list OBJECT LIBFXTRACE`:
   - its lines, as a set, equal the live available_events (and have no duplicates);
   - `-v`: each event's text, without its '#' line, equals the live format file without its
     ID line, for every event the live tree serves a format of (at least one per object).
-Errors: a text file is "not an ELF file", a program built without fxtrace has "no fxtrace
-events", both exit 1; a relocatable object is refused.
+Errors, each exit 1: a text file is "not an ELF file", a program built without fxtrace has
+"no fxtrace events", one of another machine or class is refused, saying so.
 """
 import os
 import subprocess
@@ -94,7 +94,16 @@ for obj, is_exe in [(e, True) for e in exes] + [(s, False) for s in sos]:
 # Errors.
 text = os.path.join(work, "not-elf.txt")
 open(text, "w").write("hello\n")
-for path, want in [(text, "not an ELF file"), ("/bin/true", "no fxtrace events")]:
+# Another ABI: the first executable with another machine (e_machine, offset 18) or class.
+image = bytearray(open(exes[0], "rb").read())
+machine = int.from_bytes(image[18:20], "little")
+other = os.path.join(work, "other-machine")
+open(other, "wb").write(image[:18] + (183 if machine != 183 else 62).to_bytes(2, "little") +
+                        image[20:])
+elf32 = os.path.join(work, "elf32")
+open(elf32, "wb").write(image[:4] + b"\x01" + image[5:])
+for path, want in [(text, "not an ELF file"), ("/bin/true", "no fxtrace events"),
+                   (other, "built for ELF machine"), (elf32, "not a 64-bit ELF file")]:
     r = subprocess.run([fxtrace, "list", path], capture_output=True, text=True)
     if r.returncode != 1 or f"fxtrace list: {path}: {want}" not in r.stderr or r.stdout:
         fail(f"fxtrace list {path}: exit {r.returncode}, stderr {r.stderr!r}")
