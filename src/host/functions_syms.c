@@ -23,6 +23,7 @@
 
 #include <fxtrace/errors.h>
 
+#include "../base/elf.h"
 #include "../base/grow.h"
 #include "functions_int.h"
 
@@ -89,42 +90,29 @@ static char *name_copy(struct build *b, const char *name)
   return strdup(name);
 }
 
-/* Headers read with memcpy: a file's offsets need not be aligned. */
-static bool read_at(const unsigned char *m, size_t size, uint64_t off, void *out, size_t n)
-{
-  if (off > size || n > size - off)
-    return false;
-  memcpy(out, m + off, n);
-  return true;
-}
-
 int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void *ctx)
 {
-  const unsigned char *m = image;
-  ElfW(Ehdr) eh;
-  if (!read_at(m, size, 0, &eh, sizeof eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
-      eh.e_shoff > size || (size - eh.e_shoff) / sizeof(ElfW(Shdr)) < eh.e_shnum)
+  struct fxt_elf e; /* headers read with memcpy (src/base/elf.h): offsets need not be aligned */
+  const char *why;
+  if (fxt_elf_open(&e, image, size, &why) != 0)
     return FXT_EINVAL;
-  ElfW(Shdr) sym, str;
+  const unsigned char *m = image;
+  Elf64_Shdr sym, str;
   bool found = false;
   for (int pass = 0; pass < 2 && !found; pass++) /* .symtab (static functions too), .dynsym */
-    for (uint32_t i = 0; i < eh.e_shnum && !found; i++) {
-      read_at(m, size, eh.e_shoff + (uint64_t)i * sizeof sym, &sym, sizeof sym);
-      found = sym.sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM);
-    }
+    for (uint32_t i = 0; i < e.eh.e_shnum && !found; i++)
+      found = fxt_elf_shdr(&e, i, &sym) && sym.sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM);
   if (!found)
     return 0;
-  if (sym.sh_link >= eh.e_shnum || sym.sh_entsize != sizeof(ElfW(Sym)) ||
-      !read_at(m, size, eh.e_shoff + (uint64_t)sym.sh_link * sizeof str, &str, sizeof str) ||
-      sym.sh_offset > size || sym.sh_size > size - sym.sh_offset || str.sh_offset > size ||
-      str.sh_size > size - str.sh_offset || str.sh_size == 0)
+  if (sym.sh_entsize != sizeof(Elf64_Sym) || !fxt_elf_shdr(&e, sym.sh_link, &str) ||
+      sym.sh_type == SHT_NOBITS || str.sh_type == SHT_NOBITS || !fxt_elf_in_image(&e, &sym) ||
+      !fxt_elf_in_image(&e, &str) || str.sh_size == 0)
     return FXT_EINVAL;
   const char *names = (const char *)m + str.sh_offset;
-  uint64_t count = sym.sh_size / sizeof(ElfW(Sym));
+  uint64_t count = sym.sh_size / sizeof(Elf64_Sym);
   for (uint64_t i = 0; i < count; i++) {
-    ElfW(Sym) s;
-    read_at(m, size, sym.sh_offset + i * sizeof s, &s, sizeof s);
+    Elf64_Sym s;
+    fxt_elf_read(&e, sym.sh_offset + i * sizeof s, &s, sizeof s);
     unsigned type = ELF64_ST_TYPE(s.st_info);
     if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
         s.st_value == 0 || s.st_name >= str.sh_size ||

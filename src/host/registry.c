@@ -333,55 +333,6 @@ int fxt_registry_set_glob(const char *glob, bool on)
   return matched;
 }
 
-static const char *default_conv(uint16_t type)
-{
-  switch (type) {
-  case FXT_TYPE_U64:
-    return "%llu";
-  case FXT_TYPE_S64:
-    return "%lld";
-  case FXT_TYPE_S8:
-  case FXT_TYPE_S16:
-  case FXT_TYPE_S32:
-  case FXT_TYPE_BOOL:
-    return "%d";
-  case FXT_TYPE_DOUBLE:
-    return "%g";
-  case FXT_TYPE_PTR:
-    return "%p";
-  case FXT_TYPE_STR:
-  case FXT_TYPE_BYTES:
-    return "%s";
-  default:
-    return "%u";
-  }
-}
-
-const char *fxt_tracepoint_print_fmt(const struct fxt_tracepoint *tp, char *buf, size_t size)
-{
-  if (tp->print_fmt)
-    return tp->print_fmt;
-  size_t n = 0;
-  buf[0] = 0;
-  for (uint32_t i = 0; i < tp->nfields && n + 1 < size; i++) {
-    int k = snprintf(buf + n, size - n, "%s%s=%s", i ? " " : "", tp->fields[i].name,
-                     default_conv(tp->fields[i].type));
-    if (k < 0)
-      break;
-    n += (size_t)k;
-  }
-  return buf;
-}
-
-const struct fxt_field *fxt_tracepoint_fields(const struct fxt_tracepoint *tp, uint32_t *n)
-{
-  static const struct fxt_field dur = {"dur_ns", FXT_TYPE_U64, 0}, id = {"id", FXT_TYPE_U64, 0};
-  *n = tp->kind == FXT_TP_TYPED ? tp->nfields : tp->kind == FXT_TP_DURATION || tp->kind == FXT_TP_COUNTER;
-  return tp->kind == FXT_TP_TYPED ? tp->fields : tp->kind == FXT_TP_DURATION ? &dur
-         : tp->kind == FXT_TP_COUNTER                                       ? &id
-                                                                            : NULL;
-}
-
 int fxt_glob_match(const char *glob, const char *text)
 {
   return fnmatch(glob, text, 0) == 0;

@@ -107,45 +107,6 @@ static void put_enable(struct fxt_tbuf *b, const struct fxt_tfs_find *f)
   fxt_tbuf_puts(b, f->on + f->off == 0 ? "?\n" : f->off == 0 ? "1\n" : f->on == 0 ? "0\n" : "X\n");
 }
 
-/* The kernel's format file (spec ftrace-text.md 3): common fields, then the event's fields
- * laid out as a C struct after them (src/base/ftrace_format.h), then the print format with
- * its arguments. */
-static void format_file(struct fxt_tbuf *b, const struct fxt_tracepoint *tp)
-{
-  char line[1024];
-  int n;
-  struct fxt_ff_field fields[FXT_MAX_FIELDS];
-  uint32_t nf;
-  const struct fxt_field *tf = fxt_tracepoint_fields(tp, &nf);
-  for (uint32_t i = 0; i < nf; i++)
-    fields[i] = (struct fxt_ff_field){tf[i].name, strlen(tf[i].name), (uint8_t)tf[i].type,
-                                      tf[i].bound};
-  fxt_ff_head(b, tp->name, strlen(tp->name), tp->id, fields, nf);
-  char fmt[2048];
-  /* A duration's and a counter's head as the trace.dat export prints it (their arguments,
-   * known only at emission, are not fields here). */
-  if (tp->kind == FXT_TP_DURATION) {
-    fxt_tbuf_puts(b, "\"dur=%llu.%03lluus\", REC->dur_ns / 1000, REC->dur_ns % 1000");
-  } else if (tp->kind == FXT_TP_COUNTER) {
-    fxt_tbuf_puts(b, "\"id=%llu\", REC->id");
-  } else {
-    fxt_tbuf_puts(b, "\"");
-    fxt_tbuf_puts(b, tp->kind == FXT_TP_TYPED ? fxt_tracepoint_print_fmt(tp, fmt, sizeof(fmt)) : "");
-    fxt_tbuf_puts(b, "\"");
-  }
-  for (uint32_t i = 0; tp->kind == FXT_TP_TYPED && i < tp->nfields; i++) {
-    const struct fxt_field *f = &tp->fields[i];
-    if (f->type == FXT_TYPE_STR)
-      n = snprintf(line, sizeof(line), ", __get_str(%s)", f->name);
-    else if (f->type == FXT_TYPE_BYTES)
-      n = snprintf(line, sizeof(line), ", __print_hex(REC->%s, %u)", f->name, f->bound);
-    else
-      n = snprintf(line, sizeof(line), ", REC->%s", f->name);
-    fxt_tbuf_put(b, line, (size_t)n);
-  }
-  fxt_tbuf_puts(b, "\n");
-}
-
 static void stats_text(struct fxt_tbuf *b, uint64_t entries, uint64_t overrun, uint64_t bytes,
                        uint64_t oldest_ns, uint64_t dropped, uint64_t read)
 {
@@ -192,7 +153,7 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
   case N_EV_FORMAT: {
     struct fxt_tfs_find x = fxt_tfs_find(f->sys, f->ev);
     if (x.tp)
-      format_file(b, x.tp);
+      fxt_tp_format(b, x.tp, x.tp->id);
     break;
   }
   case N_EV_FILTER:

@@ -25,7 +25,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 # ---- every command: --help, help CMD, a bad option ------------------------------------------
 commands=$("$fxtrace" --help | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p' |
   grep -v -x -e help -e version)
-for c in record report stats check convert merge recover snapshot; do
+for c in record report stats check list convert merge recover snapshot; do
   echo "$commands" | grep -q -x "$c" || fail "fxtrace --help does not list $c"
 done
 for c in $commands; do

@@ -26,6 +26,7 @@ int cmd_report(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

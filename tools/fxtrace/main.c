@@ -27,6 +27,7 @@ static const struct command k_commands[] = {
     {"report", cmd_report, "print a trace as ftrace text, one line per event, in time order"},
     {"stats", cmd_stats, "count events per event name and per thread, with losses"},
     {"hist", cmd_hist, "the kernel's event histogram (hist trigger) over a trace's events"},
+    {"list", cmd_list, "list the events compiled into executables and shared objects"},
     {"check", cmd_check, "validate a trace against fxtrace's FXT conventions"},
     {"ps", cmd_ps, "list the traced processes that serve live control"},
     {"ls", cmd_ls, "list a directory of a traced process's tracefs tree"},
