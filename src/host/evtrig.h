@@ -98,10 +98,12 @@ extern _Atomic uint8_t fxt_evtrig_soft_off[65536];
 /* Runs the triggers of an event whose hook h has some, after its filter gave pass (false when
  * filtered out); c, values and lens as fxt_filter_match takes them. Returns whether the event
  * is still to be recorded by the caller (false also when this function recorded it itself,
- * followed by its stack). On the emitting thread, inside its emission. */
+ * followed by its stack). On the emitting thread, inside its emission. paused: recording was
+ * off at the event (fxt_filter_off): the triggers run, and the event is written here only
+ * when a traceon among them turned recording on before it (then false is returned). */
 bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, struct fxt_tslot *t,
                      const union fxt_value *values, const uint32_t *lens,
-                     const struct fxt_filter_common *c, bool pass);
+                     const struct fxt_filter_common *c, bool pass, bool paused);
 /* Interns the stack record's strings: before a stacktrace trigger is published. 0 or
  * FXT_ENOSPC (the string table is full). */
 int fxt_evtrig_stack_prepare(void);

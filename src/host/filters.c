@@ -48,13 +48,10 @@ static char *errlog[ERROR_LOG_ENTRIES];
 static _Atomic(const void *) id_prog[65536];
 static unsigned nerrlog;
 
-bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
-                     const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
+/* The common fields of t's event of tp on cpu, as a filter reads them. */
+static struct fxt_filter_common common_of(const struct fxt_tracepoint *tp,
+                                          const struct fxt_tslot *t, uint32_t cpu)
 {
-  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
-  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
-  if (!h) /* removed since the caller's load: nothing filters the event any more */
-    return true;
   struct session *s = &fxt_session;
   struct fxt_filter_common c = {
       .type = (uint16_t)tp->id,
@@ -62,10 +59,50 @@ bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
       .cpu = cpu,
       .comm = s->info && t->slot_index < s->nslots ? s->info[t->slot_index].comm : NULL,
   };
+  return c;
+}
+
+bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
+                     const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
+{
+  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
+  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+  if (!h) /* removed since the caller's load: nothing filters the event any more */
+    return true;
+  struct fxt_filter_common c = common_of(tp, t, cpu);
   bool pass = fxt_filter_match(h->prog, values, lens, &c);
   if (FXT_UNLIKELY(h->ntrig != 0 || h->soft))
-    return fxt_evtrig_fire(h, tp, (struct fxt_tslot *)t, values, lens, &c, pass);
+    return fxt_evtrig_fire(h, tp, (struct fxt_tslot *)t, values, lens, &c, pass, false);
   return pass;
+}
+
+/* An emission of its own, as fxt_emit_enter's (depth raised before the loads it guards, the
+ * stop's membarrier making the pair a Dekker handshake; the release store of depth at the end
+ * pairs with fxt_slots_sync's and quiesce's acquire loads, so the hook stays allocated while
+ * read), entered only by the thread's outermost emission with a slot of the session whose
+ * recording is off (fxt_session_off_gen). It records nothing itself: the triggers do
+ * (fxt_evtrig_fire, paused). */
+void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
+                    const uint32_t *lens)
+{
+  struct fxt_tslot *t = fxt_tls_slot;
+  if (!t || atomic_load_explicit(&t->depth, memory_order_relaxed) != 0)
+    return; /* no slot yet (its first event), or nested in an emission of the thread */
+  atomic_store_explicit(&t->depth, 1, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed);
+  if (gen != 0 && atomic_load_explicit(&fxt_session_off_gen, memory_order_relaxed) == gen) {
+    atomic_thread_fence(memory_order_acquire); /* as fxt_emit_enter */
+    /* Acquire pairs with install_fn's release: the hook's contents are visible. */
+    const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+    if (h && h->ntrig != 0) {
+      struct fxt_filter_common c = common_of(tp, t, fxt_current_cpu());
+      bool pass = fxt_filter_match(h->prog, values, lens, &c);
+      (void)fxt_evtrig_fire(h, tp, t, values, lens, &c, pass, true);
+    }
+  }
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&t->depth, 0, memory_order_release);
 }
 
 /* Under lock. */
