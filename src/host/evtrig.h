@@ -27,6 +27,7 @@ enum fxt_evtrig_cmd {
   FXT_EVTRIG_STACKTRACE,
   FXT_EVTRIG_ENABLE_EVENT,
   FXT_EVTRIG_DISABLE_EVENT,
+  FXT_EVTRIG_HIST, /* (the kernel lists enable_hist and disable_hist before it: not here) */
 };
 
 #define FXT_EVTRIG_UNLIMITED UINT64_MAX /* a count of -1: ":unlimited" */
@@ -40,6 +41,7 @@ struct fxt_evtrig_spec {
   uint64_t count; /* FXT_EVTRIG_UNLIMITED when none was given */
   size_t filter_at, filter_len; /* the text after "if" and one blank; filter_len 0: none */
   size_t sys_at, sys_len, ev_at, ev_len; /* enable_event / disable_event: the target */
+  size_t param_at, param_len; /* hist: its attributes, "keys=...:vals=..." */
 };
 
 /* Parses a trigger write (the kernel's trigger_process_regex and the command's parse):
@@ -70,7 +72,62 @@ struct fxt_evtrig {
   char *filter;           /* its text as written, or NULL */
   uint32_t target;        /* enable_event / disable_event: the target event's id */
   char *target_name;      /* "sys:ev" */
+  struct fxt_evtrig_hist *hist; /* hist: its histogram (evtrig_hist.c) */
 };
+
+/* ---- hist triggers (evtrig_hist.c) ---- */
+
+/* The kernel's hist errors this implements (trace_events_hist.c's ERRORS, from its source:
+ * this machine's kernel is built without CONFIG_HIST_TRIGGERS). */
+enum {
+  FXT_HIST_ERR_FIELD_NOT_FOUND = 1,
+  FXT_HIST_ERR_BAD_FIELD_MODIFIER,
+  FXT_HIST_ERR_TRIGGER_EEXIST,
+  FXT_HIST_ERR_TRIGGER_ENOENT_CLEAR,
+  FXT_HIST_ERR_INVALID_SORT_FIELD,
+  FXT_HIST_ERR_TOO_MANY_SORT_FIELDS,
+  FXT_HIST_ERR_INVALID_SORT_MODIFIER,
+  FXT_HIST_ERR_EMPTY_SORT_FIELD,
+};
+struct fxt_evtrig_hist_error {
+  int code;   /* FXT_HIST_ERR_*, 0: none (an errno without an error_log entry) */
+  size_t pos; /* the caret's column in "hist:" + the attributes (the kernel's errpos) */
+};
+struct fxt_evtrig_hist_str {
+  size_t at, len; /* in the attributes' text */
+};
+/* A hist write's attributes (the kernel's parse_hist_trigger_attrs). */
+struct fxt_evtrig_hist_attrs {
+  struct fxt_evtrig_hist_str keys, vals, sort, name;
+  uint32_t size; /* the power of two size= asks for (default 2048) */
+  bool pause, cont, clear;
+};
+const char *fxt_evtrig_hist_strerror(int code);
+/* Parses param[0..len): 0 or FXT_EINVAL (no keys, a bad size, variables and actions: not
+ * supported). No state (fuzz_evtrig). */
+int fxt_evtrig_hist_attrs(const char *param, size_t len, struct fxt_evtrig_hist_attrs *a,
+                          struct fxt_evtrig_hist_error *err);
+struct fxt_tracepoint;
+/* The histogram of a's trigger on tp's event (param NUL-terminated): 0, FXT_EINVAL (err says
+ * the kernel's error when it logs one), FXT_ENOMEM. */
+int fxt_evtrig_hist_new(const struct fxt_tracepoint *tp, const char *param,
+                        const struct fxt_evtrig_hist_attrs *a, struct fxt_evtrig_hist **out,
+                        struct fxt_evtrig_hist_error *err);
+void fxt_evtrig_hist_free(struct fxt_evtrig_hist *h);
+/* Whether a and b are the same histogram (the kernel's hist_trigger_match, filters aside). */
+bool fxt_evtrig_hist_same(const struct fxt_evtrig_hist *a, const struct fxt_evtrig_hist *b);
+/* pause / cont / clear of a write applied to an existing histogram (control side, serialized
+ * by evtrig.c's lock). */
+void fxt_evtrig_hist_control(struct fxt_evtrig_hist *h, const struct fxt_evtrig_hist_attrs *a);
+/* The `trigger` file's line, and the `hist` file's text (first: the first of the event's). */
+void fxt_evtrig_hist_describe(const struct fxt_evtrig_hist *h, const char *filter,
+                              struct fxt_tbuf *b);
+void fxt_evtrig_hist_show(const struct fxt_evtrig_hist *h, const char *filter, bool first,
+                          struct fxt_tbuf *b);
+/* Emit path: counts the event (values NULL: an ad-hoc event). Lock-free, no allocation. */
+void fxt_evtrig_hist_count(struct fxt_evtrig_hist *h, const struct fxt_tracepoint *tp,
+                           const union fxt_value *values, const uint32_t *lens,
+                           const struct fxt_filter_common *c);
 
 /* ---- control side (evtrig.c; every function takes its lock) ---- */
 
@@ -79,6 +136,8 @@ struct fxt_evtrig {
 int fxt_evtrig_write(const char *sys, const char *ev, const char *text);
 /* What reading events/<sys>/<ev>/trigger shows: the triggers, newest first. */
 void fxt_evtrig_read(const char *sys, const char *ev, struct fxt_tbuf *b);
+/* What reading events/<sys>/<ev>/hist shows: each hist trigger's histogram, newest first. */
+void fxt_evtrig_hist_read(const char *sys, const char *ev, struct fxt_tbuf *b);
 /* The `*` of the event's enable file in soft mode (an event with triggers, or the target of
  * an enable_event / disable_event trigger): -1 when not in soft mode, else 1 when it records
  * and 0 when soft-disabled. */

@@ -192,6 +192,17 @@ int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32
   return 0;
 }
 
+/* Under lock: line (allocated) appended, the oldest entry dropped when full. */
+static void push_line(char *line)
+{
+  if (nerrlog == ERROR_LOG_ENTRIES) {
+    free(errlog[0]);
+    memmove(errlog, errlog + 1, (ERROR_LOG_ENTRIES - 1) * sizeof(errlog[0]));
+    nerrlog--;
+  }
+  errlog[nerrlog++] = line;
+}
+
 /* Under lock. */
 static void log_error(const char *text, size_t len, const struct fxt_filter_error *err)
 {
@@ -203,12 +214,7 @@ static void log_error(const char *text, size_t len, const struct fxt_filter_erro
   if (!line)
     return;
   fxt_filter_render_error_log(line, n + 1, text, len, err, now);
-  if (nerrlog == ERROR_LOG_ENTRIES) {
-    free(errlog[0]);
-    memmove(errlog, errlog + 1, (ERROR_LOG_ENTRIES - 1) * sizeof(errlog[0]));
-    nerrlog--;
-  }
-  errlog[nerrlog++] = line;
+  push_line(line);
 }
 
 /* Under lock: records the outcome of a compile for e (the kernel's rules) and installs. */
@@ -368,6 +374,16 @@ void fxt_filters_log_error(const char *text, size_t len, const struct fxt_filter
 {
   pthread_mutex_lock(&lock);
   log_error(text, len, err);
+  pthread_mutex_unlock(&lock);
+}
+
+void fxt_filters_log_line(const char *line)
+{
+  char *copy = strdup(line);
+  if (!copy)
+    return;
+  pthread_mutex_lock(&lock);
+  push_line(copy);
   pthread_mutex_unlock(&lock);
 }
 

@@ -176,7 +176,7 @@ static void trigger_file_text_and_errors(void **state)
 {
   (void)state;
   const char *avail = "# Available triggers:\n"
-                      "# traceon traceoff snapshot stacktrace enable_event disable_event\n";
+                      "# traceon traceoff snapshot stacktrace enable_event disable_event hist\n";
   assert_string_equal(cat("events/trg/a/trigger"), avail);
   struct fxt_fs_dirent d[16];
   int n = fxt_fs_list("events/trg/a", d, 16);
@@ -196,7 +196,7 @@ static void trigger_file_text_and_errors(void **state)
                                                    "traceoff:count=5\n");
   echo("events/trg/a/trigger", "disable_event:trg:b", -EEXIST); /* same target */
   echo("events/trg/a/trigger", "enable_event:trg:nosuch", -EINVAL);
-  echo("events/trg/a/trigger", "hist:keys=seq", -EINVAL);
+  echo("events/trg/a/trigger", "hist:keys=nosuch", -EINVAL);
   echo("events/trg/a/trigger", "traceoff:18446744073709551616", -ERANGE);
   /* Soft mode: the target and the event with triggers read "0*" while disabled. */
   assert_string_equal(cat("events/trg/b/enable"), "0*\n");

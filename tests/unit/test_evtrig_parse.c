@@ -99,7 +99,7 @@ static void refused(void **state)
   struct fxt_evtrig_spec sp;
   char copy[8192];
   static const char *const einval[] = {
-      "traceon:x", "foo", "hist:keys=pid", "enable_event:sched", "enable_event:",
+      "traceon:x", "foo", "hist", "hist:", "enable_event:sched", "enable_event:",
       "enable_event:sched:sched_process_hang:", "traceoff extra", "traceoff:3x", "", "   ",
       "!", "traceoff if", "! traceoff", "traceoff:5 iff x", "traceoff:0x",
   };
@@ -142,13 +142,15 @@ static void available_line(void **state)
   fxt_tbuf_init(&b);
   fxt_evtrig_print_available(&b);
   /* This kernel's line ("# traceon traceoff stacktrace enable_event disable_event") with
-   * snapshot where a kernel built with it registers it: after traceoff. */
+   * snapshot where a kernel built with it registers it: after traceoff; and hist where one
+   * built with CONFIG_HIST_TRIGGERS registers it, last (after enable_hist and disable_hist,
+   * which fxtrace does not have). */
   assert_int_equal(b.len, strlen("# Available triggers:\n"
                                  "# traceon traceoff snapshot stacktrace enable_event "
-                                 "disable_event\n"));
+                                 "disable_event hist\n"));
   assert_memory_equal(b.data,
                       "# Available triggers:\n"
-                      "# traceon traceoff snapshot stacktrace enable_event disable_event\n",
+                      "# traceon traceoff snapshot stacktrace enable_event disable_event hist\n",
                       b.len);
   fxt_tbuf_free(&b);
 }
