@@ -292,10 +292,14 @@ ssize_t fxt_fs_write(struct fxt_fs_file *f, const void *buf, size_t len)
 {
   if (!(f->flags & FXT_FS_WRITE))
     return FXT_EINVAL;
+  /* A trigger write, as the kernel's event_trigger_regex_write: nothing does nothing, a
+   * blank line is no command (EINVAL), where the other files take an empty value. */
+  if (len == 0 && f->node == N_EV_TRIGGER)
+    return 0;
   char *v = value_of(buf, len);
   if (!v)
     return FXT_ENOMEM;
-  int rc = fxt_tfs_apply(f, v);
+  int rc = f->node == N_EV_TRIGGER && v[0] == 0 ? FXT_EINVAL : fxt_tfs_apply(f, v);
   free(v);
   return rc < 0 ? rc : (ssize_t)len;
 }

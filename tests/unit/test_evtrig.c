@@ -197,6 +197,11 @@ static void trigger_file_text_and_errors(void **state)
   echo("events/trg/a/trigger", "disable_event:trg:b", -EEXIST); /* same target */
   echo("events/trg/a/trigger", "enable_event:trg:nosuch", -EINVAL);
   echo("events/trg/a/trigger", "hist:keys=nosuch", -EINVAL);
+  /* As this machine's kernel answered (printf '' and echo > trigger, in an instance): a
+   * write of nothing changes nothing, a blank line is EINVAL. */
+  echo("events/trg/a/trigger", "", 0);
+  echo("events/trg/a/trigger", "\n", -EINVAL);
+  echo("events/trg/a/trigger", "   ", -EINVAL);
   echo("events/trg/a/trigger", "traceoff:18446744073709551616", -ERANGE);
   /* Soft mode: the target and the event with triggers read "0*" while disabled. */
   assert_string_equal(cat("events/trg/b/enable"), "0*\n");
