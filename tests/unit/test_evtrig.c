@@ -203,9 +203,13 @@ static void trigger_file_text_and_errors(void **state)
   echo("events/trg/a/trigger", "\n", -EINVAL);
   echo("events/trg/a/trigger", "   ", -EINVAL);
   echo("events/trg/a/trigger", "traceoff:18446744073709551616", -ERANGE);
-  /* Soft mode: the target and the event with triggers read "0*" while disabled. */
+  /* Soft mode: the target and the event with triggers read "0*" while disabled; set_event
+   * lists them all the same, without a mark (this machine's 6.18 kernel did so for a
+   * soft-disabled syscalls:sys_enter_sched_getscheduler with a traceoff trigger). */
   assert_string_equal(cat("events/trg/b/enable"), "0*\n");
   assert_string_equal(cat("events/trg/a/enable"), "0*\n");
+  const char *se = cat("set_event");
+  assert_true(strlen(se) == 12 && strstr(se, "trg:a\n") && strstr(se, "trg:b\n"));
   echo("events/trg/a/enable", "1", 0);
   assert_string_equal(cat("events/trg/a/enable"), "1*\n");
   echo("events/trg/a/enable", "0", 0);
