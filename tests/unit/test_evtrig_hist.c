@@ -3,7 +3,8 @@
  * histogram and every entry's hitcount and sum is exactly what the test computes on its own;
  * a full table counts Dropped exactly; pause, cont and clear; the `trigger` file's line; the
  * kernel's errors and error_log entries (texts from the kernel's trace_events_hist.c: this
- * machine's kernel has no CONFIG_HIST_TRIGGERS); removal; counting while recording is off. */
+ * machine's kernel has no CONFIG_HIST_TRIGGERS); removal; counting while recording is off;
+ * and the live histogram is the text `fxtrace hist` prints over the file the session wrote. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "formats/hist.h"
 #include "tracefs_test.h"
 
 FXT_TRACEPOINT(hst, ev, "key=%llu val=%llu name=%s", (u64, key), (u64, val), (str, name, 16));
@@ -252,6 +255,57 @@ static void errors_are_the_kernels(void **state)
   echo("events/hst/ev/trigger", "!hist:keys=key", 0);
 }
 
+/* The live histogram and `fxtrace hist`'s over the file the same session wrote (the same
+ * table and text, the fields read two ways: from the fire site's values, from the file). */
+static void live_and_offline_agree(void **state)
+{
+  (void)state;
+  fxt_session_stop();
+  char path[64];
+  snprintf(path, sizeof(path), "/tmp/fxt-evtrig-hist-%d.fxt", (int)getpid());
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .mode = FXT_MODE_DISCARD,
+                                   .events = "hst:ev", .output = path};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  echo("events/hst/ev/trigger", "hist:keys=key.buckets=3,name:vals=val:sort=val.descending", 0);
+  static const char *const names[] = {"a", "bb", "ccc"};
+  for (uint64_t i = 0; i < 1000; i++)
+    FXT_TRACE(hst, ev, i % 13, i * 7, names[i % 3]);
+  char *live = strdup(cat("events/hst/ev/hist"));
+  assert_non_null(live);
+  echo("events/hst/ev/trigger", "!hist:keys=key.buckets=3,name:vals=val:sort=val.descending", 0);
+  fxt_session_stop();
+  struct fxt_hist_spec spec;
+  char err[256];
+  assert_int_equal(fxt_hist_parse(&spec, "key.buckets=3,name", "val", "val.descending", NULL, err,
+                                  sizeof(err)),
+                   0);
+  struct fxt_hist *h = fxt_hist_new(&spec);
+  struct fxtf_file *f;
+  assert_non_null(h);
+  assert_int_equal(fxtf_open(path, &f, err, sizeof(err)), 0);
+  for (size_t i = 0; i < fxtf_event_count(f); i++) {
+    struct fxtf_event e;
+    assert_int_equal(fxtf_event_at(f, i, &e, err, sizeof(err)), 0);
+    if (e.ev.name.len == 2 && memcmp(e.ev.name.data, "ev", 2) == 0)
+      assert_int_equal(fxt_hist_add(h, &e), 0);
+  }
+  struct fxt_tbuf b;
+  fxt_tbuf_init(&b);
+  assert_int_equal(fxt_hist_print(h, NULL, &b), 0);
+  /* (offline, a string key is 255 bytes wide, live its field's bound: the same text) */
+  assert_string_equal(fxt_tbuf_str(&b), live);
+  assert_non_null(strstr(live, "    Hits: 1000\n"));
+  fxt_tbuf_free(&b);
+  free(live);
+  fxt_hist_free(h);
+  fxtf_close(f);
+  unlink(path);
+  assert_int_equal(fxt_session_start(&(struct fxt_session_config){
+                       .struct_size = sizeof(cfg), .mode = FXT_MODE_OVERWRITE, .events = "",
+                       .output = ""}),
+                   0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -259,6 +313,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(a_full_table_drops_exactly, setup, teardown),
       cmocka_unit_test_setup_teardown(pause_cont_clear_and_recording_off, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_are_the_kernels, setup, teardown),
+      cmocka_unit_test_setup_teardown(live_and_offline_agree, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
