@@ -34,9 +34,12 @@
  *   paused_trigger_2u64_ns       the same event with an event trigger that never fires
  *                                ("traceon if a == 1"): its triggers run while recording is
  *                                off (a traceon's way back)
+ *   hist_trigger_2u64_ns         the flight recorder's event, recording on, with a hist
+ *                                trigger "hist:keys=a.log2:vals=b" (the event recorded and
+ *                                counted into one of its 22 entries)
  *
  * bench_emit --emit [--runs N]: the single-thread figures only (disabled, flight recorder,
- * paused, paused with a trigger, the clock), alternating within each run.
+ * paused, paused with a trigger, hist, the clock), alternating within each run.
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxt.h>
@@ -193,6 +196,29 @@ static double paused_ns(bool trigger)
   return t * 1e9 / (10 * N_SINGLE);
 }
 
+/* The flight recorder's event with a hist trigger: ns per event. */
+static double hist_ns(void)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:two",
+                                   .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
+  if (fxt_session_start(&cfg) != 0) {
+    fprintf(stderr, "bench_emit: cannot start a session\n");
+    exit(1);
+  }
+  FXT_TRACE(bench, two, 0, 0);
+  if (fxt_fs_echo("events/bench/two/trigger", "hist:keys=a.log2:vals=b") < 0) {
+    fprintf(stderr, "bench_emit: cannot write the trigger\n");
+    exit(1);
+  }
+  double t0 = now_s();
+  for (uint64_t i = 0; i < 10 * N_SINGLE; i++)
+    FXT_TRACE(bench, two, i, i);
+  double t = now_s() - t0;
+  (void)fxt_fs_echo("events/bench/two/trigger", "!hist:keys=a.log2:vals=b");
+  fxt_session_stop();
+  return t * 1e9 / (10 * N_SINGLE);
+}
+
 /* One (str, s, 16) event a turn into a flight recorder, given s: ns per event. */
 static double str16_ns(const char *s)
 {
@@ -275,18 +301,20 @@ int main(int argc, char **argv)
   }
   double pz[99], pt[99];
   if (emit_only) {
-    double d[99], f[99], c[99];
+    double d[99], f[99], c[99], hi[99];
     for (int r = 0; r < runs; r++) {
       d[r] = disabled_ns();
       f[r] = flight_recorder_ns();
       pz[r] = paused_ns(false);
       pt[r] = paused_ns(true);
+      hi[r] = hist_ns();
       c[r] = clock_ns();
     }
     printf("disabled_tracepoint_ns=%.2f\n", median(d, runs));
     printf("flight_recorder_2u64_ns=%.2f\n", median(f, runs));
     printf("paused_tracepoint_2u64_ns=%.2f\n", median(pz, runs));
     printf("paused_trigger_2u64_ns=%.2f\n", median(pt, runs));
+    printf("hist_trigger_2u64_ns=%.2f\n", median(hi, runs));
     printf("peer_clock_gettime_ns=%.2f\n", median(c, runs));
     return 0;
   }
