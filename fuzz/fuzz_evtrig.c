@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(s1.filter_at + s1.filter_len <= size);
     check(!s1.remove || s1.filter_len == 0);
     check(s1.filter_len == 0 || s1.filter_at > start);
-    bool target = s1.cmd == FXT_EVTRIG_ENABLE_EVENT || s1.cmd == FXT_EVTRIG_DISABLE_EVENT;
+    bool target = fxt_evtrig_has_target(s1.cmd);
     check(target || (s1.sys_len == 0 && s1.ev_len == 0));
     check(s1.sys_at + s1.sys_len <= size && s1.ev_at + s1.ev_len <= size);
     char *filter = s1.filter_len ? strndup(a + s1.filter_at, s1.filter_len) : NULL;

@@ -118,11 +118,11 @@ static bool same_kind(const struct fxt_evtrig *g, int cmd, uint32_t target)
 {
   int a = g->cmd == FXT_EVTRIG_TRACEON ? FXT_EVTRIG_TRACEOFF : g->cmd;
   int b = cmd == FXT_EVTRIG_TRACEON ? FXT_EVTRIG_TRACEOFF : cmd;
-  if (a == FXT_EVTRIG_ENABLE_EVENT)
-    a = FXT_EVTRIG_DISABLE_EVENT;
-  if (b == FXT_EVTRIG_ENABLE_EVENT)
-    b = FXT_EVTRIG_DISABLE_EVENT;
-  return a == b && a != FXT_EVTRIG_HIST && (a != FXT_EVTRIG_DISABLE_EVENT || g->target == target);
+  if (a == FXT_EVTRIG_ENABLE_EVENT || a == FXT_EVTRIG_ENABLE_HIST)
+    a++; /* (each disable_ right after its enable_) */
+  if (b == FXT_EVTRIG_ENABLE_EVENT || b == FXT_EVTRIG_ENABLE_HIST)
+    b++;
+  return a == b && a != FXT_EVTRIG_HIST && (!fxt_evtrig_has_target(a) || g->target == target);
 }
 
 /* Under lock: e's hist trigger with h's histogram and filter's text, or NULL. */
@@ -347,7 +347,7 @@ int fxt_evtrig_write(const char *sys, const char *ev, const char *text)
   if (!tp || tp->id == 0)
     return FXT_ENOENT;
   char tname[800] = "";
-  if (sp.cmd == FXT_EVTRIG_ENABLE_EVENT || sp.cmd == FXT_EVTRIG_DISABLE_EVENT) {
+  if (fxt_evtrig_has_target(sp.cmd)) {
     /* the target must exist (the kernel: EINVAL) */
     char tsys[256], tev[512];
     if (sp.sys_len >= sizeof(tsys) || sp.ev_len >= sizeof(tev))

@@ -27,8 +27,16 @@ enum fxt_evtrig_cmd {
   FXT_EVTRIG_STACKTRACE,
   FXT_EVTRIG_ENABLE_EVENT,
   FXT_EVTRIG_DISABLE_EVENT,
-  FXT_EVTRIG_HIST, /* (the kernel lists enable_hist and disable_hist before it: not here) */
+  FXT_EVTRIG_ENABLE_HIST,  /* the target event's hist triggers continued */
+  FXT_EVTRIG_DISABLE_HIST, /* ... paused */
+  FXT_EVTRIG_HIST,
 };
+
+/* Whether cmd takes a target event ("cmd:sys:ev[:count]"). */
+static inline bool fxt_evtrig_has_target(int cmd)
+{
+  return cmd >= FXT_EVTRIG_ENABLE_EVENT && cmd <= FXT_EVTRIG_DISABLE_HIST;
+}
 
 #define FXT_EVTRIG_UNLIMITED UINT64_MAX /* a count of -1: ":unlimited" */
 #define FXT_EVTRIG_MAX_WRITE 4095       /* the kernel's page: a longer write is EINVAL */
@@ -40,7 +48,7 @@ struct fxt_evtrig_spec {
   bool remove;    /* "!cmd...": remove the trigger of this kind (and target) */
   uint64_t count; /* FXT_EVTRIG_UNLIMITED when none was given */
   size_t filter_at, filter_len; /* the text after "if" and one blank; filter_len 0: none */
-  size_t sys_at, sys_len, ev_at, ev_len; /* enable_event / disable_event: the target */
+  size_t sys_at, sys_len, ev_at, ev_len; /* fxt_evtrig_has_target: the target */
   size_t param_at, param_len; /* hist: its attributes, "keys=...:vals=..." */
 };
 
@@ -70,7 +78,7 @@ struct fxt_evtrig {
   _Atomic uint64_t count; /* remaining firings; FXT_EVTRIG_UNLIMITED: no limit */
   void *prog;             /* its own filter (`if`), or NULL */
   char *filter;           /* its text as written, or NULL */
-  uint32_t target;        /* enable_event / disable_event: the target event's id */
+  uint32_t target;        /* fxt_evtrig_has_target: the target event's id */
   char *target_name;      /* "sys:ev" */
   struct fxt_evtrig_hist *hist; /* hist: its histogram (evtrig_hist.c) */
 };
@@ -119,6 +127,8 @@ bool fxt_evtrig_hist_same(const struct fxt_evtrig_hist *a, const struct fxt_evtr
 /* pause / cont / clear of a write applied to an existing histogram (control side, serialized
  * by evtrig.c's lock). */
 void fxt_evtrig_hist_control(struct fxt_evtrig_hist *h, const struct fxt_evtrig_hist_attrs *a);
+/* Emit path: an enable_hist / disable_hist trigger's switch (relaxed store). */
+void fxt_evtrig_hist_pause(struct fxt_evtrig_hist *h, bool paused);
 /* The `trigger` file's line, and the `hist` file's text (first: the first of the event's). */
 void fxt_evtrig_hist_describe(const struct fxt_evtrig_hist *h, const char *filter,
                               struct fxt_tbuf *b);

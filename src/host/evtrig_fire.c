@@ -215,6 +215,17 @@ static bool soft_switch(uint32_t target, bool on)
                                                  memory_order_relaxed);
 }
 
+/* enable_hist / disable_hist: the target's hist triggers continued or paused. Its hook is
+ * the one published for its id (the acquire pairs with its release in filters.c); this
+ * emission keeps it allocated (fxt_slots_sync waits for it before a replaced hook is freed). */
+static void hist_switch(uint32_t target, bool on)
+{
+  const struct fxt_evhook *th = fxt_filters_hook_for(target);
+  for (uint32_t i = 0; th && i < th->ntrig; i++)
+    if (th->trig[i]->cmd == FXT_EVTRIG_HIST)
+      fxt_evtrig_hist_pause(th->trig[i]->hist, !on);
+}
+
 bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, struct fxt_tslot *t,
                      const union fxt_value *values, const uint32_t *lens,
                      const struct fxt_filter_common *c, bool pass, bool paused)
@@ -246,6 +257,11 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
     case FXT_EVTRIG_DISABLE_EVENT:
       if (claim(g) && !soft_switch(g->target, g->cmd == FXT_EVTRIG_ENABLE_EVENT))
         give_back(g);
+      break;
+    case FXT_EVTRIG_ENABLE_HIST:
+    case FXT_EVTRIG_DISABLE_HIST: /* every firing uses its count, as the kernel's */
+      if (claim(g))
+        hist_switch(g->target, g->cmd == FXT_EVTRIG_ENABLE_HIST);
       break;
     case FXT_EVTRIG_HIST: /* no count: every matching event, paused or not (its own flag) */
       fxt_evtrig_hist_count(g->hist, tp, values, lens, c);

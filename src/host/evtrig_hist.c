@@ -336,6 +336,11 @@ void fxt_evtrig_hist_control(struct fxt_evtrig_hist *h, const struct fxt_evtrig_
     atomic_store_explicit(&h->paused, false, memory_order_relaxed);
 }
 
+void fxt_evtrig_hist_pause(struct fxt_evtrig_hist *h, bool paused)
+{
+  atomic_store_explicit(&h->paused, paused, memory_order_relaxed);
+}
+
 void fxt_evtrig_hist_describe(const struct fxt_evtrig_hist *h, const char *filter,
                               struct fxt_tbuf *b)
 {

@@ -13,7 +13,8 @@
 #include "evtrig.h"
 
 static const char *const k_names[] = {
-    "traceon", "traceoff", "snapshot", "stacktrace", "enable_event", "disable_event", "hist",
+    "traceon",      "traceoff",    "snapshot",     "stacktrace", "enable_event",
+    "disable_event", "enable_hist", "disable_hist", "hist",
 };
 #define NCMDS (sizeof(k_names) / sizeof(k_names[0]))
 
@@ -133,7 +134,7 @@ int fxt_evtrig_parse(char *text, size_t len, size_t *start, struct fxt_evtrig_sp
     size_t f = skip(s, p + plen, n);
     return take_filter(text, a + f, n - f, spec);
   }
-  bool target = spec->cmd == FXT_EVTRIG_ENABLE_EVENT || spec->cmd == FXT_EVTRIG_DISABLE_EVENT;
+  bool target = fxt_evtrig_has_target(spec->cmd);
   size_t param = p, param_len = 0, filter = n;
   bool has_count = false;
   if (target || (p < n && isdigit((unsigned char)s[p]))) {

@@ -176,7 +176,8 @@ static void trigger_file_text_and_errors(void **state)
 {
   (void)state;
   const char *avail = "# Available triggers:\n"
-                      "# traceon traceoff snapshot stacktrace enable_event disable_event hist\n";
+                      "# traceon traceoff snapshot stacktrace enable_event disable_event "
+                      "enable_hist disable_hist hist\n";
   assert_string_equal(cat("events/trg/a/trigger"), avail);
   struct fxt_fs_dirent d[16];
   int n = fxt_fs_list("events/trg/a", d, 16);

@@ -27,6 +27,8 @@
 #include "tracefs_test.h"
 
 FXT_TRACEPOINT(hst, ev, "key=%llu val=%llu name=%s", (u64, key), (u64, val), (str, name, 16));
+FXT_TRACEPOINT(hst, off, "x=%llu", (u64, x));
+FXT_TRACEPOINT(hst, on, "x=%llu", (u64, x));
 
 static int setup(void **state)
 {
@@ -255,6 +257,38 @@ static void errors_are_the_kernels(void **state)
   echo("events/hst/ev/trigger", "!hist:keys=key", 0);
 }
 
+static void enable_and_disable_hist_switch_exactly(void **state)
+{
+  (void)state;
+  /* off pauses ev's histograms at x == 3, on continues them at x == 6 (once: its count), each
+   * after ev's event of that round: ev's 4, 5 and 6 are not counted. enable_hist and
+   * disable_hist of one target are one kind (the kernel's ETT_HIST_ENABLE: EEXIST). */
+  echo("events/hst/ev/trigger", "hist:keys=key", 0);
+  echo("events/hst/off/trigger", "disable_hist:hst:ev if x == 3", 0);
+  echo("events/hst/off/trigger", "enable_hist:hst:ev", -EEXIST);
+  echo("events/hst/on/trigger", "enable_hist:hst:ev:1 if x == 6 || x == 8", 0);
+  for (uint64_t i = 0; i < 10; i++) {
+    FXT_TRACE(hst, ev, i, 0, "x");
+    FXT_TRACE(hst, off, i);
+    FXT_TRACE(hst, on, i);
+    if (i == 4)
+      assert_non_null(strstr(cat("events/hst/ev/trigger"), " [paused]\n"));
+  }
+  assert_string_equal(cat("events/hst/on/trigger"),
+                      "enable_hist:hst:ev:count=0 if x == 6 || x == 8\n");
+  assert_string_equal(cat("events/hst/off/trigger"), "disable_hist:hst:ev:unlimited if x == 3\n");
+  assert_string_equal(cat("events/hst/ev/trigger"),
+                      "hist:keys=key:vals=hitcount:sort=hitcount:size=2048 [active]\n");
+  struct row r[16];
+  uint64_t hits, entries, dropped;
+  (void)rows(cat("events/hst/ev/hist"), r, 16, &hits, &entries, &dropped);
+  assert_int_equal(hits, 7);
+  assert_int_equal(entries, 7);
+  echo("events/hst/on/trigger", "!enable_hist:hst:ev", 0);
+  echo("events/hst/off/trigger", "!disable_hist:hst:ev", 0);
+  echo("events/hst/ev/trigger", "!hist:keys=key", 0);
+}
+
 /* The live histogram and `fxtrace hist`'s over the file the same session wrote (the same
  * table and text, the fields read two ways: from the fire site's values, from the file). */
 static void live_and_offline_agree(void **state)
@@ -313,6 +347,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(a_full_table_drops_exactly, setup, teardown),
       cmocka_unit_test_setup_teardown(pause_cont_clear_and_recording_off, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_are_the_kernels, setup, teardown),
+      cmocka_unit_test_setup_teardown(enable_and_disable_hist_switch_exactly, setup, teardown),
       cmocka_unit_test_setup_teardown(live_and_offline_agree, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,12 +40,12 @@ static const char *line_of(const char *text)
   char filter[4096] = "";
   if (sp.filter_len)
     snprintf(filter, sizeof(filter), "%.*s", (int)sp.filter_len, copy + sp.filter_at);
-  if (sp.cmd >= FXT_EVTRIG_ENABLE_EVENT)
+  if (fxt_evtrig_has_target(sp.cmd))
     snprintf(target, sizeof(target), "%.*s:%.*s", (int)sp.sys_len, copy + sp.sys_at,
              (int)sp.ev_len, copy + sp.ev_at);
   struct fxt_tbuf b;
   fxt_tbuf_init(&b);
-  fxt_evtrig_print(&b, sp.cmd, sp.cmd >= FXT_EVTRIG_ENABLE_EVENT ? target : NULL, sp.count,
+  fxt_evtrig_print(&b, sp.cmd, fxt_evtrig_has_target(sp.cmd) ? target : NULL, sp.count,
                    sp.filter_len ? filter : NULL);
   snprintf(out, sizeof(out), "%.*s", (int)b.len, b.data);
   fxt_tbuf_free(&b);
@@ -142,15 +142,15 @@ static void available_line(void **state)
   fxt_tbuf_init(&b);
   fxt_evtrig_print_available(&b);
   /* This kernel's line ("# traceon traceoff stacktrace enable_event disable_event") with
-   * snapshot where a kernel built with it registers it: after traceoff; and hist where one
-   * built with CONFIG_HIST_TRIGGERS registers it, last (after enable_hist and disable_hist,
-   * which fxtrace does not have). */
+   * snapshot where a kernel built with it registers it: after traceoff; and enable_hist,
+   * disable_hist and hist where one built with CONFIG_HIST_TRIGGERS registers them, last. */
   assert_int_equal(b.len, strlen("# Available triggers:\n"
                                  "# traceon traceoff snapshot stacktrace enable_event "
-                                 "disable_event hist\n"));
+                                 "disable_event enable_hist disable_hist hist\n"));
   assert_memory_equal(b.data,
                       "# Available triggers:\n"
-                      "# traceon traceoff snapshot stacktrace enable_event disable_event hist\n",
+                      "# traceon traceoff snapshot stacktrace enable_event disable_event "
+                      "enable_hist disable_hist hist\n",
                       b.len);
   fxt_tbuf_free(&b);
 }
