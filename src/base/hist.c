@@ -14,8 +14,10 @@
  *  - an adder that finds its tag with `ent` still 0 reads the slot again, at most `size`
  *    times (the kernel's dup_try bound), then counts a drop: no thread ever waits on another
  *    for longer;
- *  - counts (hitcount, values, the totals) are relaxed atomic adds: each is exact, a reader
- *    alongside adders may see an entry's hitcount before its values.
+ *  - counts (hitcount, values, Dropped) are relaxed atomic adds: each is exact, a reader
+ *    alongside adders may see an entry's hitcount before its values. Hits is the entries'
+ *    hitcounts summed when printed (the kernel's map->hits is the same number), so adders of
+ *    different keys share no counter.
  * fxt_hmap_clear runs when no add does (the tracer waits for emissions: evtrig_hist.c).
  */
 #define _GNU_SOURCE /* qsort_r */
@@ -225,7 +227,8 @@ struct fxt_hmap {
   struct slot *slots;
   unsigned char *e;
   _Atomic uint32_t next; /* entries claimed (may pass size: those are dropped) */
-  _Atomic uint64_t hits, drops;
+  _Atomic uint64_t drops; /* (Hits is the entries' hitcounts summed: no counter every adder
+                           * would share) */
 };
 
 struct fxt_hmap *fxt_hmap_new(const struct fxt_hist_spec *spec) {
@@ -257,10 +260,6 @@ void fxt_hmap_free(struct fxt_hmap *m) {
   free(m);
 }
 
-uint64_t fxt_hmap_hits(const struct fxt_hmap *m) {
-  return atomic_load_explicit(&m->hits, memory_order_relaxed);
-}
-
 static uint64_t hash_bytes(const unsigned char *p, size_t n) {
   uint64_t x = 0x9e3779b97f4a7c15u ^ n;
   for (size_t i = 0; i < n; i++)
@@ -277,7 +276,6 @@ static void count(struct fxt_hmap *m, unsigned char *x, const uint64_t *vals) {
   atomic_fetch_add_explicit(&c[0], 1, memory_order_relaxed);
   for (uint32_t i = 0; i < m->spec.nvals; i++)
     atomic_fetch_add_explicit(&c[1 + i], vals[i], memory_order_relaxed);
-  atomic_fetch_add_explicit(&m->hits, 1, memory_order_relaxed);
 }
 
 static bool drop(struct fxt_hmap *m) {
@@ -339,7 +337,6 @@ void fxt_hmap_clear(struct fxt_hmap *m) {
   memset(m->e, 0, (size_t)n * m->stride);
   memset(m->slots, 0, m->nslots * sizeof *m->slots);
   atomic_store_explicit(&m->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&m->hits, 0, memory_order_relaxed);
   atomic_store_explicit(&m->drops, 0, memory_order_relaxed);
 }
 
@@ -489,11 +486,14 @@ int fxt_hmap_print(const struct fxt_hmap *m, const char *name, const char *filte
   if (order == NULL)
     return FXT_ENOMEM;
   size_t n = 0;
+  uint64_t hits = 0;
   for (uint32_t i = 0; i < m->nslots; i++) {
     /* Acquire pairs with the publisher's release store: the entry's key is complete. */
     uint32_t e = atomic_load_explicit(&m->slots[i].ent, memory_order_acquire);
-    if (e != 0 && n < m->spec.size)
+    if (e != 0 && n < m->spec.size) {
       order[n++] = entry(m, e - 1);
+      hits += load(order[n - 1], 0);
+    }
   }
   qsort_r(order, n, sizeof *order, cmp_entry, (void *)(uintptr_t)m);
   fxt_tbuf_puts(out, "# event histogram\n#\n# trigger info: ");
@@ -502,7 +502,7 @@ int fxt_hmap_print(const struct fxt_hmap *m, const char *name, const char *filte
   for (size_t i = 0; i < n; i++)
     entry_line(m, order[i], out);
   putf(out, "\nTotals:\n    Hits: %" PRIu64 "\n    Entries: %zu\n    Dropped: %" PRIu64 "\n",
-       atomic_load_explicit(&m->hits, memory_order_relaxed), n,
+       hits, n,
        atomic_load_explicit(&m->drops, memory_order_relaxed));
   free(order);
   return out->oom ? FXT_ENOMEM : 0;

@@ -98,8 +98,7 @@ void fxt_hmap_clear(struct fxt_hmap *m);
  * or FXT_ENOMEM. */
 int fxt_hmap_print(const struct fxt_hmap *m, const char *name, const char *filter, bool paused,
                    struct fxt_tbuf *out);
-/* Whether nothing was counted or dropped (for `fxtrace hist`'s check). */
-uint64_t fxt_hmap_hits(const struct fxt_hmap *m);
+
 /* The trigger's line (a `trigger` file's): "hist:[name:]keys=...:vals=hitcount,...:sort=...:
  * size=N[ if FILTER] [active|paused]\n". */
 void fxt_hist_describe(const struct fxt_hist_spec *spec, const char *name, const char *filter,
