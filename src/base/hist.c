@@ -371,7 +371,8 @@ static int cmp_component(const unsigned char *a, const unsigned char *b) {
 
 static int cmp_entry(const void *pa, const void *pb, void *ctx) {
   const struct fxt_hmap *m = ctx;
-  const unsigned char *a = *(const unsigned char *const *)pa, *b = *(const unsigned char *const *)pb;
+  const unsigned char *a = *(const unsigned char *const *)pa;
+  const unsigned char *b = *(const unsigned char *const *)pb;
   for (uint32_t i = 0; i < m->spec.nsort; i++) {
     int f = m->spec.sort[i].field, c;
     if (f < 0 || f >= FXT_HIST_MAX_KEYS) {

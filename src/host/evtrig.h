@@ -5,7 +5,9 @@
  * evtrig_parse.c parses a write and prints a trigger as the kernel does (no state: the fuzz
  * target's); evtrig.c keeps each event's triggers and the soft mode of events (control side,
  * under its lock); evtrig_fire.c runs them on the emit path, from the event's hook
- * (filters.h: struct fxt_evhook). */
+ * (filters.h: struct fxt_evhook), and while recording is off from fxt_filter_off (filters.c),
+ * so that traceon fires; evtrig_hist.c is the hist triggers' part (their attributes, their
+ * histograms in the base's table, src/base/hist.h, and the `hist` file). */
 #ifndef FXT_HOST_EVTRIG_H
 #define FXT_HOST_EVTRIG_H
 
