@@ -29,11 +29,23 @@
  *   str16_cut_utf8_ns            given 24 bytes with a 2-byte character at 15..16: the cut
  *                                backs off to 15 (a string is never cut inside a character:
  *                                docs/fxt-conventions.md); the three alternate within each run
+ *   paused_tracepoint_2u64_ns    the flight recorder's event, enabled, with recording off
+ *                                (tracing_on 0): refused at the emission's entry
+ *   paused_trigger_2u64_ns       the same event with an event trigger that never fires
+ *                                ("traceon if a == 1"): its triggers run while recording is
+ *                                off (a traceon's way back)
+ *   hist_trigger_2u64_ns         the flight recorder's event, recording on, with a hist
+ *                                trigger "hist:keys=a.log2:vals=b" (the event recorded and
+ *                                counted into one of its 22 entries)
+ *
+ * bench_emit --emit [--runs N]: the single-thread figures only (disabled, flight recorder,
+ * paused, paused with a trigger, hist, the clock), alternating within each run.
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -157,6 +169,56 @@ static double flight_recorder_ns(void)
   return t * 1e9 / (10 * N_SINGLE);
 }
 
+/* The flight recorder's event with recording off (tracing_on 0), with a trigger that never
+ * fires or none: ns per event. */
+static double paused_ns(bool trigger)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:two",
+                                   .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
+  if (fxt_session_start(&cfg) != 0) {
+    fprintf(stderr, "bench_emit: cannot start a session\n");
+    exit(1);
+  }
+  FXT_TRACE(bench, two, 0, 0); /* the thread's slot */
+  if ((trigger && fxt_fs_echo("events/bench/two/trigger", "traceon if a == 1") < 0) ||
+      fxt_fs_echo("tracing_on", "0") < 0) {
+    fprintf(stderr, "bench_emit: cannot write the tracefs files\n");
+    exit(1);
+  }
+  double t0 = now_s();
+  for (uint64_t i = 2; i < 10 * N_SINGLE + 2; i++)
+    FXT_TRACE(bench, two, i, i);
+  double t = now_s() - t0;
+  if (trigger)
+    (void)fxt_fs_echo("events/bench/two/trigger", "!traceon");
+  (void)fxt_fs_echo("tracing_on", "1");
+  fxt_session_stop();
+  return t * 1e9 / (10 * N_SINGLE);
+}
+
+/* The flight recorder's event with a hist trigger: ns per event. */
+static double hist_ns(void)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:two",
+                                   .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
+  if (fxt_session_start(&cfg) != 0) {
+    fprintf(stderr, "bench_emit: cannot start a session\n");
+    exit(1);
+  }
+  FXT_TRACE(bench, two, 0, 0);
+  if (fxt_fs_echo("events/bench/two/trigger", "hist:keys=a.log2:vals=b") < 0) {
+    fprintf(stderr, "bench_emit: cannot write the trigger\n");
+    exit(1);
+  }
+  double t0 = now_s();
+  for (uint64_t i = 0; i < 10 * N_SINGLE; i++)
+    FXT_TRACE(bench, two, i, i);
+  double t = now_s() - t0;
+  (void)fxt_fs_echo("events/bench/two/trigger", "!hist:keys=a.log2:vals=b");
+  fxt_session_stop();
+  return t * 1e9 / (10 * N_SINGLE);
+}
+
 /* One (str, s, 16) event a turn into a flight recorder, given s: ns per event. */
 static double str16_ns(const char *s)
 {
@@ -228,11 +290,33 @@ static double clock_ns(void)
 int main(int argc, char **argv)
 {
   int runs = 5;
+  bool emit_only = argc > 1 && !strcmp(argv[1], "--emit");
+  if (emit_only)
+    argc--, argv++;
   if (argc == 3 && !strcmp(argv[1], "--runs"))
     runs = atoi(argv[2]);
   if (runs < 1 || runs > 99) {
-    fprintf(stderr, "usage: %s [--runs N]\n", argv[0]);
+    fprintf(stderr, "usage: %s [--emit] [--runs N]\n", argv[0]);
     return 2;
+  }
+  double pz[99], pt[99];
+  if (emit_only) {
+    double d[99], f[99], c[99], hi[99];
+    for (int r = 0; r < runs; r++) {
+      d[r] = disabled_ns();
+      f[r] = flight_recorder_ns();
+      pz[r] = paused_ns(false);
+      pt[r] = paused_ns(true);
+      hi[r] = hist_ns();
+      c[r] = clock_ns();
+    }
+    printf("disabled_tracepoint_ns=%.2f\n", median(d, runs));
+    printf("flight_recorder_2u64_ns=%.2f\n", median(f, runs));
+    printf("paused_tracepoint_2u64_ns=%.2f\n", median(pz, runs));
+    printf("paused_trigger_2u64_ns=%.2f\n", median(pt, runs));
+    printf("hist_trigger_2u64_ns=%.2f\n", median(hi, runs));
+    printf("peer_clock_gettime_ns=%.2f\n", median(c, runs));
+    return 0;
   }
   double dis[99], en[99], enl[99], sc[99], tt[99], ttl[99], mb[99], cg[99];
   double anon[99], file[99], ratio[99], fr[99], unused;
@@ -269,6 +353,8 @@ int main(int argc, char **argv)
     s = two_threads(2000000, FXT_MODE_BLOCK, &landed, &bytes);
     mb[r] = (double)bytes / s / 1e6;
     cg[r] = clock_ns();
+    pz[r] = paused_ns(false);
+    pt[r] = paused_ns(true);
   }
   printf("disabled_tracepoint_ns=%.2f\n", median(dis, runs));
   printf("enabled_tracepoint_2u64_ns=%.2f\n", median(en, runs));
@@ -285,5 +371,7 @@ int main(int argc, char **argv)
   printf("str16_short_ns=%.2f\n", median(s_short, runs));
   printf("str16_cut_ascii_ns=%.2f\n", median(s_ascii, runs));
   printf("str16_cut_utf8_ns=%.2f\n", median(s_utf8, runs));
+  printf("paused_tracepoint_2u64_ns=%.2f\n", median(pz, runs));
+  printf("paused_trigger_2u64_ns=%.2f\n", median(pt, runs));
   return 0;
 }

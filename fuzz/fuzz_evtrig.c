@@ -7,7 +7,12 @@
  *  - on success the command is one of the six, the stripped text lies within the input and
  *    every offset (filter, target) within the stripped text, a filter is never empty and is
  *    never given to a removal, a target has both names only for enable_event/disable_event;
- *  - the line a read prints for it ends in one '\n' and starts with the command's name.
+ *  - the line a read prints for it ends in one '\n' and starts with the command's name;
+ *  - hist: its attributes (src/host/evtrig_hist.c) parse to 0 or FXT_EINVAL, every range
+ *    within them, a size a power of two in [128, 131072]; checked against an event with a
+ *    number, a string and a char array (at the smallest size), a histogram is made or
+ *    FXT_EINVAL returned (with a caret within the command when it logs), and one event
+ *    counted and its `hist` text printed ends in the totals.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -16,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fxtrace/filter.h>
+#include <fxtrace/tracepoint.h>
+
 #include "base/tbuf.h"
 #include "host/evtrig.h"
 
@@ -23,6 +31,53 @@ static void check(int ok)
 {
   if (!ok)
     abort();
+}
+
+static const struct fxt_field k_fields[] = {
+    {"key", FXT_TYPE_U64, 0}, {"name", FXT_TYPE_STR, 16}, {"arr", FXT_TYPE_BYTES, 8}};
+
+static void hist(const char *text, size_t len)
+{
+  char *param = malloc(len + 1);
+  check(param != NULL);
+  memcpy(param, text, len);
+  param[len] = 0;
+  struct fxt_evtrig_hist_attrs a;
+  struct fxt_evtrig_hist_error err;
+  int rc = fxt_evtrig_hist_attrs(param, len, &a, &err);
+  check(rc == 0 || rc == FXT_EINVAL);
+  if (rc == 0) {
+    check(a.keys.len > 0 && a.keys.at + a.keys.len <= len);
+    check(a.vals.at + a.vals.len <= len && a.sort.at + a.sort.len <= len);
+    check(a.name.at + a.name.len <= len);
+    check(a.size >= 128 && a.size <= 131072 && (a.size & (a.size - 1)) == 0);
+    struct fxt_tracepoint tp;
+    memset(&tp, 0, sizeof(tp));
+    tp.kind = FXT_TP_TYPED;
+    tp.system = "s";
+    tp.name = "e";
+    tp.fields = k_fields;
+    tp.nfields = 3;
+    a.size = 128;
+    struct fxt_evtrig_hist *h = NULL;
+    rc = fxt_evtrig_hist_new(&tp, param, &a, &h, &err);
+    check(rc == 0 || rc == FXT_EINVAL);
+    check(rc == 0 || err.code == 0 || err.pos <= 5 + len);
+    check((rc == 0) == (h != NULL));
+    if (h) {
+      union fxt_value v[3] = {{.u = 7}, {.s = "abc"}, {.p = "12345678"}};
+      uint32_t lens[3] = {0, 3, 8};
+      struct fxt_filter_common c = {.type = 1, .pid = 42, .cpu = 0, .comm = "fuzz"};
+      fxt_evtrig_hist_count(h, &tp, v, lens, &c);
+      struct fxt_tbuf t;
+      fxt_tbuf_init(&t);
+      fxt_evtrig_hist_show(h, NULL, true, &t);
+      check(t.oom || (t.len > 0 && t.data[t.len - 1] == '\n'));
+      fxt_tbuf_free(&t);
+      fxt_evtrig_hist_free(h);
+    }
+  }
+  free(param);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -40,12 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   check(rc == rc2);
   if (rc == 0) {
     check(memcmp(&s1, &s2, sizeof(s1)) == 0 && start == start2);
-    check(s1.cmd >= FXT_EVTRIG_TRACEON && s1.cmd <= FXT_EVTRIG_DISABLE_EVENT);
+    check(s1.cmd >= FXT_EVTRIG_TRACEON && s1.cmd <= FXT_EVTRIG_HIST);
     check(start < size);
     check(s1.filter_at + s1.filter_len <= size);
     check(!s1.remove || s1.filter_len == 0);
     check(s1.filter_len == 0 || s1.filter_at > start);
-    bool target = s1.cmd >= FXT_EVTRIG_ENABLE_EVENT;
+    bool target = fxt_evtrig_has_target(s1.cmd);
     check(target || (s1.sys_len == 0 && s1.ev_len == 0));
     check(s1.sys_at + s1.sys_len <= size && s1.ev_at + s1.ev_len <= size);
     char *filter = s1.filter_len ? strndup(a + s1.filter_at, s1.filter_len) : NULL;
@@ -57,6 +112,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(t.data[t.len - 1] == '\n');
     fxt_tbuf_free(&t);
     free(filter);
+    if (s1.cmd == FXT_EVTRIG_HIST) {
+      check(s1.param_len > 0 && s1.param_at + s1.param_len <= size);
+      hist(a + s1.param_at, s1.param_len);
+    }
   }
   free(a);
   free(b);

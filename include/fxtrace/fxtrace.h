@@ -236,8 +236,16 @@ static inline FXT_ALWAYS_INLINE union fxt_value fxt_value_s(const char *x)
     struct fxt_tracepoint *const fxt_tp = &fxt_tp_##sys##_##ev;                             \
     struct fxt_tslot *fxt_t = fxt_emit_enter();                                              \
     (void)fxt_unused_;                                                                       \
-    if (!fxt_t)                                                                              \
+    if (!fxt_t) {                                                                            \
+      /* Refused; recording off, an event with a hook still runs its triggers (traceon). */ \
+      if (FXT_UNLIKELY(FXT_LOAD(&fxt_tp->reg.filter, FXT_MO_RELAXED) != FXT_NULL)) {        \
+        FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                    \
+        const union fxt_value fxt_v[] = {FXT_PP_MAP(FXT_VAL_, __VA_ARGS__)};                 \
+        const uint32_t fxt_l[] = {FXT_PP_MAP(FXT_LENV_, __VA_ARGS__)};                        \
+        fxt_filter_off(fxt_tp, fxt_v, fxt_l);                                                \
+      }                                                                                      \
       return;                                                                                \
+    }                                                                                        \
     uint32_t fxt_cpu;                                                                        \
     uint64_t fxt_ts = fxt_emit_time(&fxt_cpu);                                               \
     FXT_PP_MAP(FXT_LEN_, __VA_ARGS__)                                                        \

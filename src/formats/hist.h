@@ -1,5 +1,7 @@
 /* src/formats/hist.h - the kernel's event histograms (Documentation/trace/histogram.rst, a
- * `hist:` trigger's `hist` file) over a file's events, for `fxtrace hist`.
+ * `hist:` trigger's `hist` file) over a file's events, for `fxtrace hist`. The description,
+ * the table and the text are the base's (src/base/hist.h), shared with the tracer's live
+ * `hist` triggers.
  *
  * A histogram has keys (up to FXT_HIST_MAX_KEYS fields; an entry per distinct combination),
  * values summed per entry (hitcount, always, and up to FXT_HIST_MAX_VALS numeric fields), sort
@@ -28,35 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/hist.h"
 #include "../base/tbuf.h"
 #include "fxtfile.h"
-
-#define FXT_HIST_MAX_KEYS 3  /* the kernel's TRACING_MAP_KEYS_MAX */
-#define FXT_HIST_MAX_VALS 15 /* with hitcount, the kernel's TRACING_MAP_VALS_MAX (16) */
-#define FXT_HIST_MAX_SORT 2  /* TRACING_MAP_SORT_KEYS_MAX */
-
-enum fxt_hist_mod { FXT_HIST_PLAIN, FXT_HIST_HEX, FXT_HIST_LOG2, FXT_HIST_BUCKETS };
-
-struct fxt_hist_field {
-  char name[64];
-  enum fxt_hist_mod mod;
-  uint64_t buckets; /* FXT_HIST_BUCKETS */
-};
-
-struct fxt_hist_spec {
-  struct fxt_hist_field keys[FXT_HIST_MAX_KEYS], vals[FXT_HIST_MAX_VALS];
-  uint32_t nkeys, nvals;
-  struct {
-    int field; /* -1 hitcount; 0.. keys; FXT_HIST_MAX_KEYS.. values */
-    bool descending;
-  } sort[FXT_HIST_MAX_SORT];
-  uint32_t nsort;
-  uint32_t size; /* a power of two */
-};
-
-/* Parses -k KEYS, -v VALS (may be NULL), -s SORT (may be NULL) and --size N (may be NULL). */
-int fxt_hist_parse(struct fxt_hist_spec *spec, const char *keys, const char *vals,
-                   const char *sort, const char *size, char *err, size_t err_size);
 
 struct fxt_hist;
 struct fxt_hist *fxt_hist_new(const struct fxt_hist_spec *spec);

@@ -57,11 +57,11 @@ bool fxt_control_recording(void)
   pthread_mutex_lock(&lock);
   bool on = !paused;
   pthread_mutex_unlock(&lock);
-  /* A traceoff event trigger turns recording off from the emit path (evtrig_fire.c), in the
-   * session's active word alone. */
-  if (on && fxt_session_running() &&
-      atomic_load_explicit(&fxt_session_active, memory_order_relaxed) == 0)
-    on = false;
+  /* traceoff and traceon event triggers turn recording off and on from the emit path
+   * (evtrig_fire.c), in the session's active word alone: while a session runs, that word
+   * says. */
+  if (fxt_session_running())
+    on = atomic_load_explicit(&fxt_session_active, memory_order_relaxed) != 0;
   return on;
 }
 

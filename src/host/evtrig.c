@@ -69,7 +69,8 @@ static int publish(const struct evt *e)
 {
   bool cond = false;
   for (uint32_t i = 0; i < e->ntrig; i++)
-    cond |= e->trig[i]->prog != NULL || e->trig[i]->cmd == FXT_EVTRIG_STACKTRACE;
+    cond |= e->trig[i]->prog != NULL || e->trig[i]->cmd == FXT_EVTRIG_STACKTRACE ||
+            e->trig[i]->cmd == FXT_EVTRIG_HIST; /* the kernel's NEEDS_REC */
   return fxt_filters_set_triggers(e->id, e->trig, e->ntrig, soft(e), cond);
 }
 
@@ -107,6 +108,7 @@ static void trig_free(struct fxt_evtrig *g)
   free(g->prog);
   free(g->filter);
   free(g->target_name);
+  fxt_evtrig_hist_free(g->hist);
   free(g);
 }
 
@@ -116,11 +118,86 @@ static bool same_kind(const struct fxt_evtrig *g, int cmd, uint32_t target)
 {
   int a = g->cmd == FXT_EVTRIG_TRACEON ? FXT_EVTRIG_TRACEOFF : g->cmd;
   int b = cmd == FXT_EVTRIG_TRACEON ? FXT_EVTRIG_TRACEOFF : cmd;
-  if (a == FXT_EVTRIG_ENABLE_EVENT)
-    a = FXT_EVTRIG_DISABLE_EVENT;
-  if (b == FXT_EVTRIG_ENABLE_EVENT)
-    b = FXT_EVTRIG_DISABLE_EVENT;
-  return a == b && (a != FXT_EVTRIG_DISABLE_EVENT || g->target == target);
+  if (a == FXT_EVTRIG_ENABLE_EVENT || a == FXT_EVTRIG_ENABLE_HIST)
+    a++; /* (each disable_ right after its enable_) */
+  if (b == FXT_EVTRIG_ENABLE_EVENT || b == FXT_EVTRIG_ENABLE_HIST)
+    b++;
+  return a == b && a != FXT_EVTRIG_HIST && (!fxt_evtrig_has_target(a) || g->target == target);
+}
+
+/* Under lock: e's hist trigger with h's histogram and filter's text, or NULL. */
+static struct fxt_evtrig *hist_of(const struct evt *e, const struct fxt_evtrig_hist *h,
+                                  const char *filter, size_t flen, uint32_t *at)
+{
+  for (uint32_t i = 0; i < e->ntrig; i++) {
+    struct fxt_evtrig *g = e->trig[i];
+    if (g->cmd == FXT_EVTRIG_HIST && fxt_evtrig_hist_same(g->hist, h) &&
+        (g->filter ? strlen(g->filter) == flen && memcmp(g->filter, filter, flen) == 0
+                   : flen == 0)) {
+      *at = i;
+      return g;
+    }
+  }
+  return NULL;
+}
+
+/* A hist error's error_log entry, as the kernel's hist_err: "hist:<sys>:<ev>: error: ..."
+ * with the command, "hist:" and what followed it, and the caret. */
+static void hist_log(const char *sys, const char *ev, const char *cmd,
+                     const struct fxt_evtrig_hist_error *err)
+{
+  if (err->code == 0)
+    return;
+  uint64_t ns = live_now_ns();
+  size_t n = strlen(cmd) + strlen(sys) + strlen(ev) + err->pos + 200;
+  char *line = malloc(n);
+  if (!line)
+    return;
+  int k = snprintf(line, n, "[%5llu.%06u] hist:%s:%s: error: %s\n  Command: hist:%s\n%*s^\n",
+                   (unsigned long long)(ns / 1000000000u), (unsigned)(ns % 1000000000u / 1000u),
+                   sys, ev, fxt_evtrig_hist_strerror(err->code), cmd, (int)(11 + err->pos), "");
+  if (k > 0)
+    fxt_filters_log_line(line);
+  free(line);
+}
+
+static int compile(struct fxt_evtrig *g, const struct fxt_tracepoint *tp, const char *text,
+                   size_t len);
+
+/* Under lock: a hist write (not a removal) for e: a new trigger g (its filter compiled), or
+ * its pause / cont / clear applied to the same histogram already there. */
+static int hist_write(struct evt *e, const struct fxt_tracepoint *tp, const char *sys,
+                      const char *ev, const char *buf, const struct fxt_evtrig_spec *sp,
+                      struct fxt_evtrig *g)
+{
+  char param[FXT_EVTRIG_MAX_WRITE + 1];
+  memcpy(param, buf + sp->param_at, sp->param_len);
+  param[sp->param_len] = 0;
+  const char *cmd = buf + sp->param_at; /* "hist:" + this is the kernel's logged command */
+  struct fxt_evtrig_hist_attrs a;
+  struct fxt_evtrig_hist_error err;
+  int rc = fxt_evtrig_hist_attrs(param, sp->param_len, &a, &err);
+  if (rc == 0)
+    rc = fxt_evtrig_hist_new(tp, param, &a, &g->hist, &err);
+  if (rc < 0) {
+    hist_log(sys, ev, cmd, &err);
+    return rc;
+  }
+  uint32_t at;
+  struct fxt_evtrig *old = hist_of(e, g->hist, buf + sp->filter_at, sp->filter_len, &at);
+  if (old && (a.pause || a.cont || a.clear)) {
+    fxt_evtrig_hist_control(old->hist, &a);
+    return 1; /* done: g is not added */
+  }
+  err.pos = 0;
+  if (old || a.cont || a.clear) {
+    err.code = old ? FXT_HIST_ERR_TRIGGER_EEXIST : FXT_HIST_ERR_TRIGGER_ENOENT_CLEAR;
+    hist_log(sys, ev, cmd, &err);
+    return old ? -EEXIST : FXT_ENOENT;
+  }
+  if (sp->filter_len)
+    rc = compile(g, tp, buf + sp->filter_at, sp->filter_len);
+  return rc;
 }
 
 /* The trigger's `if` compiled for the event tp (its fields), as the kernel's
@@ -216,6 +293,45 @@ static int add_trig(struct evt *e, const struct fxt_tracepoint *tp, struct fxt_e
   return rc;
 }
 
+/* Under lock: "!hist:..." removes the hist trigger of the same histogram (and filter, as the
+ * kernel's hist_trigger_match), if there is one. */
+static int remove_hist(struct evt *e, const char *buf, const struct fxt_evtrig_spec *sp,
+                       const struct fxt_tracepoint *tp)
+{
+  char param[FXT_EVTRIG_MAX_WRITE + 1];
+  memcpy(param, buf + sp->param_at, sp->param_len);
+  param[sp->param_len] = 0;
+  struct fxt_evtrig_hist_attrs a;
+  struct fxt_evtrig_hist_error err;
+  struct fxt_evtrig_hist *h;
+  int rc = fxt_evtrig_hist_attrs(param, sp->param_len, &a, &err);
+  if (rc == 0)
+    rc = fxt_evtrig_hist_new(tp, param, &a, &h, &err);
+  if (rc < 0)
+    return rc;
+  /* The filter of a removal: what follows the attributes, "if " and one blank. */
+  const char *f = buf + sp->param_at + sp->param_len;
+  f += strspn(f, " \t");
+  size_t flen = strncmp(f, "if", 2) == 0 && (f[2] == ' ' || f[2] == '\t') ? strlen(f + 3) : 0;
+  uint32_t at;
+  struct fxt_evtrig *g = hist_of(e, h, flen ? f + 3 : "", flen, &at);
+  fxt_evtrig_hist_free(h);
+  if (!g)
+    return 0; /* the kernel: removing what is not there succeeds */
+  bool was_soft = soft(e);
+  memmove(&e->trig[at], &e->trig[at + 1], (e->ntrig - at - 1) * sizeof(e->trig[0]));
+  e->ntrig--;
+  rc = settle(e, was_soft); /* returns once no emission uses g */
+  if (rc < 0) {
+    memmove(&e->trig[at + 1], &e->trig[at], (e->ntrig - at) * sizeof(e->trig[0]));
+    e->trig[at] = g;
+    e->ntrig++;
+    return rc;
+  }
+  trig_free(g);
+  return 0;
+}
+
 int fxt_evtrig_write(const char *sys, const char *ev, const char *text)
 {
   size_t len = strlen(text), start;
@@ -231,7 +347,8 @@ int fxt_evtrig_write(const char *sys, const char *ev, const char *text)
   if (!tp || tp->id == 0)
     return FXT_ENOENT;
   char tname[800] = "";
-  if (sp.cmd >= FXT_EVTRIG_ENABLE_EVENT) { /* the target must exist (the kernel: EINVAL) */
+  if (fxt_evtrig_has_target(sp.cmd)) {
+    /* the target must exist (the kernel: EINVAL) */
     char tsys[256], tev[512];
     if (sp.sys_len >= sizeof(tsys) || sp.ev_len >= sizeof(tev))
       return FXT_EINVAL;
@@ -252,6 +369,11 @@ int fxt_evtrig_write(const char *sys, const char *ev, const char *text)
   }
   if (target)
     e = evt_of(tp, false); /* (the table may have moved) */
+  if (sp.remove && sp.cmd == FXT_EVTRIG_HIST) {
+    rc = remove_hist(e, buf, &sp, tp);
+    pthread_mutex_unlock(&lock);
+    return rc;
+  }
   if (sp.remove) {
     rc = remove_trig(e, sp.cmd, target);
     pthread_mutex_unlock(&lock);
@@ -266,8 +388,15 @@ int fxt_evtrig_write(const char *sys, const char *ev, const char *text)
     if (ttp && !(g->target_name = strdup(tname)))
       rc = FXT_ENOMEM;
   }
-  if (rc == 0 && sp.filter_len)
+  if (rc == 0 && sp.cmd == FXT_EVTRIG_HIST)
+    rc = hist_write(e, tp, sys, ev, buf, &sp, g);
+  else if (rc == 0 && sp.filter_len)
     rc = compile(g, tp, buf + sp.filter_at, sp.filter_len);
+  if (rc == 1) { /* (hist: applied to the one there) */
+    trig_free(g);
+    pthread_mutex_unlock(&lock);
+    return 0;
+  }
   if (rc == 0 && sp.cmd == FXT_EVTRIG_STACKTRACE && !stack_ready)
     stack_ready = (rc = fxt_evtrig_stack_prepare()) == 0;
   if (rc == 0)
@@ -287,9 +416,26 @@ void fxt_evtrig_read(const char *sys, const char *ev, struct fxt_tbuf *b)
     fxt_evtrig_print_available(b);
   for (uint32_t i = 0; e && i < e->ntrig; i++) {
     const struct fxt_evtrig *g = e->trig[i];
-    fxt_evtrig_print(b, g->cmd, g->target_name,
-                     atomic_load_explicit(&g->count, memory_order_relaxed), g->filter);
+    if (g->hist)
+      fxt_evtrig_hist_describe(g->hist, g->filter, b);
+    else
+      fxt_evtrig_print(b, g->cmd, g->target_name,
+                       atomic_load_explicit(&g->count, memory_order_relaxed), g->filter);
   }
+  pthread_mutex_unlock(&lock);
+}
+
+void fxt_evtrig_hist_read(const char *sys, const char *ev, struct fxt_tbuf *b)
+{
+  struct fxt_tracepoint *tp = fxt_tracepoint_by_name(sys, ev);
+  pthread_mutex_lock(&lock);
+  struct evt *e = tp ? evt_of(tp, false) : NULL;
+  bool first = true;
+  for (uint32_t i = 0; e && i < e->ntrig; i++)
+    if (e->trig[i]->hist) {
+      fxt_evtrig_hist_show(e->trig[i]->hist, e->trig[i]->filter, first, b);
+      first = false;
+    }
   pthread_mutex_unlock(&lock);
 }
 

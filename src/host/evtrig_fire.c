@@ -1,6 +1,9 @@
 /* evtrig_fire.c - event triggers on the emit path (evtrig.h): an event whose hook has triggers
  * (filters.h, struct fxt_evhook) comes here from fxt_filter_pass, on the emitting thread,
- * inside its emission, before anything of the event is reserved. The kernel's order
+ * inside its emission, before anything of the event is reserved; or, while recording is off
+ * (tracing_on 0), from fxt_filter_off, inside an emission of its own that records nothing
+ * unless a traceon trigger turns recording on at the event (the kernel still runs an
+ * event's triggers when its buffer is off: traceon's way back). The kernel's order
  * (trace_events_trigger.c, include/linux/trace_events.h): every trigger whose own filter
  * matches fires, whatever the event's filter and soft-disabled state say; without a trigger
  * filter or a stacktrace (not TRIGGER_COND) they fire before the event is recorded, so a
@@ -176,12 +179,31 @@ static void put_event(struct fxt_tracepoint *tp, struct fxt_tslot *t, uint32_t c
 /* traceoff: recording off for the session the thread records in (its gen): the same word
  * tracing_on's writes set (fxt_session_pause), so that the next event of every thread is
  * refused at its fire site. A compare-and-swap from the thread's gen: a session being
- * stopped (0 already) or paused is left as it is. False when it was off already. */
+ * stopped (0 already) or paused is left as it is. False when it was off already. Then the
+ * session is marked off (fxt_session_off_gen), for a traceon trigger to find. */
 static bool trace_off(const struct fxt_tslot *t)
 {
-  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed);
-  return atomic_compare_exchange_strong_explicit(&fxt_session_active, &gen, 0,
-                                                 memory_order_relaxed, memory_order_relaxed);
+  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed), want = gen;
+  if (!atomic_compare_exchange_strong_explicit(&fxt_session_active, &want, 0,
+                                               memory_order_relaxed, memory_order_relaxed))
+    return false;
+  atomic_store_explicit(&fxt_session_off_gen, gen, memory_order_relaxed);
+  return true;
+}
+
+/* traceon: recording on again for the session the thread's slot is of, when it is off (its
+ * off_gen is the slot's gen: a stopping session has cleared it). The compare-and-swap of
+ * off_gen makes one firing the one that turns it on; the store of the active word after it
+ * is what fire sites read (relaxed: nothing is published with it; a thread's next emission
+ * enters on it as after a tracing_on write). False when recording was on. */
+static bool trace_on(const struct fxt_tslot *t)
+{
+  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed), want = gen;
+  if (!atomic_compare_exchange_strong_explicit(&fxt_session_off_gen, &want, 0,
+                                               memory_order_relaxed, memory_order_relaxed))
+    return false;
+  atomic_store_explicit(&fxt_session_active, gen, memory_order_relaxed);
+  return true;
 }
 
 /* enable_event / disable_event: the target's soft-disabled flag to !on; false when it was. */
@@ -193,14 +215,25 @@ static bool soft_switch(uint32_t target, bool on)
                                                  memory_order_relaxed);
 }
 
+/* enable_hist / disable_hist: the target's hist triggers continued or paused. Its hook is
+ * the one published for its id (the acquire pairs with its release in filters.c); this
+ * emission keeps it allocated (fxt_slots_sync waits for it before a replaced hook is freed). */
+static void hist_switch(uint32_t target, bool on)
+{
+  const struct fxt_evhook *th = fxt_filters_hook_for(target);
+  for (uint32_t i = 0; th && i < th->ntrig; i++)
+    if (th->trig[i]->cmd == FXT_EVTRIG_HIST)
+      fxt_evtrig_hist_pause(th->trig[i]->hist, !on);
+}
+
 bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, struct fxt_tslot *t,
                      const union fxt_value *values, const uint32_t *lens,
-                     const struct fxt_filter_common *c, bool pass)
+                     const struct fxt_filter_common *c, bool pass, bool paused)
 {
   /* Soft-disabled as the event arrived (the kernel reads the file's flags once, first). */
   if (h->soft && atomic_load_explicit(&fxt_evtrig_soft_off[h->id & 0xffff], memory_order_relaxed))
     pass = false;
-  bool off = false, stack = false, snap = false;
+  bool off = false, on = false, stack = false, snap = false;
   for (uint32_t i = 0; i < h->ntrig; i++) {
     struct fxt_evtrig *g = h->trig[i];
     if (g->prog && !fxt_filter_match(g->prog, values, lens, c))
@@ -225,16 +258,40 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
       if (claim(g) && !soft_switch(g->target, g->cmd == FXT_EVTRIG_ENABLE_EVENT))
         give_back(g);
       break;
-    default: /* traceon: fires only while recording is off, when no emission gets here */
+    case FXT_EVTRIG_ENABLE_HIST:
+    case FXT_EVTRIG_DISABLE_HIST: /* every firing uses its count, as the kernel's */
+      if (claim(g))
+        hist_switch(g->target, g->cmd == FXT_EVTRIG_ENABLE_HIST);
+      break;
+    case FXT_EVTRIG_HIST: /* no count: every matching event, paused or not (its own flag) */
+      fxt_evtrig_hist_count(g->hist, tp, values, lens, c);
+      break;
+    case FXT_EVTRIG_TRACEON: /* changes something only while recording is off */
+      if (claim(g)) {
+        if (trace_on(t))
+          on = true;
+        else
+          give_back(g);
+      }
+      break;
+    default:
       break;
     }
   }
   if (off && !h->cond)
     pass = false; /* fired before the reservation: the event is not recorded */
+  if (paused) {
+    /* Recording was off at the event: it is recorded only when a traceon fired before its
+     * reservation (no trigger filter or stacktrace; with one, the kernel evaluates the event
+     * in a scratch buffer that is never recorded), and so is its stack. The caller records
+     * nothing: the event is written here. */
+    pass = pass && on && !h->cond;
+    stack = stack && pass;
+  }
   /* A stack follows its event, and a snapshot asked by a trigger with a filter holds it (the
    * kernel's post triggers): the event is written here first. An ad-hoc event cannot be (its
    * record is its fire site's): its stack comes before it, its snapshot may miss it. */
-  if ((stack || (snap && h->cond)) && pass && values && tp->kind == FXT_TP_TYPED) {
+  if ((stack || (snap && h->cond) || paused) && pass && values && tp->kind == FXT_TP_TYPED) {
     put_event(tp, t, c->cpu, values, lens);
     pass = false; /* recorded: the caller must not record it again */
   }

@@ -1,7 +1,8 @@
 /* evtrig_parse.c - the text of event triggers, as the kernel's trace_events_trigger.c reads
  * and prints it: a write is "[!]cmd[:sys:ev][:count] [if FILTER]" (the command ends at the
  * first ':', blank or tab; a count only where the parameter starts with a digit, a target
- * where the command takes one), a read prints one line per trigger. No state: the fuzz
+ * where the command takes one; hist's attributes up to a blank, evtrig_hist.c reads them), a
+ * read prints one line per trigger. No state: the fuzz
  * target (fuzz/fuzz_evtrig.c) runs it alone.
  */
 #include <ctype.h>
@@ -12,7 +13,8 @@
 #include "evtrig.h"
 
 static const char *const k_names[] = {
-    "traceon", "traceoff", "snapshot", "stacktrace", "enable_event", "disable_event",
+    "traceon",      "traceoff",    "snapshot",     "stacktrace", "enable_event",
+    "disable_event", "enable_hist", "disable_hist", "hist",
 };
 #define NCMDS (sizeof(k_names) / sizeof(k_names[0]))
 
@@ -119,7 +121,20 @@ int fxt_evtrig_parse(char *text, size_t len, size_t *start, struct fxt_evtrig_sp
       spec->cmd = (int)i;
   if (spec->cmd < 0)
     return FXT_EINVAL;
-  bool target = spec->cmd >= FXT_EVTRIG_ENABLE_EVENT;
+  if (spec->cmd == FXT_EVTRIG_HIST) { /* "hist:ATTRS [if FILTER]": the attributes needed */
+    size_t plen = 0;
+    while (p + plen < n && !is_blank(s[p + plen]))
+      plen++;
+    if (plen == 0)
+      return FXT_EINVAL;
+    spec->param_at = a + p;
+    spec->param_len = plen;
+    if (spec->remove)
+      return 0;
+    size_t f = skip(s, p + plen, n);
+    return take_filter(text, a + f, n - f, spec);
+  }
+  bool target = fxt_evtrig_has_target(spec->cmd);
   size_t param = p, param_len = 0, filter = n;
   bool has_count = false;
   if (target || (p < n && isdigit((unsigned char)s[p]))) {

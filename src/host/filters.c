@@ -48,13 +48,10 @@ static char *errlog[ERROR_LOG_ENTRIES];
 static _Atomic(const void *) id_prog[65536];
 static unsigned nerrlog;
 
-bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
-                     const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
+/* The common fields of t's event of tp on cpu, as a filter reads them. */
+static struct fxt_filter_common common_of(const struct fxt_tracepoint *tp,
+                                          const struct fxt_tslot *t, uint32_t cpu)
 {
-  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
-  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
-  if (!h) /* removed since the caller's load: nothing filters the event any more */
-    return true;
   struct session *s = &fxt_session;
   struct fxt_filter_common c = {
       .type = (uint16_t)tp->id,
@@ -62,10 +59,50 @@ bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
       .cpu = cpu,
       .comm = s->info && t->slot_index < s->nslots ? s->info[t->slot_index].comm : NULL,
   };
+  return c;
+}
+
+bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
+                     const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
+{
+  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
+  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+  if (!h) /* removed since the caller's load: nothing filters the event any more */
+    return true;
+  struct fxt_filter_common c = common_of(tp, t, cpu);
   bool pass = fxt_filter_match(h->prog, values, lens, &c);
   if (FXT_UNLIKELY(h->ntrig != 0 || h->soft))
-    return fxt_evtrig_fire(h, tp, (struct fxt_tslot *)t, values, lens, &c, pass);
+    return fxt_evtrig_fire(h, tp, (struct fxt_tslot *)t, values, lens, &c, pass, false);
   return pass;
+}
+
+/* An emission of its own, as fxt_emit_enter's (depth raised before the loads it guards, the
+ * stop's membarrier making the pair a Dekker handshake; the release store of depth at the end
+ * pairs with fxt_slots_sync's and quiesce's acquire loads, so the hook stays allocated while
+ * read), entered only by the thread's outermost emission with a slot of the session whose
+ * recording is off (fxt_session_off_gen). It records nothing itself: the triggers do
+ * (fxt_evtrig_fire, paused). */
+void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
+                    const uint32_t *lens)
+{
+  struct fxt_tslot *t = fxt_tls_slot;
+  if (!t || atomic_load_explicit(&t->depth, memory_order_relaxed) != 0)
+    return; /* no slot yet (its first event), or nested in an emission of the thread */
+  atomic_store_explicit(&t->depth, 1, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed);
+  if (gen != 0 && atomic_load_explicit(&fxt_session_off_gen, memory_order_relaxed) == gen) {
+    atomic_thread_fence(memory_order_acquire); /* as fxt_emit_enter */
+    /* Acquire pairs with install_fn's release: the hook's contents are visible. */
+    const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+    if (h && h->ntrig != 0) {
+      struct fxt_filter_common c = common_of(tp, t, fxt_current_cpu());
+      bool pass = fxt_filter_match(h->prog, values, lens, &c);
+      (void)fxt_evtrig_fire(h, tp, t, values, lens, &c, pass, true);
+    }
+  }
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&t->depth, 0, memory_order_release);
 }
 
 /* Under lock. */
@@ -155,6 +192,17 @@ int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32
   return 0;
 }
 
+/* Under lock: line (allocated) appended, the oldest entry dropped when full. */
+static void push_line(char *line)
+{
+  if (nerrlog == ERROR_LOG_ENTRIES) {
+    free(errlog[0]);
+    memmove(errlog, errlog + 1, (ERROR_LOG_ENTRIES - 1) * sizeof(errlog[0]));
+    nerrlog--;
+  }
+  errlog[nerrlog++] = line;
+}
+
 /* Under lock. */
 static void log_error(const char *text, size_t len, const struct fxt_filter_error *err)
 {
@@ -166,12 +214,7 @@ static void log_error(const char *text, size_t len, const struct fxt_filter_erro
   if (!line)
     return;
   fxt_filter_render_error_log(line, n + 1, text, len, err, now);
-  if (nerrlog == ERROR_LOG_ENTRIES) {
-    free(errlog[0]);
-    memmove(errlog, errlog + 1, (ERROR_LOG_ENTRIES - 1) * sizeof(errlog[0]));
-    nerrlog--;
-  }
-  errlog[nerrlog++] = line;
+  push_line(line);
 }
 
 /* Under lock: records the outcome of a compile for e (the kernel's rules) and installs. */
@@ -331,6 +374,16 @@ void fxt_filters_log_error(const char *text, size_t len, const struct fxt_filter
 {
   pthread_mutex_lock(&lock);
   log_error(text, len, err);
+  pthread_mutex_unlock(&lock);
+}
+
+void fxt_filters_log_line(const char *line)
+{
+  char *copy = strdup(line);
+  if (!copy)
+    return;
+  pthread_mutex_lock(&lock);
+  push_line(copy);
   pthread_mutex_unlock(&lock);
 }
 

@@ -35,6 +35,8 @@ void fxt_filters_error_log(struct fxt_tbuf *b);
 void fxt_filters_clear_error_log(void);
 /* An error_log entry for a failed filter compile of text[0..len) (a trigger's `if`). */
 void fxt_filters_log_error(const char *text, size_t len, const struct fxt_filter_error *err);
+/* An error_log entry already rendered (a hist trigger's error). */
+void fxt_filters_log_line(const char *line);
 /* The hook installed for event id (for tracepoints registered later), or NULL. */
 const struct fxt_evhook *fxt_filters_hook_for(uint32_t id);
 /* Sets the triggers (n of them, newest first) and soft mode of event id and installs its hook;

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "live_int.h"
 #include "../base/metarec.h"
+#include <fxtrace/detail/emit.h> /* fxt_session_active */
 
 struct fxt_live_state fxt_live = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                   .cond = PTHREAD_COND_INITIALIZER};
@@ -443,7 +444,10 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
       break;
     bool event = (h & 0xf) == FXT_RECORD_EVENT;
     *events += event && !fxt_meta_is_bookkeeping(h);
-    bool keep = event && !fxt_meta_is_bookkeeping(h) && (fxt_live.on || copy) &&
+    /* Off by a tracing_on write, the view takes nothing; a traceon event trigger turns
+     * recording on in the session's active word alone (evtrig_fire.c). */
+    bool on = fxt_live.on || atomic_load_explicit(&fxt_session_active, memory_order_relaxed);
+    bool keep = event && !fxt_meta_is_bookkeeping(h) && (on || copy) &&
                 rec_ticks(p + off) >= fxt_live.clear_ticks;
     if (!keep || off + bytes - run > RUN_MAX) { /* the run ends before this record */
       push_run(set, *cpu, p + run, off - run, nrec, tid, name); /* carry is 0 while nrec > 0 */

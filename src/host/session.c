@@ -33,6 +33,16 @@
 struct session fxt_session = {.pool_lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 static bool running;
+
+/* The running session's gen while its recording is off (tracing_on 0: a write, or a traceoff
+ * event trigger), else 0: an event with triggers refused at its fire site runs them while
+ * this is its slot's gen (fxt_filter_off, filters.c), so that a traceon trigger can turn
+ * recording back on. Written by fxt_session_pause (under lifecycle), by the traceoff and
+ * traceon triggers (emit path: evtrig_fire.c, a store after traceoff's compare-and-swap of
+ * fxt_session_active, a compare-and-swap before traceon's store of it) and cleared by
+ * fxt_session_stop before its quiesce and again after it. Read relaxed by emissions, inside
+ * their depth window (the stop's membarrier orders it as fxt_session_active). */
+_Atomic uint32_t fxt_session_off_gen;
 static uint32_t last_gen;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -255,11 +265,17 @@ int fxt_session_stop(void)
     return FXT_ENOENT;
   }
   fxt_tracepoint_enable_patterns(""); /* fire sites back to one load and a branch */
+  atomic_store_explicit(&fxt_session_off_gen, 0, memory_order_relaxed); /* no traceon now */
   atomic_store_explicit(&fxt_session_active, 0, memory_order_release); /* (paused or not) */
   fxt_trigger_remove();
   s->trigger[0] = 0;
   atomic_store_explicit(&snapshots_on, false, memory_order_relaxed);
   fxt_slots_quiesce(s); /* no thread is inside emit, nor will enter it */
+  /* A traceon trigger that read off_gen before its clearing may have stored the gen back
+   * (its emission was waited for): off again, and the threads that saw it waited for too. */
+  atomic_store_explicit(&fxt_session_off_gen, 0, memory_order_relaxed);
+  if (atomic_exchange_explicit(&fxt_session_active, 0, memory_order_acq_rel) != 0)
+    fxt_slots_quiesce(s);
   fxt_consumer_stop(s); /* last pass as every writer's producer, then the file is closed */
   fxt_buffers_stop(s, true); /* everything is in the file: the buffers' files go */
   running = false;
@@ -288,9 +304,12 @@ int fxt_session_running(void)
 void fxt_session_pause(bool paused)
 {
   pthread_mutex_lock(&lifecycle);
-  if (running)
+  if (running) {
+    atomic_store_explicit(&fxt_session_off_gen, paused ? fxt_session.gen : 0,
+                          memory_order_relaxed);
     atomic_store_explicit(&fxt_session_active, paused ? 0 : fxt_session.gen,
                           memory_order_release);
+  }
   pthread_mutex_unlock(&lifecycle);
 }
 

@@ -163,6 +163,8 @@ static inline struct fxt_sh_slot *sh_slot(const struct session *s, uint32_t i)
 
 /* session.c */
 void fxt_session_pause(bool paused);
+/* The running session's gen while its recording is off, else 0 (session.c says who writes). */
+extern _Atomic uint32_t fxt_session_off_gen;
 
 /* Overwrite mode without an output file: a live thread's ring is the record (its newest
  * records, which fxt_snapshot writes), so the consumer leaves it alone and its producer never

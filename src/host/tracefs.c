@@ -163,6 +163,8 @@ static int resolve(const char *path, struct fxt_fs_file *f)
       f->node = N_EV_FILTER;
     else if (strcmp(c[3], "trigger") == 0)
       f->node = N_EV_TRIGGER;
+    else if (strcmp(c[3], "hist") == 0)
+      f->node = N_EV_HIST;
     else
       return FXT_ENOENT;
     return 0;
@@ -196,6 +198,7 @@ static uint32_t mode_of(const struct fxt_fs_file *f)
     return RD | WR;
   case N_EV_ID:
   case N_EV_FORMAT:
+  case N_EV_HIST:
   case N_CPU_STATS:
   case N_THREAD_STATS:
     return RD;
@@ -289,10 +292,14 @@ ssize_t fxt_fs_write(struct fxt_fs_file *f, const void *buf, size_t len)
 {
   if (!(f->flags & FXT_FS_WRITE))
     return FXT_EINVAL;
+  /* A trigger write, as the kernel's event_trigger_regex_write: nothing does nothing, a
+   * blank line is no command (EINVAL), where the other files take an empty value. */
+  if (len == 0 && f->node == N_EV_TRIGGER)
+    return 0;
   char *v = value_of(buf, len);
   if (!v)
     return FXT_ENOMEM;
-  int rc = fxt_tfs_apply(f, v);
+  int rc = f->node == N_EV_TRIGGER && v[0] == 0 ? FXT_EINVAL : fxt_tfs_apply(f, v);
   free(v);
   return rc < 0 ? rc : (ssize_t)len;
 }
@@ -377,6 +384,7 @@ int fxt_fs_list(const char *dir, struct fxt_fs_dirent *out, int max)
     n = add(out, max, n, "format", 0);
     n = add(out, max, n, "id", 0);
     n = add(out, max, n, "trigger", 0);
+    n = add(out, max, n, "hist", 0);
   } else if (strcmp(c[0], "per_cpu") == 0 && depth == 1) {
     for (uint32_t i = 0; i < live_ncpus(); i++) {
       char name[32];

@@ -21,6 +21,7 @@ enum node {
   N_EV_FILTER,     /* events/<sys>/<ev>/filter */
   N_SYS_FILTER,    /* events/<sys>/filter */
   N_EV_TRIGGER,    /* events/<sys>/<ev>/trigger (evtrig.h) */
+  N_EV_HIST,       /* events/<sys>/<ev>/hist (evtrig.h) */
   N_ERROR_LOG,
   N_SET_EVENT,
   N_AVAILABLE_EVENTS,

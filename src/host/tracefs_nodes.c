@@ -165,6 +165,9 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
   case N_EV_TRIGGER:
     fxt_evtrig_read(f->sys, f->ev, b);
     break;
+  case N_EV_HIST:
+    fxt_evtrig_hist_read(f->sys, f->ev, b);
+    break;
   case N_ERROR_LOG:
     fxt_filters_error_log(b);
     break;

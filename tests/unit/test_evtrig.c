@@ -176,7 +176,8 @@ static void trigger_file_text_and_errors(void **state)
 {
   (void)state;
   const char *avail = "# Available triggers:\n"
-                      "# traceon traceoff snapshot stacktrace enable_event disable_event\n";
+                      "# traceon traceoff snapshot stacktrace enable_event disable_event "
+                      "enable_hist disable_hist hist\n";
   assert_string_equal(cat("events/trg/a/trigger"), avail);
   struct fxt_fs_dirent d[16];
   int n = fxt_fs_list("events/trg/a", d, 16);
@@ -196,11 +197,20 @@ static void trigger_file_text_and_errors(void **state)
                                                    "traceoff:count=5\n");
   echo("events/trg/a/trigger", "disable_event:trg:b", -EEXIST); /* same target */
   echo("events/trg/a/trigger", "enable_event:trg:nosuch", -EINVAL);
-  echo("events/trg/a/trigger", "hist:keys=seq", -EINVAL);
+  echo("events/trg/a/trigger", "hist:keys=nosuch", -EINVAL);
+  /* As this machine's kernel answered (printf '' and echo > trigger, in an instance): a
+   * write of nothing changes nothing, a blank line is EINVAL. */
+  echo("events/trg/a/trigger", "", 0);
+  echo("events/trg/a/trigger", "\n", -EINVAL);
+  echo("events/trg/a/trigger", "   ", -EINVAL);
   echo("events/trg/a/trigger", "traceoff:18446744073709551616", -ERANGE);
-  /* Soft mode: the target and the event with triggers read "0*" while disabled. */
+  /* Soft mode: the target and the event with triggers read "0*" while disabled; set_event
+   * lists them all the same, without a mark (this machine's 6.18 kernel did so for a
+   * soft-disabled syscalls:sys_enter_sched_getscheduler with a traceoff trigger). */
   assert_string_equal(cat("events/trg/b/enable"), "0*\n");
   assert_string_equal(cat("events/trg/a/enable"), "0*\n");
+  const char *se = cat("set_event");
+  assert_true(strlen(se) == 12 && strstr(se, "trg:a\n") && strstr(se, "trg:b\n"));
   echo("events/trg/a/enable", "1", 0);
   assert_string_equal(cat("events/trg/a/enable"), "1*\n");
   echo("events/trg/a/enable", "0", 0);
@@ -279,6 +289,54 @@ static void traceoff_stops_after_the_event_that_fired_it(void **state)
   assert_string_equal(cat("tracing_on"), "1\n");
   stop_and_read();
   assert_string_equal(seqs("a"), "0,1,2,3,4,5,6,7,8,9,10,110,111,112");
+}
+
+/* A round of the traceoff/traceon test: c, a (traceoff), c, b (traceon), c; seqs from *seq. */
+static void off_on_round(uint64_t *seq)
+{
+  FXT_TRACE(trg, c, (*seq)++);
+  FXT_TRACE(trg, a, (*seq)++);
+  FXT_TRACE(trg, c, (*seq)++);
+  FXT_TRACE(trg, c, (*seq)++);
+  FXT_TRACE(trg, b, (*seq)++);
+  FXT_TRACE(trg, c, (*seq)++);
+}
+
+static void traceon_turns_recording_back_on_at_its_event(void **state)
+{
+  (void)state;
+  echo("set_event", "trg:*", 0);
+  /* Without filters the kernel runs both before the event is reserved: a, which turns
+   * recording off, is not recorded; b, which turns it on, is. Each count is used only by a
+   * firing that changed something. (This machine's 6.18 kernel, in an instance with
+   * tracing_on 0: "traceon:1" on syscalls:sys_enter_sched_getscheduler recorded both of two
+   * calls, "traceon:1 if pid >= 0" only the second.) */
+  echo("events/trg/a/trigger", "traceoff:2", 0);
+  echo("events/trg/b/trigger", "traceon:2", 0);
+  uint64_t seq = 0;
+  off_on_round(&seq); /* 0..5: a(1), c(2), c(3) out */
+  assert_string_equal(cat("tracing_on"), "1\n");
+  off_on_round(&seq); /* 6..11: a(7), c(8), c(9) out */
+  assert_string_equal(cat("events/trg/a/trigger"), "traceoff:count=0\n");
+  assert_string_equal(cat("events/trg/b/trigger"), "traceon:count=0\n");
+  off_on_round(&seq); /* 12..17: all in (traceoff used up) */
+  /* A tracing_on write turns it off; b's traceon has no count left: nothing comes back. */
+  echo("tracing_on", "0", 0);
+  off_on_round(&seq); /* 18..23: out */
+  assert_string_equal(cat("tracing_on"), "0\n");
+  /* A new traceon with a filter (the kernel's TRIGGER_COND): it runs after the event is
+   * evaluated in a scratch buffer, so its own event is not recorded; recording comes back
+   * after it. Its count is not used by seq 28, when recording is on already. */
+  echo("events/trg/b/trigger", "!traceon", 0);
+  echo("events/trg/b/trigger", "traceon:5 if seq == 22 || seq == 28", 0);
+  off_on_round(&seq); /* 24..29: 24..28 out, b(28) turns it on; c(29) in */
+  off_on_round(&seq); /* 30..35: all in (b(34) does not match) */
+  assert_string_equal(cat("tracing_on"), "1\n");
+  assert_string_equal(cat("events/trg/b/trigger"), "traceon:count=4 if seq == 22 || seq == 28\n");
+  stop_and_read();
+  assert_string_equal(seqs("a"), "13,31");
+  assert_string_equal(seqs("b"), "4,10,16,34");
+  assert_string_equal(seqs("c"), "0,5,6,11,12,14,15,17,29,30,32,33,35");
 }
 
 static void enable_and_disable_event_switch_exactly(void **state)
@@ -426,6 +484,8 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(trigger_file_text_and_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(traceoff_stops_after_the_event_that_fired_it, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(traceon_turns_recording_back_on_at_its_event, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(enable_and_disable_event_switch_exactly, setup, teardown),
       cmocka_unit_test_setup_teardown(stacktrace_follows_the_event_with_the_callers_frame,

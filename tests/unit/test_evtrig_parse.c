@@ -40,12 +40,12 @@ static const char *line_of(const char *text)
   char filter[4096] = "";
   if (sp.filter_len)
     snprintf(filter, sizeof(filter), "%.*s", (int)sp.filter_len, copy + sp.filter_at);
-  if (sp.cmd >= FXT_EVTRIG_ENABLE_EVENT)
+  if (fxt_evtrig_has_target(sp.cmd))
     snprintf(target, sizeof(target), "%.*s:%.*s", (int)sp.sys_len, copy + sp.sys_at,
              (int)sp.ev_len, copy + sp.ev_at);
   struct fxt_tbuf b;
   fxt_tbuf_init(&b);
-  fxt_evtrig_print(&b, sp.cmd, sp.cmd >= FXT_EVTRIG_ENABLE_EVENT ? target : NULL, sp.count,
+  fxt_evtrig_print(&b, sp.cmd, fxt_evtrig_has_target(sp.cmd) ? target : NULL, sp.count,
                    sp.filter_len ? filter : NULL);
   snprintf(out, sizeof(out), "%.*s", (int)b.len, b.data);
   fxt_tbuf_free(&b);
@@ -99,7 +99,7 @@ static void refused(void **state)
   struct fxt_evtrig_spec sp;
   char copy[8192];
   static const char *const einval[] = {
-      "traceon:x", "foo", "hist:keys=pid", "enable_event:sched", "enable_event:",
+      "traceon:x", "foo", "hist", "hist:", "enable_event:sched", "enable_event:",
       "enable_event:sched:sched_process_hang:", "traceoff extra", "traceoff:3x", "", "   ",
       "!", "traceoff if", "! traceoff", "traceoff:5 iff x", "traceoff:0x",
   };
@@ -142,13 +142,15 @@ static void available_line(void **state)
   fxt_tbuf_init(&b);
   fxt_evtrig_print_available(&b);
   /* This kernel's line ("# traceon traceoff stacktrace enable_event disable_event") with
-   * snapshot where a kernel built with it registers it: after traceoff. */
+   * snapshot where a kernel built with it registers it: after traceoff; and enable_hist,
+   * disable_hist and hist where one built with CONFIG_HIST_TRIGGERS registers them, last. */
   assert_int_equal(b.len, strlen("# Available triggers:\n"
                                  "# traceon traceoff snapshot stacktrace enable_event "
-                                 "disable_event\n"));
+                                 "disable_event enable_hist disable_hist hist\n"));
   assert_memory_equal(b.data,
                       "# Available triggers:\n"
-                      "# traceon traceoff snapshot stacktrace enable_event disable_event\n",
+                      "# traceon traceoff snapshot stacktrace enable_event disable_event "
+                      "enable_hist disable_hist hist\n",
                       b.len);
   fxt_tbuf_free(&b);
 }

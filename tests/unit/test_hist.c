@@ -48,7 +48,7 @@ static void parse_bad(void **state) {
     const char *keys, *vals, *sort, *size, *msg;
   } k[] = {
       {"a,b,c,d", NULL, NULL, NULL, "more than 3 keys at 'd'"},
-      {"a.foo", NULL, NULL, NULL, "unknown modifier (hex, log2, buckets=N) in 'a.foo'"},
+      {"a.foo", NULL, NULL, NULL, "unknown modifier (hex, log2, buckets=N, execname) in 'a.foo'"},
       {"a", "b.log2", NULL, NULL, "unknown modifier (hex) in 'b.log2'"},
       {"a.buckets=0", NULL, NULL, NULL, "bad bucket size in 'a.buckets=0'"},
       {"a.buckets=x", NULL, NULL, NULL, "bad bucket size in 'a.buckets=x'"},

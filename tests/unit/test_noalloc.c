@@ -1,5 +1,6 @@
 /* test_noalloc - no heap allocation on the emit path after a thread's first event, including
- * the drop path, string and byte fields, flows, async, scopes, printk and disabled tracepoints:
+ * the drop path, string and byte fields, flows, async, scopes, printk, disabled tracepoints and
+ * a hist trigger's counting:
  * malloc/calloc/realloc/free are interposed and counted while the emitting thread audits (the
  * Starry seed's audit allocator). Not run under ASan/TSan, which bring their own allocator. */
 #define _GNU_SOURCE
@@ -105,10 +106,19 @@ static void no_allocation_on_emit_path(void **state)
         4, 0, FXT_MODE_DISCARD);
   assert_int_equal(fxt_fs_echo("events/t/filtered/filter", "x > 4000000000 && s == \"nope\""),
                    (ssize_t)strlen("x > 4000000000 && s == \"nope\""));
+  /* A hist trigger on it (a string key, a log2 key, a value): counted on the emit path,
+   * whatever the event's filter says, into its table made here. */
+  static const char hist[] = "hist:keys=s,x.log2:vals=x";
+  assert_int_equal(fxt_fs_echo("events/t/filtered/trigger", hist), (ssize_t)strlen(hist));
   atomic_store(&audited_calls, 0);
   pthread_t th;
   pthread_create(&th, NULL, emit_audited, NULL);
   pthread_join(th, NULL);
+  static char text[1 << 16];
+  assert_true(fxt_fs_cat("events/t/filtered/hist", text, sizeof(text)) > 0);
+  assert_non_null(strstr(text, "Totals:\n    Hits: 19999\n"));
+  assert_int_equal(fxt_fs_echo("events/t/filtered/trigger", "!hist:keys=s,x.log2:vals=x"),
+                   (ssize_t)strlen("!hist:keys=s,x.log2:vals=x"));
   stop_and_count(NULL);
   assert_int_equal(atomic_load(&audited_calls), 0);
   /* It did emit, and it did drop. */

@@ -82,6 +82,11 @@ FXT_API void fxt_emit_nested_done(struct fxt_tslot *n) FXT_NOEXCEPT;
 FXT_API bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
                              const union fxt_value *values, const uint32_t *lens,
                              uint32_t cpu) FXT_NOEXCEPT;
+/* The same for an event of tp whose emission was refused (recording off, no slot, nested)
+ * while tp has a hook: while recording is off, the event's triggers still run (a traceon
+ * among them turns recording on and records the event), as the kernel's; nothing else. */
+FXT_API void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
+                            const uint32_t *lens) FXT_NOEXCEPT;
 FXT_API uint64_t fxt_ticks_slow(void) FXT_NOEXCEPT;
 FXT_API void fxt_emit_wake(struct fxt_tslot *t) FXT_NOEXCEPT;
 FXT_API uint32_t fxt_cpu_slow(void) FXT_NOEXCEPT;
