@@ -156,8 +156,11 @@ static void put_udec(struct fxt_tbuf *b, uint64_t v) {
 }
 
 static void put_spaces(struct fxt_tbuf *b, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    fxt_tbuf_put(b, " ", 1);
+  static const char k_sp[] = "                                                                ";
+  for (size_t k; n > 0; n -= k) {
+    k = n < sizeof k_sp - 1 ? n : sizeof k_sp - 1;
+    fxt_tbuf_put(b, k_sp, k);
+  }
 }
 
 /* print_graph_cpu: " %*d) ". */
@@ -362,6 +365,17 @@ int fxt_fgraph_print(const struct fxtf_file *f, struct fxt_sel *sel, struct fxt_
   struct fg g = {.f = f, .b = b};
   size_t n = fxtf_event_count(f);
   *any_slice = false;
+  /* Most files have no event of system "function": they are not read twice. */
+  struct fxtf_name_count *names;
+  size_t nnames;
+  if (fxtf_name_counts(f, &names, &nnames) != 0)
+    return FXT_ENOMEM;
+  bool maybe = false;
+  for (size_t i = 0; i < nnames && !maybe; i++)
+    maybe = names[i].system.len == 8 && memcmp(names[i].system.data, "function", 8) == 0;
+  free(names);
+  if (!maybe)
+    return 0;
   g.threads = fxtf_threads(f, &g.nthreads);
   g.top = calloc((size_t)g.nthreads + 1, sizeof *g.top);
   g.keep = calloc(n / 8 + 1, 1);
