@@ -76,24 +76,6 @@ cpu_of = {tid: next(iter(c)) for tid, c in cpus.items()}
 if sum(1 for i in items if i[1] == "X") < 20 or not any(i[1] == "i" for i in items):
     fail("the recordings lack calls")
 
-# Nesting per thread: slices by start, the longer first; a slice inside the innermost open one
-# that it starts before the end of.
-items.sort(key=lambda i: (i[0], -i[4] if i[1] == "X" else 0))
-has_child = set()
-depth_of = {}
-stacks = {}
-for k, it in enumerate(items):
-    if it[1] != "X":
-        continue
-    st = stacks.setdefault(it[2], [])
-    while st and items[st[-1]][0] + items[st[-1]][4] <= it[0]:
-        st.pop()
-    if st:
-        has_child.add(st[-1])
-    depth_of[k] = len(st)
-    st.append(k)
-
-
 def duration(ns):
     marks = [(1000000000, "$"), (100000000, "@"), (10000000, "*"), (1000000, "#"),
              (100000, "!"), (10000, "+")]
@@ -118,48 +100,81 @@ def proc(tid):
     return " " * (sp // 2) + s + " " * (sp - sp // 2)
 
 
-# Lines: each item at its start; each parent's close at its end (before an item that starts
-# then), deeper closes first.
-seq = []
-for k, it in enumerate(items):
-    seq.append((it[0], 1, 0, k, "open"))
-    if k in has_child:
-        seq.append((it[0] + it[4], 0, -depth_of[k], k, "close"))
-seq.sort()
-last = {}
-open_n = {}
-want = ["# tracer: function_graph", "#", "# CPU  DURATION                  FUNCTION CALLS",
-        "# |     |   |                     |   |   |   |"]
-for _, _, _, k, what in seq:
-    start, kind, tid, name, x = items[k]
-    c = cpu_of.get(tid, 0)
-    if last.get(c, tid) != tid:
-        want += [" ------------------------------------------",
-                 cpu_col(c) + proc(last[c]) + " => " + proc(tid), " ------------------------------------------", ""]
-    last[c] = tid
-    if what == "close":
-        open_n[tid] -= 1
-        want.append(cpu_col(c) + duration(x) + "  " * depth_of[k] + "}")
-    elif kind == "i":
-        d = open_n.get(tid, 0) - 1
-        want.append(cpu_col(c) + "              |  " + ("  " * (d + 1) if d > 0 else "") +
-                    "/* %s <-%s */" % (name, x))
-    elif k in has_child:
-        want.append(cpu_col(c) + "              |  " + "  " * depth_of[k] + name + "() {")
-        open_n[tid] = open_n.get(tid, 0) + 1
-    else:
-        want.append(cpu_col(c) + duration(x) + "  " * depth_of[k] + name + "();")
 
-lines = got.split("\n")
-if lines[-1] == "":
-    lines.pop()
-for i, (g, w) in enumerate(zip(lines, want)):
-    if g != w:
-        fail("line %d:\n  got  %r\n  want %r" % (i + 1, g, w))
-if len(lines) != len(want):
-    fail("%d lines, want %d" % (len(lines), len(want)))
+def layout(items):
+    """The kernel's function_graph lines of items (sorted here)."""
+    # Nesting per thread: slices by start, the longer first; a slice inside the innermost open one
+    # that it starts before the end of.
+    items.sort(key=lambda i: (i[0], -i[4] if i[1] == "X" else 0))
+    has_child = set()
+    depth_of = {}
+    stacks = {}
+    for k, it in enumerate(items):
+        if it[1] != "X":
+            continue
+        st = stacks.setdefault(it[2], [])
+        while st and items[st[-1]][0] + items[st[-1]][4] <= it[0]:
+            st.pop()
+        if st:
+            has_child.add(st[-1])
+        depth_of[k] = len(st)
+        st.append(k)
+
+
+    # Lines: each item at its start; each parent's close at its end (before an item that starts
+    # then), deeper closes first.
+    seq = []
+    for k, it in enumerate(items):
+        seq.append((it[0], 1, 0, k, "open"))
+        if k in has_child:
+            seq.append((it[0] + it[4], 0, -depth_of[k], k, "close"))
+    seq.sort()
+    last = {}
+    open_n = {}
+    want = ["# tracer: function_graph", "#", "# CPU  DURATION                  FUNCTION CALLS",
+            "# |     |   |                     |   |   |   |"]
+    for _, _, _, k, what in seq:
+        start, kind, tid, name, x = items[k]
+        c = cpu_of.get(tid, 0)
+        if last.get(c, tid) != tid:
+            want += [" ------------------------------------------",
+                     cpu_col(c) + proc(last[c]) + " => " + proc(tid), " ------------------------------------------", ""]
+        last[c] = tid
+        if what == "close":
+            open_n[tid] -= 1
+            want.append(cpu_col(c) + duration(x) + "  " * depth_of[k] + "}")
+        elif kind == "i":
+            d = open_n.get(tid, 0) - 1
+            want.append(cpu_col(c) + "              |  " + ("  " * (d + 1) if d > 0 else "") +
+                        "/* %s <-%s */" % (name, x))
+        elif k in has_child:
+            want.append(cpu_col(c) + "              |  " + "  " * depth_of[k] + name + "() {")
+            open_n[tid] = open_n.get(tid, 0) + 1
+        else:
+            want.append(cpu_col(c) + duration(x) + "  " * depth_of[k] + name + "();")
+
+    return want
+
+
+def compare(got, want, what):
+    lines = got.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for i, (g, w) in enumerate(zip(lines, want)):
+        if g != w:
+            fail("%s, line %d:\n  got  %r\n  want %r" % (what, i + 1, g, w))
+    if len(lines) != len(want):
+        fail("%s: %d lines, want %d" % (what, len(lines), len(want)))
+    return lines
+
+
+lines = compare(got, layout(items), "report")
 if pin and not any(l.startswith(" ------") for l in lines):
     fail("no context-switch block though both threads ran on CPU 0")
+# With a selection: what it leaves out is not there (main holds fn_run directly; the function
+# tracer's calls of those names stay, as comments).
+sel = run(fxtrace, "report", "--events", "function:main,function:fn_run", merged)
+compare(sel, layout([i for i in items if i[3] in ("main", "fn_run")]), "report --events")
 
 # ---- the header against the kernel's ---------------------------------------------------------
 tr = "/sys/kernel/tracing"
