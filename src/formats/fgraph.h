@@ -46,7 +46,7 @@ void fxt_fgraph_header(struct fxt_tbuf *b);
 /* Prints f in the layout into b, calling flush(ctx, b) whenever b holds more than
  * flush_bytes (flush empties b; false stops). Events are those sel keeps (NULL: all; bound by
  * the caller). Returns 0; FXT_ENOMEM; FXT_EBADMSG with the reader's message in err (an event
- * that does not read); FXT_EIO when flush returned false. *any_slice: whether some event
+ * that does not read); FXT_ENOSPC when flush returned false. *any_slice: whether some event
  * kept is a slice (when not, nothing was printed: the caller prints the plain layout). */
 int fxt_fgraph_print(const struct fxtf_file *f, struct fxt_sel *sel, struct fxt_tbuf *b,
                      size_t flush_bytes, bool (*flush)(void *ctx, struct fxt_tbuf *b), void *ctx,
