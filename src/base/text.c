@@ -715,6 +715,38 @@ static void stack_body(struct fxt_tbuf *b, const struct fxtf_event *e) {
   }
 }
 
+/* What follows the prefix: "name: body", a function call's "func <-parent", a stack's lines. */
+static void event_text(struct fxt_tbuf *b, const struct fxtf_event *e) {
+  if (is_stack(e)) {
+    stack_body(b, e);
+    return;
+  }
+  if (is_function_call(e)) {
+    const struct fxt_str_ref *parent = &e->ev.args[0].value.str;
+    put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
+    put(b, " <-", 3);
+    put(b, parent->data ? parent->data : "", parent->len);
+    return;
+  }
+  bool printk = is_printk(e);
+  if (printk)
+    put(b, "printk", 6);
+  else if (is_marker(e)) /* as the kernel: events/ftrace/print prints as tracing_mark_write */
+    put(b, "tracing_mark_write", 18);
+  else
+    put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
+  put(b, ": ", 2);
+  body(b, e, printk);
+}
+
+void fxt_text_event_body(struct fxt_tbuf *b, const struct fxtf_event *e) {
+  size_t at = b->len;
+  event_text(b, e);
+  line_utf8(b, at, at);
+}
+
+void fxt_text_utf8_fix(struct fxt_tbuf *b, size_t at) { line_utf8(b, at, at); }
+
 void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   if (e->lost_before || e->lost_unknown)
     fxt_text_lost(b, e->cpu, e->lost_before, e->lost_unknown);
@@ -724,28 +756,7 @@ void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e) {
   /* The prefix is ASCII but for its comm, which the prefix's cache says is well-formed or not
    * (written only when the prefix was: an empty prefix leaves it stale). */
   size_t from = b->len > at && b->pc.comm_ok ? b->len : at;
-  bool printk = is_printk(e);
-  if (is_stack(e) || is_function_call(e)) {
-    if (is_stack(e)) {
-      stack_body(b, e);
-    } else {
-      const struct fxt_str_ref *parent = &e->ev.args[0].value.str;
-      put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
-      put(b, " <-", 3);
-      put(b, parent->data ? parent->data : "", parent->len);
-    }
-    put_char(b, '\n');
-    line_utf8(b, at, from);
-    return;
-  }
-  if (printk)
-    put(b, "printk", 6);
-  else if (is_marker(e)) /* as the kernel: events/ftrace/print prints as tracing_mark_write */
-    put(b, "tracing_mark_write", 18);
-  else
-    put(b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
-  put(b, ": ", 2);
-  body(b, e, printk);
+  event_text(b, e);
   put_char(b, '\n');
   line_utf8(b, at, from);
 }

@@ -55,5 +55,10 @@ void fxt_text_lost(struct fxt_tbuf *b, uint32_t cpu, uint64_t n, bool unknown);
  * name) rendered; other events print key=value pairs behind what they are (B, E,
  * dur=<us>us, id=N, async_begin id=0x.., flow_step id=0x.., ...). */
 void fxt_text_event(struct fxt_tbuf *b, const struct fxtf_event *e);
+/* What fxt_text_event prints after the prefix, without the LOST line and the final '\n'
+ * (function_graph's comment lines: src/formats/fgraph.h); well-formed UTF-8. */
+void fxt_text_event_body(struct fxt_tbuf *b, const struct fxtf_event *e);
+/* b->data[at..len) made well-formed UTF-8 (each stray byte U+FFFD). */
+void fxt_text_utf8_fix(struct fxt_tbuf *b, size_t at);
 
 #endif /* FXTRACE_BASE_TEXT_H */

@@ -243,6 +243,7 @@ static int scan_record(void *ctx) {
     p->p.ticks_per_second = rec->u.init.ticks_per_second;
     return 0;
   case FXT_KIND_EVENT:
+    c->has_fn |= fxt_td_fn_kind_of(&rec->u.event) != FXT_TD_FN_NONE;
     rc = fxtf_parse_meta(rec, &m, c->in.err, c->in.err_size);
     if (rc == 0 && m.kind == FXTF_META_CLOCK_SYNC)
       rc = fxtf_seg_add_sync(p, &m.sync);
@@ -305,6 +306,40 @@ static int add_cpu_loss(struct fxt_td_writer *c, const struct fxtf_meta *m) {
   return 0;
 }
 
+/* A function tracer's event (tracedat_write_fn.h): a call's ftrace:function record; a slice's
+ * funcgraph_entry at its start (with the losses before it) and funcgraph_exit at its end,
+ * whose seq (the record's offset + 1: offsets are multiples of 8) follows the entry's. */
+static int add_fn_event(struct fxt_td_writer *c, const struct fxt_td_writer_thread *t,
+                        struct fxt_td_sort_key *k, enum fxt_td_fn_kind fk) {
+  const struct fxt_event *ev = &c->in.rec.u.event;
+  int32_t pid = (int32_t)(uint32_t)t->tid;
+  int rc;
+  if (fk == FXT_TD_FN_CALL) {
+    if ((rc = fxt_td_fn_call(&c->fn, ev, pid, &c->payload)) != 0)
+      return oom(c);
+    k->size = (uint32_t)c->payload.len;
+    rc = fxt_td_sort_add(&c->sort, k, c->payload.data);
+    return rc ? fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err) : 0;
+  }
+  uint64_t end = fxtf_clockmap_apply(&c->segs.v[c->segs.cur - 1].map, ev->trailer);
+  end = end > k->ns ? end : k->ns; /* as text.c: never before the start */
+  for (int exit = 0; exit < 2; exit++) {
+    if ((rc = fxt_td_fn_graph(&c->fn, ev, pid, exit, k->ns, end, &c->payload)) != 0)
+      return oom(c);
+    struct fxt_td_sort_key x = *k;
+    if (exit) {
+      x.ns = end;
+      x.seq = k->seq + 1;
+      x.lost = 0;
+      x.flags = 0;
+    }
+    x.size = (uint32_t)c->payload.len;
+    if ((rc = fxt_td_sort_add(&c->sort, &x, c->payload.data)) != 0)
+      return fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
+  }
+  return 0;
+}
+
 static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
   const struct fxt_event *ev = &c->in.rec.u.event;
   const struct fxtf_seg *p = &c->segs.v[c->segs.cur - 1];
@@ -320,6 +355,9 @@ static int add_event(struct fxt_td_writer *c, struct fxt_td_writer_thread *t) {
     k.flags |= FXT_TD_SORT_LOST_UNKNOWN;
   t->pend_unknown = cpu->pend_unknown = false;
   cpu->pend_lost = 0;
+  enum fxt_td_fn_kind fk = fxt_td_fn_kind_of(ev);
+  if (fk != FXT_TD_FN_NONE)
+    return add_fn_event(c, t, &k, fk);
   const struct fxt_td_writer_desc *d = find_desc(c, ev);
   struct fxt_td_ev_key key;
   fxt_td_ev_key_of(&key, ev, d ? &d->d : NULL, d ? d->cls : 0);
@@ -424,6 +462,7 @@ static int end_page(struct emit *e) {
 static int emit_record(struct emit *e, const struct fxt_td_sort_key *k, const void *payload) {
   struct fxt_td_writer *c = e->c;
   if (k->cpu != e->cpu) { /* the sort gives CPU after CPU */
+    fxt_td_fn_restart(&c->fn); /* depths are counted per CPU */
     int rc = end_page(e);
     if (rc)
       return rc;
@@ -437,6 +476,9 @@ static int emit_record(struct emit *e, const struct fxt_td_sort_key *k, const vo
     e->missed += k->lost + 1;
     return 0;
   }
+  unsigned char fnbuf[FXT_TD_FN_EXIT_BYTES];
+  if ((payload = fxt_td_fn_patch(&c->fn, payload, k->size, fnbuf)) == NULL)
+    return oom(c);
   uint64_t missed = e->missed + k->lost;
   uint64_t mark = e->missed_unknown ? FXT_TD_WPAGE_MISSED_UNKNOWN : missed;
   int rc = fxt_td_page_add(&e->page, k->ns, mark, payload, k->size);
@@ -467,6 +509,7 @@ static int emit_pages(struct fxt_td_writer *c, bool write) {
   if (write && (e.out = malloc((size_t)OUT_PAGES * FXT_TD_WPAGE_BYTES)) == NULL)
     return oom(c);
   fxt_td_page_init(&e.page, e.out);
+  fxt_td_fn_restart(&c->fn);
   int rc = fxt_td_sort_rewind(&c->sort);
   if (rc)
     rc = fxt_td_writer_fail(c, rc, UINT64_MAX, "%s", c->sort.err);
@@ -522,6 +565,9 @@ static int convert(struct fxt_td_writer *c) {
     if (c->segs.v[i].p.nsyncs && c->segs.v[i].p.last_sync.monotonic_ns > c->end_ns)
       c->end_ns = c->segs.v[i].p.last_sync.monotonic_ns;
   }
+  if (c->has_fn && fxt_td_fn_reserve(&c->fn, &c->events) != 0)
+    return fxt_td_writer_fail(c, FXT_E2BIG, UINT64_MAX, "more than %u kinds of event",
+                              FXT_TD_EV_MAX_VARIANTS);
   rc = fxt_td_sort_init(&c->sort, c->opt->run_bytes, c->opt->tmpdir);
   c->sort_ready = true;
   if (rc == 0)
@@ -546,6 +592,7 @@ static void release_all(struct fxt_td_writer *c) {
   if (c->sort_ready)
     fxt_td_sort_free(&c->sort);
   fxt_td_ev_table_free(&c->events);
+  fxt_td_fn_free(&c->fn);
   fxt_tbuf_free(&c->payload);
   fxt_tbuf_free(&c->scratch);
   fxt_jmap_free(&c->thread_map);
@@ -578,7 +625,7 @@ int fxt_tracedat_convert(const void *buf, size_t len, const struct fxt_tracedat_
   c->in.release_ctx = opt->release_ctx;
   c->in.strict = opt->strict; /* not release_taken: what is before the record is done with */
   rc = convert(c);
-  c->st.formats = c->events.n;
+  c->st.formats = c->events.n + (c->fn.on ? 3u : 0u);
   c->st.cpus = c->ncpus;
   if (st != NULL)
     *st = c->st;

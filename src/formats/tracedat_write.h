@@ -3,10 +3,12 @@
  *
  * The file, in one pass of output:
  *   initial part (magic, "6", little-endian, long size 8, page size 4096), header_page and
- *   header_event (the kernel's x86_64 text); no ftrace formats; one event system per fxtrace
- *   system with one `format` per kind of event (tracedat_write_event.h: kernel layout, common_type
-  * =
- *   its ID); empty kallsyms and printk formats; saved cmdlines "<tid> <comm>" for every named
+ *   header_event (the kernel's x86_64 text); the ftrace formats of the function tracers'
+ *   events when the input has some (tracedat_write_fn.h: the kernel's function,
+ *   funcgraph_entry, funcgraph_exit); one event system per fxtrace system with one `format`
+ *   per kind of event (tracedat_write_event.h: kernel layout, common_type = its ID); kallsyms
+ *   with the function tracers' names at made-up addresses (else empty); empty printk
+ *   formats; saved cmdlines "<tid> <comm>" for every named
  *   thread (comm cut to 15 bytes, as `fxtrace report`); the CPU count; options TRACECLOCK
  *   ("[mono]": timestamps are CLOCK_MONOTONIC ns, so report prints seconds.micros), UNAME,
  *   VERSION, CPUCOUNT, one CPUSTAT per CPU (per_cpu/cpuN/stats text as trace-cmd records it

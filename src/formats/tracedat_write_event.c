@@ -316,9 +316,7 @@ static int build_variant(struct build *b, const struct fxt_td_ev_key *k) {
   return 0;
 }
 
-/* The ID of a new variant: its tracepoint's when free, else the highest free one. */
-static int take_id(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k, uint16_t *id) {
-  uint32_t want = k->kind == FXT_TD_EV_TYPED ? k->desc->id : 0;
+int fxt_td_ev_take_id(struct fxt_td_ev_table *t, uint32_t want, uint16_t *id) {
   if (want == 0 || want > TDEV_ID_MAX || (t->used[want / 8] & (1u << (want % 8)))) {
     while (t->top > 0 && (t->used[t->top / 8] & (1u << (t->top % 8))))
       t->top--;
@@ -329,6 +327,11 @@ static int take_id(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k, uin
   t->used[want / 8] |= (uint8_t)(1u << (want % 8));
   *id = (uint16_t)want;
   return 0;
+}
+
+/* The ID of a new variant: its tracepoint's when free, else the highest free one. */
+static int take_id(struct fxt_td_ev_table *t, const struct fxt_td_ev_key *k, uint16_t *id) {
+  return fxt_td_ev_take_id(t, k->kind == FXT_TD_EV_TYPED ? k->desc->id : 0, id);
 }
 
 static struct fxt_td_ev_variant *new_variant(struct fxt_td_ev_table *t,

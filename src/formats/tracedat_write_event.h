@@ -150,6 +150,10 @@ struct fxt_td_ev_variant *fxt_td_ev_get(struct fxt_td_ev_table *t, const struct 
 int fxt_td_ev_record(const struct fxt_td_ev_variant *v, const struct fxt_event *ev, int32_t pid,
                      uint64_t dur_ns, struct fxt_tbuf *out, struct fxt_tbuf *scratch);
 
+/* Takes ID want for a format when free (0: none wanted), else the highest free one.
+ * 0 or FXT_E2BIG (none free). */
+int fxt_td_ev_take_id(struct fxt_td_ev_table *t, uint32_t want, uint16_t *id);
+
 /* The variant's format file text. */
 void fxt_td_ev_format(struct fxt_tbuf *b, const struct fxt_td_ev_variant *v);
 

@@ -196,9 +196,9 @@ int fxt_td_write_head(struct fxt_td_writer *c) {
   put_block64(&b, k_header_page, sizeof k_header_page - 1);
   fxt_tbuf_put(&b, "header_event", 13);
   put_block64(&b, k_header_event, sizeof k_header_event - 1);
-  put_u32(&b, 0); /* ftrace formats */
+  fxt_td_fn_formats(&c->fn, &b); /* ftrace formats: the function tracers' */
   int rc = put_formats(c, &b);
-  put_u32(&b, 0); /* kallsyms */
+  fxt_td_fn_kallsyms(&c->fn, &b); /* their functions' made-up addresses */
   put_u32(&b, 0); /* printk formats */
   if (rc == 0)
     rc = put_cmdlines(c, &b);

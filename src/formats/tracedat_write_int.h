@@ -10,6 +10,7 @@
 #include "../base/text.h"
 #include "tracedat_write.h"
 #include "tracedat_write_event.h"
+#include "tracedat_write_fn.h"
 #include "tracedat_write_sort.h"
 
 /* Per CPU: what its stats option says, and where its data goes. */
@@ -59,6 +60,8 @@ struct fxt_td_writer {
   struct fxt_jmap class_map; /* (hash of the content, 0) -> a description + 1 */
 
   struct fxt_td_ev_table events;
+  struct fxt_td_fn fn; /* the function tracers' events (tracedat_write_fn.h) */
+  bool has_fn;         /* pass 1 met one */
   struct fxt_td_sort sort;
   bool sort_ready;
   struct fxt_tbuf payload, scratch;

@@ -262,7 +262,7 @@ void fxt_td_ev_render(struct build *b, uint32_t from, uint32_t slots, bool liter
 
 /* Translates v->fmt into b->print and b->args, adding rendered fields. */
 void fxt_td_ev_translate(struct build *b, const struct fxt_td_ev_key *k) {
-  const char *fmt = b->v->fmt, *p = fmt, *end = fmt + b->v->fmt_len;
+  const char *fmt = b->v->fmt ? b->v->fmt : "", *p = fmt, *end = fmt + b->v->fmt_len;
   while (p < end) {
     uint32_t at = (uint32_t)(p - fmt);
     const char *q = memchr(p, '%', (size_t)(end - p));

@@ -6,6 +6,8 @@
  * `trace` file prints them; "CPU:N [LOST EVENTS]" when their count is unknown. Losses after a
  * thread's (a CPU's) last event print at the end. With selection options (select_opts.h) only
  * the events they keep print, with the losses before them; trailing losses print as before.
+ * A file with function_graph slices prints in the kernel's function_graph layout instead
+ * (formats/fgraph.h), with the same selection, losses and trailing losses.
  */
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "cli.h"
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/text.h"
+#include "formats/fgraph.h"
 #include "select_opts.h"
 
 static const char k_usage[] =
@@ -27,6 +30,9 @@ static const char k_usage[] =
     "            comm-tid     [cpu] ..... seconds.micros: event: text\n"
     "Lines \"CPU:N [LOST n EVENTS]\" stand where a thread, or a kernel CPU buffer, lost\n"
     "records (\"CPU:N [LOST EVENTS]\" where a trace.dat page did not say how many).\n"
+    "A file with function_graph calls prints in the kernel's function_graph layout\n"
+    "(\" CPU) DURATION | func() {\" ... \"}\", its header first), other events as\n"
+    "\"/* event: text */\" comment lines in it.\n"
     "A file that ends inside a record (a write cut short) is read up to it, with a warning;\n"
     "--strict makes that an error.\n"
     "SELECTION:\n" CLI_SEL_USAGE;
@@ -55,6 +61,25 @@ static void trailing_losses(const struct fxtf_file *f, struct fxt_tbuf *b) {
     fxt_text_lost(b, c[i].cpu, c[i].records, c[i].unknown);
 }
 
+static bool flush_cb(void *ctx, struct fxt_tbuf *b) {
+  (void)ctx;
+  return flush(b);
+}
+
+/* A file with function_graph slices prints in the kernel's function_graph layout
+ * (formats/fgraph.h); *done false when it has none. */
+static int report_graph(const char *path, struct fxtf_file *f, struct fxt_sel *sel,
+                        struct fxt_tbuf *b, bool *done) {
+  char err[FXTF_ERR_SIZE];
+  int rc = fxt_fgraph_print(f, fxt_sel_any(sel) ? sel : NULL, b, FLUSH_BYTES, flush_cb, NULL,
+                            done, err, sizeof err);
+  if (rc == FXT_EBADMSG)
+    cli_file_error("report", path, err);
+  else if (rc == FXT_ENOMEM)
+    fprintf(stderr, "fxtrace report: out of memory\n");
+  return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
 static int report(const char *path, struct fxtf_file *f, struct fxt_sel *sel) {
   struct fxt_tbuf b;
   struct fxtf_event *ev = malloc(sizeof *ev);
@@ -77,7 +102,10 @@ static int report(const char *path, struct fxtf_file *f, struct fxt_sel *sel) {
   bool any = fxt_sel_any(sel), oom = false;
   if (any && fxt_sel_bind(sel, f) != 0)
     oom = true;
-  for (size_t i = 0; i < n && rc == CLI_EXIT_OK && !oom; i++) {
+  bool graph = false;
+  if (!oom)
+    rc = report_graph(path, f, sel, &b, &graph);
+  for (size_t i = 0; i < n && rc == CLI_EXIT_OK && !oom && !graph; i++) {
     if (fxtf_event_at(f, i, ev, err, sizeof err) != 0) {
       cli_file_error("report", path, err);
       rc = CLI_EXIT_FAIL;

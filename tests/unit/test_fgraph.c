@@ -1,0 +1,140 @@
+/* tests/unit/test_fgraph.c - report's function_graph layout (src/formats/fgraph.h) on an FXT
+ * file built here record by record: every duration mark at its threshold (and just under
+ * one), the kernel's truncation of the nanoseconds to 7 digits, nesting from the slices'
+ * intervals (written in exit order), a comment line indented by the kernel's depth rule, the
+ * CPU column's width, a context-switch block with a name cut to 7 and an unnamed thread. The
+ * expected lines are worked out by hand from the kernel's trace_functions_graph.c (comments
+ * give the arithmetic), never produced by the code under test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/fgraph.h"
+#include "formats/fxtfile.h"
+
+#include "fxt_build.h"
+
+#define S 1000000000ull
+
+static struct fxt_thread_ref A, B, C;
+
+static void slice(struct fxt_thread_ref th, const char *name, uint64_t start, uint64_t dur) {
+  struct fxt_event e = event(FXT_EVENT_DURATION_COMPLETE, th, inl("function"), inl(name), start);
+  e.trailer = start + dur;
+  put(&e);
+}
+
+static bool sink(void *ctx, struct fxt_tbuf *b) {
+  fxt_tbuf_put(ctx, b->data, b->len);
+  b->len = 0;
+  return true;
+}
+
+static void build(void) {
+  file_start(10, S); /* 1 tick = 1 ns */
+  A = fxt_thread_inline(10, 11);
+  B = fxt_thread_inline(20, 21);
+  C = fxt_thread_inline(30, 31);
+  kobj(FXT_KOBJ_THREAD, 11, "averylongname", 10);
+  kobj(FXT_KOBJ_THREAD, 31, "c", 30);
+  cpu(A, 0, 12);
+  /* In the order the calls return, as the tracer writes them. */
+  slice(A, "c1", 2000, 100000001);       /* @: > 100 ms */
+  slice(A, "c2", 200000000, 10000001);   /* *: > 10 ms */
+  struct fxt_event ev0 = event(FXT_EVENT_INSTANT, A, inl("demo"), inl("ev"), 250000000);
+  arg(&ev0, FXT_ARG_UINT32, inl("x"))->value.u32 = 0;
+  put(&ev0);
+  slice(A, "g1", 300000100, 100001);     /* !: > 100 us */
+  struct fxt_event ev = event(FXT_EVENT_INSTANT, A, inl("demo"), inl("ev"), 300200000);
+  arg(&ev, FXT_ARG_UINT32, inl("x"))->value.u32 = 1;
+  put(&ev);
+  slice(A, "g2", 300300000, 10001);      /* +: > 10 us */
+  slice(A, "c3", 300000000, 1000001);    /* #: > 1 ms, holds g1 and g2 */
+  slice(A, "c4", 400000000, 10000);      /* 10 us exactly: no mark */
+  slice(A, "c5", 500000000, 999);
+  slice(A, "main", 1000, 2 * S);         /* $: > 1 s, holds c1..c5 */
+  cpu(C, 2500000000u, 3);
+  slice(C, "cc", 2500000000u, 50);
+  cpu(B, 3 * S, 12);
+  slice(B, "b", 3 * S, 1234);
+}
+
+static void test_layout(void **state) {
+  (void)state;
+  build();
+  struct fxtf_file *f = NULL;
+  char err[256];
+  assert_int_equal(fxtf_load(g_buf, g_len, &f, err, sizeof err), 0);
+  struct fxt_tbuf b, out;
+  fxt_tbuf_init(&b);
+  fxt_tbuf_init(&out);
+  bool any = false;
+  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1, sink, &out, &any, err, sizeof err), 0);
+  assert_true(any);
+  sink(&out, &b);
+  /* " %*d) " with the width of the highest CPU, 12; the duration column: mark, ' ', usecs,
+   * '.' and the nanoseconds cut so the number has 7 digits at most, " us ", spaces up to 8
+   * characters of number, "|  "; then 2 spaces per depth. */
+  const char *want =
+      "# tracer: function_graph\n"
+      "#\n"
+      "# CPU  DURATION                  FUNCTION CALLS\n"
+      "# |     |   |                     |   |   |   |\n"
+      " 12)               |  main() {\n"
+      " 12) @ 100000.0 us |    c1();\n"     /* 100000 us + 1 ns: 6 digits, 1 decimal */
+      " 12) * 10000.00 us |    c2();\n"     /* 5 digits, 2 decimals */
+      " 12)               |  /* ev: x=0 */\n" /* depth 0 (main open): not indented */
+      " 12)               |    c3() {\n"
+      " 12) ! 100.001 us  |      g1();\n"   /* 7 characters: 1 space of padding */
+      " 12)               |      /* ev: x=1 */\n" /* depth 1 (main, c3 open): (1+1)*2 */
+      " 12) + 10.001 us   |      g2();\n"
+      " 12) # 1000.001 us |    }\n"
+      " 12)   10.000 us   |    c4();\n"     /* not over 10 us: no mark */
+      " 12)   0.999 us    |    c5();\n"
+      " 12) $ 2000000 us  |  }\n"           /* 7 digits: no decimals */
+      "  3)   0.050 us    |  cc();\n"       /* CPU 3's first line: no block */
+      " ------------------------------------------\n"
+      " 12)   averylo-11   =>    <...>-21   \n" /* 10 and 8 characters centred in 14 */
+      " ------------------------------------------\n"
+      "\n"
+      " 12)   1.234 us    |  b();\n";
+  fxt_tbuf_put(&out, "", 1);
+  assert_string_equal(out.data, want);
+  fxt_tbuf_free(&b);
+  fxt_tbuf_free(&out);
+  fxtf_close(f);
+}
+
+/* A file without slices prints nothing and says so (report prints its plain layout). */
+static void test_no_slices(void **state) {
+  (void)state;
+  file_start(10, S);
+  struct fxt_event ev = event(FXT_EVENT_INSTANT, fxt_thread_inline(10, 11), inl("demo"),
+                              inl("ev"), 5);
+  put(&ev);
+  struct fxtf_file *f = NULL;
+  char err[256];
+  assert_int_equal(fxtf_load(g_buf, g_len, &f, err, sizeof err), 0);
+  struct fxt_tbuf b;
+  fxt_tbuf_init(&b);
+  bool any = true;
+  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1 << 20, sink, NULL, &any, err, sizeof err), 0);
+  assert_false(any);
+  assert_int_equal(b.len, 0);
+  fxt_tbuf_free(&b);
+  fxtf_close(f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_layout),
+      cmocka_unit_test(test_no_slices),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
