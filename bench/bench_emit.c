@@ -152,7 +152,9 @@ static double enabled_ns(double *lost_fraction)
   return t * 1e9 / N_SINGLE;
 }
 
-static double flight_recorder_ns(void)
+/* Starts the flight recorder (bench:two, 256 KiB rings) and gives the thread its slot, outside
+ * any timing. */
+static void start_flight(void)
 {
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:two",
                                    .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
@@ -161,6 +163,11 @@ static double flight_recorder_ns(void)
     exit(1);
   }
   FXT_TRACE(bench, two, 0, 0);
+}
+
+static double flight_recorder_ns(void)
+{
+  start_flight();
   double t0 = now_s();
   for (uint64_t i = 0; i < 10 * N_SINGLE; i++)
     FXT_TRACE(bench, two, i, i);
@@ -173,13 +180,7 @@ static double flight_recorder_ns(void)
  * fires or none: ns per event. */
 static double paused_ns(bool trigger)
 {
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:two",
-                                   .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "bench_emit: cannot start a session\n");
-    exit(1);
-  }
-  FXT_TRACE(bench, two, 0, 0); /* the thread's slot */
+  start_flight();
   if ((trigger && fxt_fs_echo("events/bench/two/trigger", "traceon if a == 1") < 0) ||
       fxt_fs_echo("tracing_on", "0") < 0) {
     fprintf(stderr, "bench_emit: cannot write the tracefs files\n");
@@ -199,13 +200,7 @@ static double paused_ns(bool trigger)
 /* The flight recorder's event with a hist trigger: ns per event. */
 static double hist_ns(void)
 {
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "bench:two",
-                                   .buffer_kb = 256, .mode = FXT_MODE_OVERWRITE, .output = ""};
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "bench_emit: cannot start a session\n");
-    exit(1);
-  }
-  FXT_TRACE(bench, two, 0, 0);
+  start_flight();
   if (fxt_fs_echo("events/bench/two/trigger", "hist:keys=a.log2:vals=b") < 0) {
     fprintf(stderr, "bench_emit: cannot write the trigger\n");
     exit(1);
