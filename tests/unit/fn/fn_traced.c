@@ -1,4 +1,5 @@
-/* fn_traced.c - functions built with -finstrument-functions for test_functions (fn_traced.h).
+/* fn_traced.c - functions built with -finstrument-functions for test_functions, with
+ * -fpatchable-function-entry=11,9 for test_functions_pe (fn_traced.h).
  * noinline (and GCC's noipa) keep each call a call, so the number of activations is the source's. */
 #define _GNU_SOURCE
 #include "fn_traced.h"
@@ -104,4 +105,10 @@ KEEP void *fn_thread_body(void *arg)
   fn_fib(4);
   fn_exit_deep();
   return NULL;
+}
+
+KEEP int fn_switch_inside(void (*sw)(void))
+{
+  sw();
+  return fn_driver(8) + 1;
 }
