@@ -452,6 +452,30 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
   return f.site;
 }
 
+/* An unwinder is about to walk this thread's stack (functions_unwind.c: a C++ exception, any
+ * _Unwind_RaiseException): every redirected return address is put back, so the walk sees the
+ * real callers; the frames stay (no REDIRECT, no record), popped as cut by a later return or
+ * switch. Top down: a tail call shares its caller's slot, and its frame, on top, holds the
+ * trampoline as its return address; the caller's, below, the real one. A slot that does not
+ * hold the trampoline (a frame a longjmp left, its stack since reused) is not written. */
+NOINSTR void fxt_fn_pe_unwinding(void)
+{
+  struct fn_thread *th = &fn_tls;
+  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
+  for (uint32_t i = n; i > 0 && th->redirected > 0; i--) {
+    struct fn_frame *f = &th->f[i - 1];
+    if (!(f->cfa & FRAME_REDIRECT))
+      continue;
+    uintptr_t *slot = (uintptr_t *)(f->cfa & ~(uintptr_t)FRAME_BITS);
+    if (*slot == (uintptr_t)fxt_fn_pe_return_tramp)
+      *slot = f->site;
+    th->traced -= (f->cfa & FRAME_TRACED) != 0;
+    th->nograph -= (f->cfa & FRAME_NOGRAPH) != 0;
+    th->redirected--;
+    f->cfa &= ~(uintptr_t)(FRAME_REDIRECT | FRAME_TRACED | FRAME_NOGRAPH);
+  }
+}
+
 /* ---- -finstrument-functions ------------------------------------------------------------- */
 
 /* The compiler's hooks, called at each instrumented function's start and before each of its

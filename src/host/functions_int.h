@@ -124,6 +124,9 @@ void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
 /* The return trampoline's C: sp is the stack pointer after the function's ret. Pops the
  * thread's frame of that slot, writes its record, returns the original return address. */
 uintptr_t fxt_fn_pe_exit(uintptr_t sp);
+/* Before an unwinder walks the calling thread's stack: the redirected return addresses put
+ * back (functions.c; called by functions_unwind.c). */
+void fxt_fn_pe_unwinding(void);
 void fxt_fn_pe_entry_tramp(void);
 void fxt_fn_pe_return_tramp(void);
 /* Patches the sites of every loaded object to what the settings want: a site is enabled when
