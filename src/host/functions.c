@@ -10,11 +10,16 @@
  * the same at both ends (GCC jumps to the exit hook from a function with no call left, so the
  * hook sees the caller's stack pointer; Clang with ASan calls the entry hook before the frame
  * is allocated), but below it is only what the activation called. The first mechanism is GCC's
- * and Clang's -finstrument-functions (__cyg_profile_func_enter/exit, below); the
- * patchable-entry engine (-fpatchable-function-entry, code rewritten live) will call the same
- * two functions from its trampoline, and observe the return through the shadow stack's frame
- * as well. Everything above the hooks - the settings, filters, names, records - is the
- * runtime's, whichever mechanism calls it.
+ * and Clang's -finstrument-functions (__cyg_profile_func_enter/exit, below). The second, the
+ * patchable-entry engine (functions_pe.c: -fpatchable-function-entry, code rewritten live),
+ * calls fxt_fn_pe_enter from its entry trampoline and, for function_graph, redirects the
+ * function's return address to its return trampoline, which calls fxt_fn_pe_exit: the same
+ * shadow stack, filters and records, a frame whose cfa is the return address's slot and whose
+ * site is the original return address (FRAME_REDIRECT). Such a frame is popped by its return
+ * only (or counted as cut when a return further up shows a jump left it): it holds the
+ * address the function must go back to, whatever the tracer became since. Everything above
+ * the hooks - the settings, filters, names, records - is the runtime's, whichever mechanism
+ * calls it.
  *
  * Off path. Each hook loads fxt_fn_set.mode (relaxed) and returns when it is FXT_FN_NOP: one
  * load and a branch in the hook, and the call the compiler planted.
@@ -29,7 +34,8 @@
  * the same function called from the same site, cannot be told from its own frame: the next
  * exits then take those frames' times. Frames deeper than FXT_FN_DEPTH are counted
  * (overflow) and not traced.) A switch of the tracer raises fxt_fn_set.gen; a thread that
- * sees a new generation drops its frames (counted as cut), and a thread's exit counts those
+ * sees a new generation drops its frames (counted as cut) but the redirected ones (kept,
+ * without a record: cut_old), and a thread's exit counts those
  * it left open (pthread_exit unwinds without the exit hooks: a key's destructor, the key set
  * at the thread's first hook of a generation). Signal safety: a push claims its
  * index before writing the frame, a pop reads the frame before giving the index back

@@ -323,8 +323,15 @@ static int setup(void)
   return 0;
 }
 
+/* A refusal (EPERM: not registered - a child after fork, whose mm may not carry the
+ * registration) registers again and retries; the registration cannot fail where it worked. */
 static void sync_cores(void)
 {
+  if (membarrier(membarrier_cmd) == 0)
+    return;
+  membarrier(membarrier_cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE
+                 ? MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE
+                 : MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
   membarrier(membarrier_cmd);
 }
 

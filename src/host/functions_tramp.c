@@ -126,4 +126,6 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size fxt_fn_pe_return_tramp, .-fxt_fn_pe_return_tramp\n");
 
+#else
+typedef int fxt_fn_tramp_none; /* a translation unit may not be empty */
 #endif
