@@ -514,6 +514,30 @@ static void test_pe_patched_bytes(void **state)
 }
 #endif
 
+/* Arguments and results in every register the ABI passes them in come through the hooks (the
+ * engine's trampolines save and restore them), under both tracers. */
+static void test_registers(void **state)
+{
+  (void)state;
+  start();
+  for (int t = 0; t < 2; t++) {
+    echo("current_tracer", t ? "function" : "function_graph");
+    /* halves and small integers: exact in binary, compared with == */
+    double want = 1 + 2 * 2 + 3 * 3 + 4 * 4 + 5 * 5 + 6 * 6 +
+                  (0.5 + 1.5 * 2 + 2.5 * 3 + 3.5 * 4 + 4.5 * 5 + 5.5 * 6 + 6.5 * 7 + 7.5 * 8);
+    assert_true(fn_args(1, 2, 3, 4, 5, 6, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5) == want);
+    struct fn_ints i = fn_ints(40);
+    assert_int_equal(i.a, 41);
+    assert_int_equal(i.b, 42);
+    struct fn_doubles d = fn_doubles(2.0);
+    assert_true(d.x == 2.5 && d.y == 3.5);
+    assert_int_equal(fn_varargs(4, 10L, 20.0, 30L, 40.0), 100);
+  }
+  stop_and_read();
+  assert_int_equal(slices("fn_args") + count(FXT_EVENT_INSTANT, "fn_args"), 2);
+  assert_int_equal(slices("fn_varargs") + count(FXT_EVENT_INSTANT, "fn_varargs"), 2);
+}
+
 /* Off and on again while a traced function runs. */
 static void switch_tracer(void)
 {
@@ -543,7 +567,7 @@ int main(void)
 #ifdef FXT_TEST_PE
       cmocka_unit_test(test_pe_patched_bytes),
 #endif
-      cmocka_unit_test(test_pe_switch_inside),
+      cmocka_unit_test(test_pe_switch_inside), cmocka_unit_test(test_registers),
       cmocka_unit_test(test_graph_counts), cmocka_unit_test(test_function_parent),
       cmocka_unit_test(test_files),        cmocka_unit_test(test_filters),
       cmocka_unit_test(test_thresh),       cmocka_unit_test(test_longjmp),

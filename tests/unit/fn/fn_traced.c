@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <time.h>
 
 #if defined(__clang__)
@@ -111,4 +112,34 @@ KEEP int fn_switch_inside(void (*sw)(void))
 {
   sw();
   return fn_driver(8) + 1;
+}
+
+KEEP double fn_args(int a, long b, int c, long d, int e, long f, double x0, double x1, double x2,
+                    double x3, double x4, double x5, double x6, double x7)
+{
+  return (double)(a + b * 2 + c * 3 + d * 4 + e * 5 + f * 6) + x0 + x1 * 2 + x2 * 3 + x3 * 4 +
+         x4 * 5 + x5 * 6 + x6 * 7 + x7 * 8;
+}
+
+KEEP struct fn_ints fn_ints(long a)
+{
+  struct fn_ints r = {a + 1, a + 2};
+  return r;
+}
+
+KEEP struct fn_doubles fn_doubles(double a)
+{
+  struct fn_doubles r = {a + 0.5, a + 1.5};
+  return r;
+}
+
+KEEP long fn_varargs(int n, ...)
+{
+  va_list ap;
+  va_start(ap, n);
+  long s = 0;
+  for (int i = 0; i < n; i++)
+    s += i % 2 ? (long)va_arg(ap, double) : va_arg(ap, long);
+  va_end(ap);
+  return s;
 }

@@ -17,6 +17,19 @@ int fn_jump_outer(void);           /* setjmp; fn_jump_mid, which longjmps out of
 int fn_signal_outer(int sig);      /* raises sig (its handler: fn_on_signal) then fn_fib(3) */
 void fn_on_signal(int sig);        /* a signal handler: fn_fib(5) */
 void *fn_thread_body(void *arg);
-int fn_switch_inside(void (*sw)(void)); /* sw(), then fn_driver(8) + 1 */   /* fn_fib(4), then fn_exit_deep: pthread_exit in fn_exit_leaf */
+int fn_switch_inside(void (*sw)(void)); /* sw(), then fn_driver(8) + 1 */
+/* Every argument register and both return registers of each class: a + 2b + 3c + 4d + 5e +
+ * 6f + x0 + 2 x1 + ... + 8 x7 */
+double fn_args(int a, long b, int c, long d, int e, long f, double x0, double x1, double x2,
+               double x3, double x4, double x5, double x6, double x7);
+struct fn_ints {
+  long a, b;
+};
+struct fn_doubles {
+  double x, y;
+};
+struct fn_ints fn_ints(long a);          /* {a + 1, a + 2}: rax, rdx */
+struct fn_doubles fn_doubles(double a);  /* {a + 0.5, a + 1.5}: xmm0, xmm1 */
+long fn_varargs(int n, ...);             /* n values, long and double alternately: their sum */   /* fn_fib(4), then fn_exit_deep: pthread_exit in fn_exit_leaf */
 
 #endif
