@@ -1,4 +1,4 @@
-// fn_prog_cxx.cpp - a C++ program built with -finstrument-functions for functions_record.sh:
+// fn_prog_cxx.cpp - a C++ program built with the function tracer's flags for functions_record.sh:
 // ns::K::f(N) (argv[1]) recurses N times, so N + 1 activations of the demangled
 // ns::K::f(int), and a function template, double twice<double>(double), once; then an exception
 // thrown 3 calls deep under catcher() (with the patchable-entry engine: through functions whose

@@ -1,7 +1,8 @@
 #!/bin/sh
-# The function tracer through `fxtrace record -p/-l/-n/-g` (trace-cmd's letters) on fn_prog,
-# built with -finstrument-functions: fn_fib(10) makes C(10) = 177 calls (C(n) = 1 + C(n-1) +
-# C(n-2), C(0) = C(1) = 1); main -> fn_run -> fn_fib. Counts are read with `fxtrace stats`.
+# The function tracer through `fxtrace record -p/-l/-n/-g` (trace-cmd's letters) on fn_prog
+# (-finstrument-functions, or the engine's flags without sibling calls): fn_fib(10) makes
+# C(10) = 177 calls (C(n) = 1 + C(n-1) + C(n-2), C(0) = C(1) = 1); main -> fn_run -> fn_fib.
+# Counts are read with `fxtrace stats`.
 # FN_PROG_CXX (fn_prog_cxx.cpp): ns::K::f(5) makes 6 calls, named demangled, chosen by a
 # glob with "::"; an exception thrown through traced functions is caught. Run twice by CTest:
 # built with -finstrument-functions (functions_record), and for the patchable-entry engine
