@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -512,6 +514,37 @@ static void test_pe_patched_bytes(void **state)
   for (size_t i = 0; i < nevs; i++)
     assert_true(strcmp(evs[i].parent, "fn_fib") == 0 || strcmp(evs[i].parent, "fn_driver") == 0);
 }
+
+/* A W^X policy (the kernel's memory-deny-write-execute, set in a child: it cannot be undone):
+ * switching the tracer on fails with FXT_EPERM and changes nothing. Skipped where the kernel
+ * does not have it (Linux < 6.3). */
+static void test_pe_wx_refused(void **state)
+{
+  (void)state;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    signal(SIGSEGV, SIG_DFL); /* cmocka's handler would go on with the next test */
+    signal(SIGBUS, SIG_DFL);
+    if (prctl(65 /* PR_SET_MDWE */, 1 /* PR_MDWE_REFUSE_EXEC_GAIN */, 0, 0, 0) != 0)
+      _exit(77);
+    if (fxt_fs_echo("current_tracer", "function_graph") != FXT_EPERM)
+      _exit(1);
+    char buf[64];
+    ssize_t n = fxt_fs_cat("current_tracer", buf, sizeof(buf) - 1);
+    if (n < 0 || (buf[n] = 0, strcmp(buf, "nop\n") != 0))
+      _exit(2);
+    if (!nops(entry_of(fn_fib)) || fn_driver(10) != 55)
+      _exit(3);
+    _exit(0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77)
+    skip();
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
 #endif
 
 /* Arguments and results in every register the ABI passes them in come through the hooks (the
@@ -565,7 +598,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
 #ifdef FXT_TEST_PE
-      cmocka_unit_test(test_pe_patched_bytes),
+      cmocka_unit_test(test_pe_patched_bytes), cmocka_unit_test(test_pe_wx_refused),
 #endif
       cmocka_unit_test(test_pe_switch_inside), cmocka_unit_test(test_registers),
       cmocka_unit_test(test_graph_counts), cmocka_unit_test(test_function_parent),
