@@ -547,6 +547,24 @@ static void test_pe_wx_refused(void **state)
 }
 #endif
 
+/* A sibling call (the engine: fn_driver enters with fn_tail's slot already redirected, so
+ * its return goes through the trampoline twice): both slices, nested, the right result. */
+static void test_tail_call(void **state)
+{
+  (void)state;
+  uint64_t cut = cut_count();
+  start();
+  echo("current_tracer", "function_graph");
+  assert_int_equal(fn_tail(7), 21);
+  assert_int_equal(fn_tail(4), 5);
+  stop_and_read();
+  assert_int_equal(slices("fn_tail"), 2);
+  assert_int_equal(slices("fn_driver"), 2);
+  assert_int_equal(slices("fn_fib"), fib_calls(8) + fib_calls(5));
+  assert_int_equal(check_nesting(), 2 + 8);
+  assert_int_equal(cut_count(), cut);
+}
+
 /* Arguments and results in every register the ABI passes them in come through the hooks (the
  * engine's trampolines save and restore them), under both tracers. */
 static void test_registers(void **state)
@@ -601,6 +619,7 @@ int main(void)
       cmocka_unit_test(test_pe_patched_bytes), cmocka_unit_test(test_pe_wx_refused),
 #endif
       cmocka_unit_test(test_pe_switch_inside), cmocka_unit_test(test_registers),
+      cmocka_unit_test(test_tail_call),
       cmocka_unit_test(test_graph_counts), cmocka_unit_test(test_function_parent),
       cmocka_unit_test(test_files),        cmocka_unit_test(test_filters),
       cmocka_unit_test(test_thresh),       cmocka_unit_test(test_longjmp),

@@ -143,3 +143,19 @@ KEEP long fn_varargs(int n, ...)
   va_end(ap);
   return s;
 }
+
+/* A sibling call: fn_driver entered with fn_tail's return address slot (test_functions_pe: the
+ * one function of this file built with sibling calls; with -finstrument-functions the exit
+ * hook keeps it a call). */
+#if defined(__clang__)
+#define TAIL __attribute__((musttail))
+#define TAIL_FN
+#else
+#define TAIL
+#define TAIL_FN __attribute__((optimize("optimize-sibling-calls")))
+#endif
+
+KEEP TAIL_FN int fn_tail(int n)
+{
+  TAIL return fn_driver(n + 1);
+}

@@ -30,6 +30,7 @@ struct fn_doubles {
 };
 struct fn_ints fn_ints(long a);          /* {a + 1, a + 2}: rax, rdx */
 struct fn_doubles fn_doubles(double a);  /* {a + 0.5, a + 1.5}: xmm0, xmm1 */
+int fn_tail(int n);                      /* fn_driver(n + 1), a sibling call when it can be */
 long fn_varargs(int n, ...);             /* n values, long and double alternately: their sum */   /* fn_fib(4), then fn_exit_deep: pthread_exit in fn_exit_leaf */
 
 #endif
