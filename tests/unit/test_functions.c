@@ -561,7 +561,14 @@ static void test_tail_call(void **state)
   assert_int_equal(slices("fn_tail"), 2);
   assert_int_equal(slices("fn_driver"), 2);
   assert_int_equal(slices("fn_fib"), fib_calls(8) + fib_calls(5));
-  assert_int_equal(check_nesting(), 2 + 8);
+#ifdef FXT_TEST_PE
+  assert_int_equal(check_nesting(), 2 + 8); /* fn_driver's slice inside fn_tail's */
+#else
+  /* clang's -finstrument-functions calls fn_tail's exit hook before its musttail jump: then
+   * fn_driver's slice follows fn_tail's instead of nesting in it */
+  int depth = check_nesting();
+  assert_true(depth == 2 + 8 || depth == 1 + 8);
+#endif
   assert_int_equal(cut_count(), cut);
 }
 
