@@ -1,14 +1,17 @@
-/* fuzz/fuzz_elfsyms.c - libFuzzer target for fxt_fn_elf_functions() (src/host/functions_syms.c),
- * the function tracer's reader of the symbol tables of the ELF files a process has loaded.
+/* fuzz/fuzz_elfsyms.c - libFuzzer target for fxt_fn_elf_functions() and fxt_fn_elf_sections()
+ * (src/host/functions_syms.c), the function tracer's readers of the symbol tables and the
+ * section headers (the patchable-entry engine's __patchable_function_entries) of the ELF files
+ * a process has loaded.
  *
  * The input is the image (in a heap buffer of exactly its size, so ASan sees any byte read
  * past it). Properties checked (abort() on any violation, on top of ASan/UBSan):
  *  - the result is 0 or FXT_EINVAL (the callback never fails here);
  *  - every name is inside the image and NUL-terminated there;
  *  - there are no more functions than 24-byte symbols fit in the image;
- *  - a callback that fails at the k-th function stops the walk there with its code.
+ *  - a callback that fails at the k-th function stops the walk there with its code;
+ *  - the sections walk returns 0 or FXT_EINVAL, with no more sections than 64-byte headers fit.
  * Seeds: corpus/elfsyms (a small shared object with .symtab, the same stripped to .dynsym, a
- * relocatable object).
+ * relocatable object; patchable.o, built with -fpatchable-function-entry=11,9).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,6 +33,13 @@ static void check(int ok)
 {
   if (!ok)
     abort();
+}
+
+static int on_section(void *ctx, uint64_t addr, uint64_t size)
+{
+  (void)addr, (void)size;
+  ++*(uint64_t *)ctx;
+  return 0;
 }
 
 static int on_function(void *ctx, const char *name, uint64_t value, uint64_t size, bool global)
@@ -59,6 +69,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(fxt_fn_elf_functions(img, size, on_function, &s) == -12345);
     check(s.n == s.stop_at);
   }
+  uint64_t sections = 0;
+  rc = fxt_fn_elf_sections(img, size, "__patchable_function_entries", on_section, &sections);
+  check(rc == 0 || rc == FXT_EINVAL);
+  check(sections <= size / 64);
   free(img);
   return 0;
 }

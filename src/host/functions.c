@@ -10,11 +10,16 @@
  * the same at both ends (GCC jumps to the exit hook from a function with no call left, so the
  * hook sees the caller's stack pointer; Clang with ASan calls the entry hook before the frame
  * is allocated), but below it is only what the activation called. The first mechanism is GCC's
- * and Clang's -finstrument-functions (__cyg_profile_func_enter/exit, below); the
- * patchable-entry engine (-fpatchable-function-entry, code rewritten live) will call the same
- * two functions from its trampoline, and observe the return through the shadow stack's frame
- * as well. Everything above the hooks - the settings, filters, names, records - is the
- * runtime's, whichever mechanism calls it.
+ * and Clang's -finstrument-functions (__cyg_profile_func_enter/exit, below). The second, the
+ * patchable-entry engine (functions_pe.c: -fpatchable-function-entry, code rewritten live),
+ * calls fxt_fn_pe_enter from its entry trampoline and, for function_graph, redirects the
+ * function's return address to its return trampoline, which calls fxt_fn_pe_exit: the same
+ * shadow stack, filters and records, a frame whose cfa is the return address's slot and whose
+ * site is the original return address (FRAME_REDIRECT). Such a frame is popped by its return
+ * only (or counted as cut when a return further up shows a jump left it): it holds the
+ * address the function must go back to, whatever the tracer became since. Everything above
+ * the hooks - the settings, filters, names, records - is the runtime's, whichever mechanism
+ * calls it.
  *
  * Off path. Each hook loads fxt_fn_set.mode (relaxed) and returns when it is FXT_FN_NOP: one
  * load and a branch in the hook, and the call the compiler planted.
@@ -29,7 +34,8 @@
  * the same function called from the same site, cannot be told from its own frame: the next
  * exits then take those frames' times. Frames deeper than FXT_FN_DEPTH are counted
  * (overflow) and not traced.) A switch of the tracer raises fxt_fn_set.gen; a thread that
- * sees a new generation drops its frames (counted as cut), and a thread's exit counts those
+ * sees a new generation drops its frames (counted as cut) but the redirected ones (kept,
+ * without a record: cut_old), and a thread's exit counts those
  * it left open (pthread_exit unwinds without the exit hooks: a key's destructor, the key set
  * at the thread's first hook of a generation). Signal safety: a push claims its
  * index before writing the frame, a pop reads the frame before giving the index back
@@ -57,6 +63,8 @@
 #include <fxtrace/functions.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "functions_int.h"
 #include "intern.h"
@@ -66,7 +74,9 @@
 /* Low bits of a frame's cfa (the stack is at least 8-byte aligned). */
 #define FRAME_TRACED 1u  /* its exit writes a record (function_graph) */
 #define FRAME_NOGRAPH 2u /* set_graph_notrace: nothing under it is traced */
-#define FRAME_BITS 3u
+#define FRAME_REDIRECT 4u /* patchable entry: its cfa is the return address slot, which holds
+                             fxt_fn_pe_return_tramp; site is the original return address */
+#define FRAME_BITS 7u
 
 struct fn_frame {
   uintptr_t fn;
@@ -82,6 +92,7 @@ struct fn_thread {
   uint32_t keyed;    /* fn_key's value set: the thread's exit counts its open frames */
   uint32_t traced;   /* frames with FRAME_TRACED */
   uint32_t nograph;  /* frames with FRAME_NOGRAPH */
+  uint32_t redirected; /* frames with FRAME_REDIRECT */
   struct fn_frame f[FXT_FN_DEPTH];
 };
 
@@ -162,6 +173,7 @@ NOINSTR static void pop(struct fn_thread *th, struct fn_frame *out)
     *out = th->f[n - 1];
     th->traced -= (out->cfa & FRAME_TRACED) != 0;
     th->nograph -= (out->cfa & FRAME_NOGRAPH) != 0;
+    th->redirected -= (out->cfa & FRAME_REDIRECT) != 0;
   } else {
     out->fn = 0;
     out->cfa = 0;
@@ -176,7 +188,36 @@ NOINSTR static void cut_all(struct fn_thread *th)
   uint32_t open = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
   if (open)
     atomic_fetch_add_explicit(&fxt_fn_counts.cut, open, memory_order_relaxed);
-  th->n = th->traced = th->nograph = 0;
+  th->n = th->traced = th->nograph = th->redirected = 0;
+}
+
+/* A new generation in a thread with redirected frames: those are kept (their functions will
+ * return through the trampoline, which needs their original return addresses whatever the
+ * tracer is now) with their TRACED and NOGRAPH bits cleared (no record: their slices were the
+ * old tracer's, counted as cut); the others are dropped, counted as cut. The thread's gen is
+ * already the new one, so a handler that interrupts this pushes and pops above th->n and
+ * leaves the frames below alone. */
+NOINSTR static void cut_old(struct fn_thread *th)
+{
+  if (th->redirected == 0) {
+    cut_all(th);
+    return;
+  }
+  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH, w = 0, cut = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    struct fn_frame f = th->f[r];
+    if (!(f.cfa & FRAME_REDIRECT) || (f.cfa & FRAME_TRACED))
+      cut++;
+    if (!(f.cfa & FRAME_REDIRECT))
+      continue;
+    f.cfa &= ~(uintptr_t)(FRAME_TRACED | FRAME_NOGRAPH);
+    th->f[w++] = f;
+  }
+  atomic_fetch_add_explicit(&fxt_fn_counts.cut, cut, memory_order_relaxed);
+  th->traced = th->nograph = 0;
+  th->redirected = w;
+  atomic_signal_fence(memory_order_seq_cst);
+  th->n = w;
 }
 
 /* A thread's exit: pthread_exit (or a cancellation) unwinds without the exit hooks. Runs in
@@ -209,8 +250,9 @@ NOINSTR static void check_gen(struct fn_thread *th)
   uint32_t gen = atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed);
   if (FXT_LIKELY(th->gen == gen))
     return;
-  cut_all(th);
   th->gen = gen;
+  atomic_signal_fence(memory_order_seq_cst); /* a handler from here on sees the new gen */
+  cut_old(th);
   if (!th->keyed) {
     th->keyed = 1;
     pthread_setspecific(fn_key, th);
@@ -307,8 +349,9 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
     const struct fn_frame *top = &th->f[th->n - 1];
     uintptr_t tcfa = top->cfa & ~(uintptr_t)FRAME_BITS;
     bool ours = top->fn == fn && top->site == site;
-    if (!ours && tcfa >= cfa)
-      return; /* as above: the frame on top is a caller's */
+    if (!ours && (tcfa >= cfa || (top->cfa & FRAME_REDIRECT)))
+      return; /* as above: the frame on top is a caller's (a redirected frame is popped by
+                 its return only: the trampoline needs its return address) */
     pop(th, &f);
     if (ours)
       break;
@@ -323,6 +366,120 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
   struct fxt_fn_table *tab = fxt_fn_table_current();
   write_record(tab ? fxt_fn_sym_entry(tab, fn) : NULL, fn, FXT_EVENT_DURATION_COMPLETE, f.start,
                end);
+}
+
+/* ---- the patchable-entry engine's C (functions_tramp.c calls these) -------------------- */
+
+/* The function whose patched entry called: fn. */
+NOINSTR static struct fxt_fn_sym *pe_sym(const struct fxt_fn_table *tab, uintptr_t fn)
+{
+  return tab ? fxt_fn_sym_entry(tab, fn) : NULL;
+}
+
+/* function: the instant, its parent the function that holds the return address (as the
+ * kernel's parent_ip). function_graph: when the call is traced (or starts a
+ * set_graph_notrace subtree), a frame is pushed and the return redirected; the slot is the
+ * frame's cfa, so the return finds it by the stack pointer. Full shadow stack: not redirected,
+ * counted as overflow. Order, for a handler that interrupts (runs the same code above):
+ * index claimed, frame written, then the slot redirected - a return through the trampoline
+ * always finds its frame complete. */
+NOINSTR void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
+{
+  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
+  if (mode == FXT_FN_NOP)
+    return; /* a site still enabled while the tracer goes off */
+  struct fn_thread *th = &fn_tls;
+  check_gen(th);
+  struct fxt_fn_table *tab = fxt_fn_table_current();
+  struct fxt_fn_sym *s = pe_sym(tab, fn);
+  uint32_t bits = 0;
+  bool on = (s || !atomic_load_explicit(&fxt_fn_set.has_filter, memory_order_relaxed)) &&
+            traced(th, s, mode, &bits);
+  if (mode != FXT_FN_GRAPH) {
+    if (on) {
+      struct fxt_fn_sym *ps = tab ? fxt_fn_sym_at(tab, *slot) : NULL;
+      write_call(s, fn, ps, ps ? ps->addr : *slot);
+    }
+    return;
+  }
+  if (bits == 0)
+    return;
+  uint32_t n = th->n;
+  if (n >= FXT_FN_DEPTH) {
+    atomic_fetch_add_explicit(&fxt_fn_counts.overflow, 1, memory_order_relaxed);
+    return;
+  }
+  th->n = n + 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  struct fn_frame *f = &th->f[n];
+  f->fn = fn;
+  f->site = *slot;
+  f->cfa = (uintptr_t)slot | bits | FRAME_REDIRECT;
+  f->start = on ? fxt_ticks() : 0;
+  th->traced += (bits & FRAME_TRACED) != 0;
+  th->nograph += (bits & FRAME_NOGRAPH) != 0;
+  th->redirected++;
+  atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
+  *slot = (uintptr_t)fxt_fn_pe_return_tramp;
+}
+
+/* A return through the trampoline: its frame is the topmost redirected one whose slot is sp
+ * - 8. Frames above it were left without their return (longjmp, a handler that jumped out):
+ * popped, counted as cut. A frame is there whatever the tracer became since (cut_old keeps
+ * redirected frames); none would mean the shadow stack was corrupted, and there is no address
+ * to return to: the process stops with a message. */
+NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
+{
+  uint64_t end = fxt_ticks(); /* first: the exit's own work is not in the slice */
+  struct fn_thread *th = &fn_tls;
+  check_gen(th);
+  uintptr_t slot = sp - sizeof(uintptr_t);
+  uint32_t i = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
+  while (i > 0 && !((th->f[i - 1].cfa & FRAME_REDIRECT) &&
+                    (th->f[i - 1].cfa & ~(uintptr_t)FRAME_BITS) == slot))
+    i--;
+  if (i == 0) {
+    static const char msg[] = "fxtrace: function_graph: a return without its shadow frame\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    abort();
+  }
+  struct fn_frame f;
+  while (th->n > i) {
+    pop(th, &f);
+    atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
+  }
+  pop(th, &f);
+  if (f.cfa & FRAME_TRACED) { /* cleared at a switch: set means function_graph still */
+    uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
+    if (!thresh || end - f.start >= thresh)
+      write_record(pe_sym(fxt_fn_table_current(), f.fn), f.fn, FXT_EVENT_DURATION_COMPLETE,
+                   f.start, end);
+  }
+  return f.site;
+}
+
+/* An unwinder is about to walk this thread's stack (functions_unwind.c: a C++ exception, any
+ * _Unwind_RaiseException): every redirected return address is put back, so the walk sees the
+ * real callers; the frames stay (no REDIRECT, no record), popped as cut by a later return or
+ * switch. Top down: a tail call shares its caller's slot, and its frame, on top, holds the
+ * trampoline as its return address; the caller's, below, the real one. A slot that does not
+ * hold the trampoline (a frame a longjmp left, its stack since reused) is not written. */
+NOINSTR void fxt_fn_pe_unwinding(void)
+{
+  struct fn_thread *th = &fn_tls;
+  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
+  for (uint32_t i = n; i > 0 && th->redirected > 0; i--) {
+    struct fn_frame *f = &th->f[i - 1];
+    if (!(f->cfa & FRAME_REDIRECT))
+      continue;
+    uintptr_t *slot = (uintptr_t *)(f->cfa & ~(uintptr_t)FRAME_BITS);
+    if (*slot == (uintptr_t)fxt_fn_pe_return_tramp)
+      *slot = f->site;
+    th->traced -= (f->cfa & FRAME_TRACED) != 0;
+    th->nograph -= (f->cfa & FRAME_NOGRAPH) != 0;
+    th->redirected--;
+    f->cfa &= ~(uintptr_t)(FRAME_REDIRECT | FRAME_TRACED | FRAME_NOGRAPH);
+  }
 }
 
 /* ---- -finstrument-functions ------------------------------------------------------------- */

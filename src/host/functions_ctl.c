@@ -60,13 +60,26 @@ static int set_tracer(const char *v)
       return FXT_ENOSPC;
     atomic_store_explicit(&fxt_fn_set.category, (uint32_t)cat, memory_order_relaxed);
     atomic_store_explicit(&fxt_fn_set.parent_name, (uint32_t)parent, memory_order_relaxed);
+    /* The patchable entries enabled before the mode is stored (a hook that runs first sees
+     * nop and returns); a refusal leaves everything as it was. */
+    int rc = fxt_fn_pe_sync(mode);
+    if (rc != 0)
+      return rc;
   }
   /* Threads drop the frames of the tracer before: their exits would be the new one's. */
   atomic_fetch_add_explicit(&fxt_fn_set.gen, 1, memory_order_relaxed);
   /* Release: a hook that loads the mode (relaxed, then the table with acquire) finds the
    * table; the settings it reads relaxed may lag by a call. */
   atomic_store_explicit(&fxt_fn_set.mode, mode, memory_order_release);
-  return 0;
+  /* Off: the entries back to their NOPs, after the mode (a hook still reached sees nop).
+   * Returns already redirected keep working: the return trampoline never goes away. */
+  return mode == FXT_FN_NOP ? fxt_fn_pe_sync(mode) : 0;
+}
+
+/* The patchable entries for filters just changed. */
+static int resync(void)
+{
+  return fxt_fn_pe_sync(atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed));
 }
 
 static uint32_t flag_of(enum fxt_fn_file file)
@@ -157,6 +170,7 @@ void fxt_fn_file_truncate(enum fxt_fn_file file)
   for (uint32_t i = 0; flag && t && i < t->n; i++)
     atomic_fetch_and_explicit(&t->syms[i].flags, ~flag, memory_order_relaxed);
   recount(t);
+  (void)resync(); /* only enables sites: the switch on made their pages writable already */
   pthread_mutex_unlock(&fxt_fn_lock);
 }
 
@@ -192,6 +206,8 @@ int fxt_fn_file_write(enum fxt_fn_file file, const char *v)
   case FXT_FN_SET_GRAPH_NOTRACE: {
     struct fxt_fn_table *t = fxt_fn_table_update();
     rc = t ? set_flags(t, flag_of(file), v) : FXT_ENOMEM;
+    if (rc == 0)
+      rc = resync();
     break;
   }
   case FXT_FN_MAX_GRAPH_DEPTH:

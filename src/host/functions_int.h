@@ -62,6 +62,11 @@ typedef int (*fxt_fn_elf_fn)(void *ctx, const char *name, uint64_t value, uint64
                              bool global);
 int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void *ctx);
 
+/* dl_iterate_phdr's counters of objects loaded and unloaded: counts[0] adds, [1] subs. */
+void fxt_fn_dl_counts(uint64_t counts[2]);
+/* The file at path mapped read-only (munmap it with *size), or NULL. */
+void *fxt_fn_map_file(const char *path, size_t *size);
+
 /* Serializes the control side: the settings, the table's build and its flags. */
 extern pthread_mutex_t fxt_fn_lock;
 
@@ -98,6 +103,50 @@ void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode);
 /* Before a tracer is first switched on (control side): the key whose destructor counts the
  * frames a thread leaves open at its exit. */
 void fxt_fn_runtime_setup(void);
+
+/* ---- the patchable-entry engine (functions_pe.c, functions_tramp.c) ---------------------
+ * Code built with -fpatchable-function-entry=FXT_FN_PE_NOPS,FXT_FN_PE_PRE: 9 NOPs before each
+ * function's entry fn and 2 at it, fn - 9 recorded in the object's
+ * __patchable_function_entries section. Enabled, fn holds `jmp fn-9` (EB F5), fn - 9 `call
+ * stub` (the stub jumps to fxt_fn_pe_entry_tramp) and fn - 4 `jmp fn+2` (EB 04). */
+#if defined(__x86_64__) && defined(__linux__)
+#define FXT_FN_PE_SUPPORTED 1
+#else
+#define FXT_FN_PE_SUPPORTED 0
+#endif
+#define FXT_FN_PE_NOPS 11
+#define FXT_FN_PE_PRE 9
+
+/* The entry trampoline's C (functions.c): fn was called, slot is its return address's slot
+ * on the stack. function: the record; function_graph: the shadow frame pushed and *slot
+ * redirected to fxt_fn_pe_return_tramp when the call is traced. */
+void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
+/* The return trampoline's C: sp is the stack pointer after the function's ret. Pops the
+ * thread's frame of that slot, writes its record, returns the original return address. */
+uintptr_t fxt_fn_pe_exit(uintptr_t sp);
+/* Before an unwinder walks the calling thread's stack: the redirected return addresses put
+ * back (functions.c; called by functions_unwind.c). */
+void fxt_fn_pe_unwinding(void);
+void fxt_fn_pe_entry_tramp(void);
+void fxt_fn_pe_return_tramp(void);
+/* Patches the sites of every loaded object to what the settings want: a site is enabled when
+ * the tracer mode is not nop and its function passes the filters (fxt_fn_pe_wanted). Control
+ * side, under fxt_fn_lock. Returns 0, or (nothing changed) FXT_EPERM (the code's pages could
+ * not be made writable: a W^X policy), FXT_ENOSYS (no membarrier, or not x86-64 Linux with
+ * sites to patch), FXT_ENOMEM. */
+int fxt_fn_pe_sync(uint32_t mode);
+/* Sites found and enabled now (tests, available_filter_functions' users). */
+struct fxt_fn_pe_stats {
+  uint64_t sites, enabled, skipped; /* skipped: a record whose bytes are not the layout */
+};
+void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st);
+/* The section headers of an ELF image: calls fn(ctx, addr, size) for each allocated section
+ * named name (sh_addr before the load bias). Reads nothing outside image. Returns 0,
+ * FXT_EINVAL (not a 64-bit ELF of this byte order, or headers outside it) or fn's first
+ * nonzero return (functions_syms.c). */
+typedef int (*fxt_fn_elf_section_fn)(void *ctx, uint64_t addr, uint64_t size);
+int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
+                        fxt_fn_elf_section_fn fn, void *ctx);
 
 /* Counters of frames the tracer could not close (functions.c). */
 struct fxt_fn_counts {

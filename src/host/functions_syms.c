@@ -126,6 +126,36 @@ int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void 
   return 0;
 }
 
+int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
+                        fxt_fn_elf_section_fn fn, void *ctx)
+{
+  const unsigned char *m = image;
+  ElfW(Ehdr) eh;
+  ElfW(Shdr) sh, str;
+  if (!read_at(m, size, 0, &eh, sizeof eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
+      eh.e_shoff > size || (size - eh.e_shoff) / sizeof(ElfW(Shdr)) < eh.e_shnum)
+    return FXT_EINVAL;
+  if (eh.e_shnum == 0)
+    return 0;
+  if (eh.e_shstrndx >= eh.e_shnum ||
+      !read_at(m, size, eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof str, &str, sizeof str) ||
+      str.sh_offset > size || str.sh_size > size - str.sh_offset)
+    return FXT_EINVAL;
+  size_t len = strlen(name);
+  for (uint32_t i = 0; i < eh.e_shnum; i++) {
+    read_at(m, size, eh.e_shoff + (uint64_t)i * sizeof sh, &sh, sizeof sh);
+    if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS || sh.sh_name >= str.sh_size ||
+        str.sh_size - sh.sh_name < len + 1 ||
+        memcmp(m + str.sh_offset + sh.sh_name, name, len + 1) != 0)
+      continue;
+    int rc = fn(ctx, sh.sh_addr, sh.sh_size);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
 struct object {
   struct build *b;
   uintptr_t bias;
@@ -154,22 +184,32 @@ static int add_function(void *ctx, const char *name, uint64_t value, uint64_t si
 
 /* The functions of the ELF file at path, loaded at bias. A file that is not a readable ELF
  * of our class is skipped. */
-static void read_object(struct build *b, const char *path, uintptr_t bias, uint32_t obj)
+void *fxt_fn_map_file(const char *path, size_t *size)
 {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return;
+    return NULL;
   struct stat st;
   void *map = MAP_FAILED;
   if (fstat(fd, &st) == 0 && st.st_size > 0)
     map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (map == MAP_FAILED)
+    return NULL;
+  *size = (size_t)st.st_size;
+  return map;
+}
+
+static void read_object(struct build *b, const char *path, uintptr_t bias, uint32_t obj)
+{
+  size_t size;
+  void *map = fxt_fn_map_file(path, &size);
+  if (!map)
     return;
   struct object o = {b, bias, obj};
-  if (fxt_fn_elf_functions(map, (size_t)st.st_size, add_function, &o) == FXT_ENOMEM)
+  if (fxt_fn_elf_functions(map, size, add_function, &o) == FXT_ENOMEM)
     b->failed = true;
-  munmap(map, (size_t)st.st_size);
+  munmap(map, size);
 }
 
 static int object_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
@@ -215,6 +255,12 @@ static int counts_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
   return 1;
 }
 
+void fxt_fn_dl_counts(uint64_t counts[2])
+{
+  counts[0] = counts[1] = 0;
+  dl_iterate_phdr(counts_fn, counts);
+}
+
 /* A rebuild keeps the filters: the flags of each function of the old table that has some go
  * to the functions of the same name in the new one. */
 static void keep_flags(const struct fxt_fn_table *old, struct fxt_fn_table *t)
@@ -230,8 +276,8 @@ static void keep_flags(const struct fxt_fn_table *old, struct fxt_fn_table *t)
 struct fxt_fn_table *fxt_fn_table_update(void)
 {
   struct fxt_fn_table *old = fxt_fn_table_current();
-  uint64_t counts[2] = {0, 0};
-  dl_iterate_phdr(counts_fn, counts);
+  uint64_t counts[2];
+  fxt_fn_dl_counts(counts);
   if (old && old->adds == counts[0] && old->subs == counts[1])
     return old;
   struct build b = {0};

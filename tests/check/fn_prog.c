@@ -1,4 +1,4 @@
-/* fn_prog.c - a program built with -finstrument-functions for functions_record.sh: fib(N)
+/* fn_prog.c - a program built with the function tracer's flags for functions_record.sh: fib(N)
  * (argv[1]) from a second function, so the call tree and counts are known:
  * main -> fn_run -> fn_fib(N) making C(N) = 1 + C(N-1) + C(N-2) calls (C(0) = C(1) = 1). */
 #include <stdio.h>

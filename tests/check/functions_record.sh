@@ -1,9 +1,12 @@
 #!/bin/sh
-# The function tracer through `fxtrace record -p/-l/-n/-g` (trace-cmd's letters) on fn_prog,
-# built with -finstrument-functions: fn_fib(10) makes C(10) = 177 calls (C(n) = 1 + C(n-1) +
-# C(n-2), C(0) = C(1) = 1); main -> fn_run -> fn_fib. Counts are read with `fxtrace stats`.
+# The function tracer through `fxtrace record -p/-l/-n/-g` (trace-cmd's letters) on fn_prog
+# (-finstrument-functions, or the engine's flags without sibling calls): fn_fib(10) makes
+# C(10) = 177 calls (C(n) = 1 + C(n-1) + C(n-2), C(0) = C(1) = 1); main -> fn_run -> fn_fib.
+# Counts are read with `fxtrace stats`.
 # FN_PROG_CXX (fn_prog_cxx.cpp): ns::K::f(5) makes 6 calls, named demangled, chosen by a
-# glob with "::".
+# glob with "::"; an exception thrown through traced functions is caught. Run twice by CTest:
+# built with -finstrument-functions (functions_record), and for the patchable-entry engine
+# (functions_record_pe).
 #   functions_record.sh FXTRACE_BIN FN_PROG WORKDIR FN_PROG_CXX
 set -eu
 fxtrace=$1
@@ -58,6 +61,11 @@ grep -q "recorded 6 events .*; 0 dropped, 0 overrun, 0 lost" "$work/record.log" 
 "$fxtrace" stats "$out" >"$work/stats.txt"
 [ "$(count 'ns::K::f(int)')" -eq 6 ] || { cat "$work/stats.txt"; echo "FAIL: C++ names"; exit 1; }
 FXTRACE="tracer=function_graph;ftrace_filter=twice*;output=$out" "$prog_cxx" 2 >/dev/null
+# An exception thrown through traced functions is caught where it should be (every function
+# traced: with the patchable-entry engine their returns are redirected)
+FXTRACE="tracer=function_graph;output=$out" "$prog_cxx" 2 >"$work/cxx.out" ||
+  { echo "FAIL: the C++ program under function_graph exited non-zero"; exit 1; }
+grep -q "^caught 3$" "$work/cxx.out" || { cat "$work/cxx.out"; echo "FAIL: the exception"; exit 1; }
 "$fxtrace" stats "$out" >"$work/stats.txt"
 grep -q "function:double twice<double>(double)" "$work/stats.txt" ||
   { cat "$work/stats.txt"; echo "FAIL: template name"; exit 1; }

@@ -57,12 +57,19 @@ for pcdir in "$moved"/lib*/pkgconfig; do break; done
   -static-libgcc
 # Shared library from the prefix: point the loader at it.
 LD_LIBRARY_PATH=$(dirname "$pcdir") "$run/pc-consumer"
-# The function tracer's flags: fxtrace's and -finstrument-functions.
-fnflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs fxtrace-functions)
-case " $fnflags " in
-*" -finstrument-functions "*" -lfxtrace "* | *" -lfxtrace "*" -finstrument-functions "*) ;;
-*) echo "FAIL: pkg-config fxtrace-functions gives '$fnflags'"; exit 1 ;;
+# The function tracer's flags: fxtrace's and the patchable-entry engine's on x86-64
+# (-finstrument-functions elsewhere); fxtrace-functions-instrument: -finstrument-functions.
+case $(uname -m) in
+x86_64) fnwant=-fpatchable-function-entry=11,9 ;;
+*) fnwant=-finstrument-functions ;;
 esac
+for pc in fxtrace-functions:$fnwant fxtrace-functions-instrument:-finstrument-functions; do
+  fnflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs "${pc%%:*}")
+  case " $fnflags " in
+  *" ${pc#*:} "*" -lfxtrace "* | *" -lfxtrace "*" ${pc#*:} "*) ;;
+  *) echo "FAIL: pkg-config ${pc%%:*} gives '$fnflags'"; exit 1 ;;
+  esac
+done
 cat > "$run/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
 project(consumer C)
@@ -70,10 +77,15 @@ find_package(fxtrace REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer PRIVATE fxtrace::fxtrace_static)
 get_target_property(fnflags fxtrace::functions INTERFACE_COMPILE_OPTIONS)
-if(NOT fnflags STREQUAL "-finstrument-functions")
+if(NOT fnflags STREQUAL "FNWANT")
   message(FATAL_ERROR "fxtrace::functions: '${fnflags}'")
 endif()
+get_target_property(fnflags fxtrace::functions_instrument INTERFACE_COMPILE_OPTIONS)
+if(NOT fnflags STREQUAL "-finstrument-functions")
+  message(FATAL_ERROR "fxtrace::functions_instrument: '${fnflags}'")
+endif()
 CM
+sed -i "s/FNWANT/$fnwant/" "$run/consumer/CMakeLists.txt"
 quiet cmake -S "$run/consumer" -B "$run/consumer-build" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_PREFIX_PATH="$moved"
 quiet cmake --build "$run/consumer-build"

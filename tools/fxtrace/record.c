@@ -40,7 +40,7 @@ static const char k_usage[] =
     "  -e, --events EVENTS   tracepoints to enable: globs on system:event, comma-separated\n"
     "                        (default: all)\n"
     "  -p, --plugin TRACER   function or function_graph: the function tracer, for code built\n"
-    "                        with -finstrument-functions (docs/functions.md)\n"
+    "                        with pkg-config fxtrace-functions' flags (docs/functions.md)\n"
     "  -l GLOB               trace only these functions (set_ftrace_filter; repeatable)\n"
     "  -n GLOB               do not trace these functions (set_ftrace_notrace; repeatable)\n"
     "  -g GLOB               function_graph: only what runs under these functions\n"

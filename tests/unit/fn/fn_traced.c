@@ -1,10 +1,12 @@
-/* fn_traced.c - functions built with -finstrument-functions for test_functions (fn_traced.h).
+/* fn_traced.c - functions built with -finstrument-functions for test_functions, with
+ * -fpatchable-function-entry=11,9 for test_functions_pe (fn_traced.h).
  * noinline (and GCC's noipa) keep each call a call, so the number of activations is the source's. */
 #define _GNU_SOURCE
 #include "fn_traced.h"
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <time.h>
 
 #if defined(__clang__)
@@ -104,4 +106,56 @@ KEEP void *fn_thread_body(void *arg)
   fn_fib(4);
   fn_exit_deep();
   return NULL;
+}
+
+KEEP int fn_switch_inside(void (*sw)(void))
+{
+  sw();
+  return fn_driver(8) + 1;
+}
+
+KEEP double fn_args(int a, long b, int c, long d, int e, long f, double x0, double x1, double x2,
+                    double x3, double x4, double x5, double x6, double x7)
+{
+  return (double)(a + b * 2 + c * 3 + d * 4 + e * 5 + f * 6) + x0 + x1 * 2 + x2 * 3 + x3 * 4 +
+         x4 * 5 + x5 * 6 + x6 * 7 + x7 * 8;
+}
+
+KEEP struct fn_ints fn_ints(long a)
+{
+  struct fn_ints r = {a + 1, a + 2};
+  return r;
+}
+
+KEEP struct fn_doubles fn_doubles(double a)
+{
+  struct fn_doubles r = {a + 0.5, a + 1.5};
+  return r;
+}
+
+KEEP long fn_varargs(int n, ...)
+{
+  va_list ap;
+  va_start(ap, n);
+  long s = 0;
+  for (int i = 0; i < n; i++)
+    s += i % 2 ? (long)va_arg(ap, double) : va_arg(ap, long);
+  va_end(ap);
+  return s;
+}
+
+/* A sibling call: fn_driver entered with fn_tail's return address slot (test_functions_pe: the
+ * one function of this file built with sibling calls; with -finstrument-functions the exit
+ * hook keeps it a call). */
+#if defined(__clang__)
+#define TAIL __attribute__((musttail))
+#define TAIL_FN
+#else
+#define TAIL
+#define TAIL_FN __attribute__((optimize("optimize-sibling-calls")))
+#endif
+
+KEEP TAIL_FN int fn_tail(int n)
+{
+  TAIL return fn_driver(n + 1);
 }

@@ -1,0 +1,456 @@
+/* functions_pe.c - the patchable-entry engine: the sites of the functions built with
+ * -fpatchable-function-entry=11,9 found in every loaded object, and their entries rewritten
+ * live, in the running process, when the tracer or its filters change (docs/functions.md).
+ * The trampolines the sites call are functions_tramp.c; the C they call is functions.c's.
+ *
+ * Sites. Each object's __patchable_function_entries section (its section headers read from
+ * the object's file, as functions_syms.c reads symbols; its contents in memory, already
+ * relocated) lists fn - 9 for each function fn: 9 NOPs before fn, 2 at it (gcc: 90 90, clang:
+ * 66 90). A record whose bytes are not that layout is skipped (counted). libfxtrace's own
+ * object is never read (it is not built with the flag anyway).
+ *
+ * Layout of an enabled site (functions_int.h): fn - 9 `call stub` (E8 rel32), fn - 4 `jmp
+ * fn+2` (EB 04), fn `jmp fn-9` (EB F5). The stub is 14 bytes (`jmp *[rip]` and the entry
+ * trampoline's address) on a page mapped within +-2 GiB of the object (rel32's reach; mmap
+ * with address hints). The pre-entry bytes are written once, the first time a site is
+ * enabled, while its entry still holds its NOPs: no thread can be running them then, and they
+ * never change after. Switching a site is the 2 bytes at fn only. Two bytes, not 5, for
+ * gcc's sake: gcc emits single-byte NOPs, and a thread stopped between two of them (an
+ * interrupt) would resume inside a 5-byte call. Here a thread at fn + 1 runs the byte there,
+ * which is either the NOP or F5 (cmc: flags are dead at a function's entry), then fn + 2.
+ *
+ * Patching while threads run, as the kernel's text_poke_bp (arch/x86/kernel/alternative.c):
+ * the pages made RWX (X kept: other threads run there), int3 (CC) written at fn of every site
+ * to change, a core-serializing membarrier (every thread of the process serialized: none
+ * keeps a stale copy of the bytes), byte fn + 1, membarrier, byte fn, membarrier, the pages
+ * back to R-X. A thread that meets the int3 meanwhile takes SIGTRAP; the handler (installed
+ * before the first patch, chaining to the one before it for an int3 that is not at a site)
+ * moves it to fn + 2: that call is run as if the site were off. MEMBARRIER_CMD_PRIVATE_
+ * EXPEDITED_SYNC_CORE is registered once; a kernel without it (before 4.16) gets plain
+ * PRIVATE_EXPEDITED, which on x86-64 serializes too (the IPI returns to user space through
+ * IRET); a kernel with neither makes enabling a site fail with FXT_ENOSYS. Everything here
+ * runs on the control side under fxt_fn_lock, one batch at a time.
+ *
+ * Memory order. The sites array is published with a release store (sites_pub) that pairs
+ * with the SIGTRAP handler's acquire load; arrays are never freed (a handler may hold one).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <fxtrace/errors.h>
+
+#include "../base/grow.h"
+#include "functions_int.h"
+
+#if FXT_FN_PE_SUPPORTED
+
+#define PAGE 4096u
+#define STUB_SIZE 16u
+#define REACH ((intptr_t)1 << 31) /* rel32 */
+
+struct site {
+  uintptr_t fn;     /* the function's entry: the 2 bytes switched */
+  uint8_t orig[2];  /* its NOPs */
+};
+
+struct sites {
+  struct site *v; /* sorted by fn */
+  size_t n;
+  uint64_t adds, subs, skipped; /* dl_iterate_phdr's counters when collected */
+};
+
+static _Atomic(struct sites *) sites_pub;
+static struct sigaction old_trap;
+static int membarrier_cmd; /* 0 until registered */
+
+/* ---- SIGTRAP: a thread at an int3 being written ---------------------------------------- */
+
+static bool is_site(const struct sites *s, uintptr_t fn)
+{
+  size_t lo = 0, hi = s ? s->n : 0;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->v[mid].fn == fn)
+      return true;
+    if (s->v[mid].fn < fn)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return false;
+}
+
+static void on_trap(int sig, siginfo_t *info, void *ctx)
+{
+  ucontext_t *uc = ctx;
+  uintptr_t at = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1; /* int3 went past itself */
+  /* Acquire pairs with the release in collect: the array is whole. */
+  if (is_site(atomic_load_explicit(&sites_pub, memory_order_acquire), at)) {
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(at + 2); /* the site as its NOPs */
+    return;
+  }
+  if (old_trap.sa_flags & SA_SIGINFO) {
+    old_trap.sa_sigaction(sig, info, ctx);
+  } else if (old_trap.sa_handler == SIG_DFL) {
+    signal(SIGTRAP, SIG_DFL); /* delivered when the handler returns: the default action */
+    raise(SIGTRAP);
+  } else if (old_trap.sa_handler != SIG_IGN) {
+    old_trap.sa_handler(sig);
+  }
+}
+
+/* ---- the sites of the loaded objects ----------------------------------------------------- */
+
+struct collect {
+  struct site *v;
+  size_t n, cap;
+  uint64_t skipped;
+  const struct dl_phdr_info *info;
+  uintptr_t self; /* an address in libfxtrace: its object is never read */
+  bool exe, failed;
+};
+
+/* Whether [a, a + len) is inside an executable segment of the object. */
+static bool in_text(const struct dl_phdr_info *info, uintptr_t a, size_t len)
+{
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + p->p_vaddr;
+    if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && a >= lo && a - lo <= p->p_memsz &&
+        len <= p->p_memsz - (a - lo))
+      return true;
+  }
+  return false;
+}
+
+static bool all_nops(const uint8_t *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (b[i] != 0x90)
+      return false;
+  return true;
+}
+
+/* One record: fn - 9. Its 9 pre-entry bytes are NOPs or what an earlier enable wrote there
+ * (E8 rel32 EB 04 90 90); fn's 2 bytes NOPs or `jmp fn-9` (then the NOPs were gcc's, 90 90:
+ * the only form of a site this process enabled and a table rebuild finds enabled). */
+static void add_site(struct collect *c, uintptr_t rec)
+{
+  const uint8_t *p = (const uint8_t *)rec;
+  uintptr_t fn = rec + FXT_FN_PE_PRE;
+  static const uint8_t tail[] = {0xEB, 0x04, 0x90, 0x90};
+  if (!in_text(c->info, rec, FXT_FN_PE_NOPS) ||
+      !(all_nops(p, FXT_FN_PE_PRE) || (p[0] == 0xE8 && memcmp(p + 5, tail, 4) == 0))) {
+    c->skipped++;
+    return;
+  }
+  uint8_t orig[2];
+  if ((p[9] == 0x90 && p[10] == 0x90) || (p[9] == 0xEB && p[10] == 0xF5)) {
+    orig[0] = orig[1] = 0x90;
+  } else if (p[9] == 0x66 && p[10] == 0x90) {
+    orig[0] = 0x66;
+    orig[1] = 0x90;
+  } else {
+    c->skipped++;
+    return;
+  }
+  if (!fxt_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v), 1024)) {
+    c->failed = true;
+    return;
+  }
+  c->v[c->n].fn = fn;
+  memcpy(c->v[c->n].orig, orig, 2);
+  c->n++;
+}
+
+static int on_section(void *ctx, uint64_t addr, uint64_t size)
+{
+  struct collect *c = ctx;
+  const uintptr_t *rec = (const uintptr_t *)(c->info->dlpi_addr + addr);
+  for (uint64_t i = 0; i < size / sizeof(uintptr_t) && !c->failed; i++)
+    add_site(c, rec[i]);
+  return 0;
+}
+
+static int object_sites(struct dl_phdr_info *info, size_t sz, void *ctx)
+{
+  (void)sz;
+  struct collect *c = ctx;
+  bool exe = c->exe;
+  c->exe = false;
+  const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
+  if (!path || path[0] != '/')
+    return 0; /* the vDSO */
+  for (int i = 0; i < info->dlpi_phnum; i++) /* libfxtrace.so itself */
+    if (info->dlpi_phdr[i].p_type == PT_LOAD && !exe &&
+        c->self - info->dlpi_addr - info->dlpi_phdr[i].p_vaddr <
+            info->dlpi_phdr[i].p_memsz)
+      return 0;
+  size_t size;
+  void *map = fxt_fn_map_file(path, &size);
+  if (!map)
+    return 0;
+  c->info = info;
+  fxt_fn_elf_sections(map, size, "__patchable_function_entries", on_section, c);
+  munmap(map, size);
+  return c->failed;
+}
+
+static int by_fn(const void *x, const void *y)
+{
+  const struct site *a = x, *b = y;
+  return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+/* The current sites, collected again when objects were loaded or unloaded since. */
+static struct sites *sites_update(void)
+{
+  struct sites *old = atomic_load_explicit(&sites_pub, memory_order_relaxed);
+  uint64_t counts[2];
+  fxt_fn_dl_counts(counts);
+  if (old && old->adds == counts[0] && old->subs == counts[1])
+    return old;
+  struct collect c = {.exe = true, .self = (uintptr_t)fxt_fn_pe_entry_tramp};
+  dl_iterate_phdr(object_sites, &c);
+  struct sites *s = calloc(1, sizeof(*s));
+  if (c.failed || !s) {
+    free(c.v);
+    free(s);
+    return NULL;
+  }
+  qsort(c.v, c.n, sizeof(*c.v), by_fn);
+  s->v = c.v;
+  s->n = c.n;
+  s->skipped = c.skipped;
+  s->adds = counts[0];
+  s->subs = counts[1];
+  /* Release pairs with the acquire in on_trap. The old array stays allocated. */
+  atomic_store_explicit(&sites_pub, s, memory_order_release);
+  return s;
+}
+
+/* ---- stubs near the objects --------------------------------------------------------------- */
+
+static uintptr_t stubs[64]; /* pages of stubs, each holding one stub at its start */
+static size_t nstubs;
+
+static bool reaches(uintptr_t from_lo, uintptr_t from_hi, uintptr_t to)
+{
+  return (intptr_t)(to - from_lo) > -REACH + (intptr_t)PAGE &&
+         (intptr_t)(to - from_lo) < REACH - (intptr_t)PAGE &&
+         (intptr_t)(to - from_hi) > -REACH + (intptr_t)PAGE &&
+         (intptr_t)(to - from_hi) < REACH - (intptr_t)PAGE;
+}
+
+static uintptr_t new_stub(uintptr_t hint)
+{
+  void *p = mmap((void *)hint, PAGE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED)
+    return 0;
+  uint8_t *b = p;
+  static const uint8_t jmp[] = {0xFF, 0x25, 0, 0, 0, 0}; /* jmp *0(%rip) */
+  uintptr_t target = (uintptr_t)fxt_fn_pe_entry_tramp;
+  memcpy(b, jmp, sizeof jmp);
+  memcpy(b + sizeof jmp, &target, sizeof target);
+  if (mprotect(p, PAGE, PROT_READ | PROT_EXEC) != 0) {
+    munmap(p, PAGE);
+    return 0;
+  }
+  return (uintptr_t)p;
+}
+
+/* A stub every site of [lo, hi] reaches with a rel32 call, or 0. */
+static uintptr_t stub_for(uintptr_t lo, uintptr_t hi)
+{
+  for (size_t i = 0; i < nstubs; i++)
+    if (reaches(lo, hi, stubs[i]))
+      return stubs[i];
+  if (nstubs == sizeof stubs / sizeof stubs[0])
+    return 0;
+  for (uintptr_t d = 1u << 20; d < (uintptr_t)1 << 30; d *= 2) {
+    uintptr_t cand[2] = {(lo - d) & ~(uintptr_t)(PAGE - 1), (hi + d) & ~(uintptr_t)(PAGE - 1)};
+    for (int k = 0; k < 2; k++) {
+      if (!reaches(lo, hi, cand[k]))
+        continue;
+      uintptr_t s = new_stub(cand[k]);
+      if (s && reaches(lo, hi, s))
+        return stubs[nstubs++] = s;
+      if (s)
+        munmap((void *)s, PAGE);
+    }
+  }
+  return 0;
+}
+
+/* ---- patching ------------------------------------------------------------------------------ */
+
+static long membarrier(int cmd)
+{
+  return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+/* Registers the core-serializing membarrier (once), installs the SIGTRAP handler. */
+static int setup(void)
+{
+  if (membarrier_cmd)
+    return 0;
+  long q = membarrier(MEMBARRIER_CMD_QUERY);
+  if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) &&
+      membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0)
+    membarrier_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE;
+  else if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+           membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+    membarrier_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+  else
+    return FXT_ENOSYS;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_trap;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTRAP, &sa, &old_trap);
+  return 0;
+}
+
+/* A refusal (EPERM: not registered - a child after fork, whose mm may not carry the
+ * registration) registers again and retries; the registration cannot fail where it worked. */
+static void sync_cores(void)
+{
+  if (membarrier(membarrier_cmd) == 0)
+    return;
+  membarrier(membarrier_cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE
+                 ? MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE
+                 : MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
+  membarrier(membarrier_cmd);
+}
+
+/* The pages of [a, a + len) to prot; false when the kernel refuses. */
+static bool protect(uintptr_t a, size_t len, int prot)
+{
+  uintptr_t lo = a & ~(uintptr_t)(PAGE - 1);
+  return mprotect((void *)lo, a + len - lo, prot) == 0;
+}
+
+/* Whether the site's entry holds the jump now. */
+static bool enabled(const struct site *s)
+{
+  return ((const uint8_t *)s->fn)[0] == 0xEB;
+}
+
+/* Whether a site of function sym is enabled (sym NULL: a function the table does not know). */
+static bool wanted(const struct fxt_fn_sym *sym, uint32_t mode)
+{
+  if (mode == FXT_FN_NOP)
+    return false;
+  bool has_filter = atomic_load_explicit(&fxt_fn_set.has_filter, memory_order_relaxed);
+  if (!sym)
+    return !has_filter;
+  uint32_t fl = atomic_load_explicit(&sym->flags, memory_order_relaxed);
+  if (fl & (FXT_FN_F_GRAPH | FXT_FN_F_GRAPH_NOTRACE))
+    return true; /* function_graph needs to see them whatever the filter */
+  return !(fl & FXT_FN_F_NOTRACE) && (!has_filter || (fl & FXT_FN_F_FILTER));
+}
+
+int fxt_fn_pe_sync(uint32_t mode)
+{
+  struct sites *s = sites_update();
+  if (!s)
+    return FXT_ENOMEM;
+  struct fxt_fn_table *tab = fxt_fn_table_current();
+  size_t *chg = NULL, n = 0, cap = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    struct site *t = &s->v[i];
+    bool want = wanted(tab ? fxt_fn_sym_entry(tab, t->fn) : NULL, mode);
+    if (want == enabled(t))
+      continue;
+    if (!fxt_grow((void **)&chg, &cap, n + 1, sizeof(*chg), 256)) {
+      free(chg);
+      return FXT_ENOMEM;
+    }
+    chg[n++] = i;
+  }
+  if (n == 0)
+    return 0;
+  int rc = setup();
+  /* Pages writable; on a refusal those done go back and nothing is written. */
+  size_t made = 0;
+  for (; rc == 0 && made < n; made++) {
+    uintptr_t rec = s->v[chg[made]].fn - FXT_FN_PE_PRE;
+    if (!protect(rec, FXT_FN_PE_NOPS, PROT_READ | PROT_WRITE | PROT_EXEC))
+      rc = FXT_EPERM;
+  }
+  /* The pre-entry call of sites enabled for the first time (no thread runs those bytes). */
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    struct site *t = &s->v[chg[i]];
+    uint8_t *p = (uint8_t *)(t->fn - FXT_FN_PE_PRE);
+    if (enabled(t) || p[0] == 0xE8)
+      continue;
+    uintptr_t stub = stub_for(t->fn, t->fn);
+    if (!stub) {
+      rc = FXT_ENOMEM;
+      break;
+    }
+    int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(t->fn - FXT_FN_PE_PRE + 5));
+    uint8_t code[9] = {0xE8, 0, 0, 0, 0, 0xEB, 0x04, 0x90, 0x90};
+    memcpy(code + 1, &rel, 4);
+    memcpy(p, code, sizeof code);
+  }
+  if (rc == 0) {
+    /* int3, the tails, the heads: a membarrier after each step of the whole batch. */
+    for (size_t i = 0; i < n; i++)
+      *(volatile uint8_t *)s->v[chg[i]].fn = 0xCC;
+    sync_cores();
+    for (size_t i = 0; i < n; i++) {
+      struct site *t = &s->v[chg[i]];
+      bool on = wanted(tab ? fxt_fn_sym_entry(tab, t->fn) : NULL, mode);
+      ((volatile uint8_t *)t->fn)[1] = on ? 0xF5 : t->orig[1];
+    }
+    sync_cores();
+    for (size_t i = 0; i < n; i++) {
+      struct site *t = &s->v[chg[i]];
+      bool on = ((volatile uint8_t *)t->fn)[1] == 0xF5;
+      ((volatile uint8_t *)t->fn)[0] = on ? 0xEB : t->orig[0];
+    }
+    sync_cores();
+  }
+  for (size_t i = 0; i < made; i++)
+    protect(s->v[chg[i]].fn - FXT_FN_PE_PRE, FXT_FN_PE_NOPS, PROT_READ | PROT_EXEC);
+  free(chg);
+  return rc;
+}
+
+void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
+{
+  struct sites *s = atomic_load_explicit(&sites_pub, memory_order_acquire);
+  memset(st, 0, sizeof(*st));
+  for (size_t i = 0; s && i < s->n; i++)
+    st->enabled += enabled(&s->v[i]);
+  st->sites = s ? s->n : 0;
+  st->skipped = s ? s->skipped : 0;
+}
+
+#else /* not x86-64 Linux: no engine, nothing to patch */
+
+int fxt_fn_pe_sync(uint32_t mode)
+{
+  (void)mode;
+  return 0;
+}
+
+void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
+{
+  memset(st, 0, sizeof(*st));
+}
+
+#endif
