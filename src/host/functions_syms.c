@@ -129,24 +129,21 @@ int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void 
 int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
                         fxt_fn_elf_section_fn fn, void *ctx)
 {
-  const unsigned char *m = image;
-  ElfW(Ehdr) eh;
-  ElfW(Shdr) sh, str;
-  if (!read_at(m, size, 0, &eh, sizeof eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
-      eh.e_shoff > size || (size - eh.e_shoff) / sizeof(ElfW(Shdr)) < eh.e_shnum)
+  struct fxt_elf e; /* src/base/elf.h: every header copied out, checked against the image */
+  const char *why;
+  if (fxt_elf_open(&e, image, size, &why) != 0)
     return FXT_EINVAL;
-  if (eh.e_shnum == 0)
+  if (e.eh.e_shnum == 0)
     return 0;
-  if (eh.e_shstrndx >= eh.e_shnum ||
-      !read_at(m, size, eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof str, &str, sizeof str) ||
-      str.sh_offset > size || str.sh_size > size - str.sh_offset)
+  const unsigned char *m = image;
+  Elf64_Shdr sh, str;
+  if (!fxt_elf_shdr(&e, e.eh.e_shstrndx, &str) || str.sh_type == SHT_NOBITS ||
+      !fxt_elf_in_image(&e, &str))
     return FXT_EINVAL;
   size_t len = strlen(name);
-  for (uint32_t i = 0; i < eh.e_shnum; i++) {
-    read_at(m, size, eh.e_shoff + (uint64_t)i * sizeof sh, &sh, sizeof sh);
-    if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS || sh.sh_name >= str.sh_size ||
-        str.sh_size - sh.sh_name < len + 1 ||
+  for (uint32_t i = 0; i < e.eh.e_shnum; i++) {
+    if (!fxt_elf_shdr(&e, i, &sh) || !(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS ||
+        sh.sh_name >= str.sh_size || str.sh_size - sh.sh_name < len + 1 ||
         memcmp(m + str.sh_offset + sh.sh_name, name, len + 1) != 0)
       continue;
     int rc = fn(ctx, sh.sh_addr, sh.sh_size);
