@@ -228,7 +228,8 @@ static struct sites *sites_update(void)
     free(s);
     return NULL;
   }
-  qsort(c.v, c.n, sizeof(*c.v), by_fn);
+  if (c.n > 1) /* (c.v is NULL when no object has a site) */
+    qsort(c.v, c.n, sizeof(*c.v), by_fn);
   s->v = c.v;
   s->n = c.n;
   s->skipped = c.skipped;

@@ -33,7 +33,8 @@ __attribute__((noinline)) int catcher(void)
 int main(int argc, char **argv)
 {
   ns::K k;
-  std::printf("%d %g\n", k.f(argc > 1 ? (int)std::strtol(argv[1], nullptr, 10) : 3), twice(1.5));
+  volatile double x = 1.5; // not a constant: clang would fold twice(1.5) and drop the call
+  std::printf("%d %g\n", k.f(argc > 1 ? (int)std::strtol(argv[1], nullptr, 10) : 3), twice((double)x));
   std::printf("caught %d\n", catcher());
   return 0;
 }
