@@ -50,6 +50,9 @@ struct fxt_fn_table {
   char **objs;    /* short names of the objects ("" for the executable) */
   uint32_t nobjs;
   uint64_t adds, subs; /* dl_iterate_phdr's counters when it was built */
+  struct fxt_fn_table *prev; /* the table this one replaced: a hook may still read it, so it
+                              * is never freed (one per change of the loaded objects seen by
+                              * a control write), and stays reachable */
 };
 
 /* Calls fn(ctx, name, value, size, global) for each function symbol defined in the ELF

@@ -67,6 +67,8 @@ struct sites {
   struct site *v; /* sorted by fn */
   size_t n;
   uint64_t adds, subs, skipped; /* dl_iterate_phdr's counters when collected */
+  struct sites *prev; /* the sites this replaced: the trap handler may still read them, so
+                       * never freed (one per change of the loaded objects), kept reachable */
 };
 
 static _Atomic(struct sites *) sites_pub;
@@ -235,6 +237,7 @@ static struct sites *sites_update(void)
   s->skipped = c.skipped;
   s->adds = counts[0];
   s->subs = counts[1];
+  s->prev = old;
   /* Release pairs with the acquire in on_trap. The old array stays allocated. */
   atomic_store_explicit(&sites_pub, s, memory_order_release);
   return s;

@@ -317,6 +317,7 @@ struct fxt_fn_table *fxt_fn_table_update(void)
     t->hash[h] = i + 1;
   }
   keep_flags(old, t);
+  t->prev = old;
   /* Release pairs with the acquire in fxt_fn_table_current. */
   atomic_store_explicit(&table, t, memory_order_release);
   return t;
