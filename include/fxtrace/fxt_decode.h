@@ -2,6 +2,8 @@
  * fxtrace/fxt.h includes it; it may also be included alone).
  *
  * Freestanding, as the rest of the codec (src/core/fxt_decode.c, fxt_decode_fields.c).
+ * In libfxtrace.a only (fxtrace::fxtrace_static): libfxtrace.so, which traced processes map,
+ * does not export a reader (src/fxtrace.map).
  */
 #ifndef FXTRACE_FXT_DECODE_H
 #define FXTRACE_FXT_DECODE_H
