@@ -1,0 +1,108 @@
+#!/bin/sh
+# Calls and includes point down only (docs/architecture.md, "Layers"): the core (src/core)
+# uses nothing above it, the base (src/base) only the core, the tracer (src/host) and the
+# formats library (src/formats) the base and the core but not each other, the command (tools)
+# the formats library, the base and the tracer's public API; the public headers (include)
+# include only each other.
+#   Includes: every `#include "..."` of src, tools and include, resolved as the compiler does
+#   (the including file's directory, then include/, then src/ for the command), and its layer
+#   compared with the includer's. An include that resolves nowhere fails too.
+#   Calls: the objects of each layer (colon-separated lists) reference no symbol an object of
+#   a layer above or beside it defines, but the command the tracer's exported API (the core's
+#   and the host's functions with default visibility, FXT_API) and the core the embedder's
+#   hook fxt_platform_ticks, which the tracer defines (as freestanding.sh allows it).
+# Usage: layers.sh SRC_DIR CORE_OBJS BASE_OBJS HOST_OBJS FORMATS_OBJS TOOL_OBJS
+set -eu
+src=$1
+status=0
+
+layer() { # a path relative to SRC_DIR -> its layer
+  case $1 in
+    include/*) echo public ;;
+    src/core/*) echo core ;;
+    src/base/*) echo base ;;
+    src/host/*) echo host ;;
+    src/formats/*) echo formats ;;
+    tools/*) echo tools ;;
+    *) echo other ;;
+  esac
+}
+allowed() { # layer of the includer or caller, layer of what it uses -> 0 when it may
+  case "$1:$2" in
+    public:public) return 0 ;;
+    core:core | core:public) return 0 ;;
+    base:base | base:core | base:public) return 0 ;;
+    host:host | host:base | host:core | host:public) return 0 ;;
+    formats:formats | formats:base | formats:core | formats:public) return 0 ;;
+    tools:tools | tools:formats | tools:base | tools:public) return 0 ;;
+  esac
+  return 1
+}
+
+cd "$src"
+files=0
+for f in $(find src tools include -name '*.[ch]' | sort); do
+  files=$((files + 1))
+  from=$(layer "$f")
+  dir=$(dirname "$f")
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+    target=
+    for cand in "$dir/$inc" "include/$inc" "src/$inc"; do
+      if [ -f "$cand" ]; then
+        target=$(realpath -m --relative-to=. "$cand")
+        break
+      fi
+    done
+    if [ "$cand" = "src/$inc" ] && [ "$from" != tools ]; then
+      target= # only the command has src/ on its include path
+    fi
+    if [ -z "$target" ]; then
+      echo "FAIL: $f includes \"$inc\", which resolves to no file"
+      status=1
+    elif ! allowed "$from" "$(layer "$target")"; then
+      echo "FAIL: $f ($from) includes $target ($(layer "$target"))"
+      status=1
+    fi
+  done
+done
+[ "$files" -gt 100 ] || { echo "FAIL: only $files files found under $src"; exit 1; }
+
+# Calls, by the symbols the objects define and reference.
+nm=$(command -v nm)
+shift
+objs() { echo "$1" | tr ':' ' '; }
+defined() { "$nm" --defined-only $(objs "$1") | awk 'NF == 3 && $2 ~ /[TDBRVWtdbr]/ {print $3}' | sort -u; }
+undefined() { "$nm" -u $(objs "$1") | awk 'NF && $NF !~ /:$/ {print $NF}' | sort -u; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+i=0
+for l in core base host formats tools; do
+  i=$((i + 1))
+  eval "o=\${$i}"
+  [ -n "$o" ] || { echo "FAIL: no objects for $l"; exit 1; }
+  defined "$o" >"$tmp/$l.def"
+  undefined "$o" >"$tmp/$l.undef"
+done
+# The tracer's API: what the core's and its objects define with default visibility (FXT_API).
+for o in $(objs "$1") $(objs "$3"); do
+  readelf -sW "$o" | awk '$5 == "GLOBAL" && $6 == "DEFAULT" && $7 != "UND" {print $8}'
+done | sort -u >"$tmp/api"
+for from in core base host formats tools; do
+  for to in core base host formats tools; do
+    allowed "$from" "$to" && continue
+    comm -12 "$tmp/$from.undef" "$tmp/$to.def" >"$tmp/bad"
+    if [ "$from" = core ]; then # the embedder's time source (fxtrace/writer.h), the tracer's
+      grep -vx fxt_platform_ticks "$tmp/bad" >"$tmp/bad2" || true
+      mv "$tmp/bad2" "$tmp/bad"
+    fi
+    if [ "$from" = tools ] && { [ "$to" = host ] || [ "$to" = core ]; }; then
+      comm -23 "$tmp/bad" "$tmp/api" >"$tmp/bad2" && mv "$tmp/bad2" "$tmp/bad"
+    fi
+    if [ -s "$tmp/bad" ]; then
+      echo "FAIL: $from calls into $to:" $(cat "$tmp/bad")
+      status=1
+    fi
+  done
+done
+echo "checked the includes of $files files and the calls between the layers' objects"
+exit $status
