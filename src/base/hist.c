@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "hist.h"
+#include "grow.h"
 
 #include <fxtrace/errors.h>
 #include <inttypes.h>
@@ -253,11 +254,8 @@ struct fxt_hmap *fxt_hmap_new(const struct fxt_hist_spec *spec) {
 }
 
 void fxt_hmap_free(struct fxt_hmap *m) {
-  if (m == NULL)
-    return;
-  free(m->slots);
-  free(m->e);
-  free(m);
+  if (m != NULL)
+    FXT_FREE_ALL(m->slots, m->e, m);
 }
 
 static uint64_t hash_bytes(const unsigned char *p, size_t n) {

@@ -164,15 +164,10 @@ void fxt_sel_free(struct fxt_sel *s) {
     struct crit *c = &s->c[i];
     for (size_t k = 0; c->progs != NULL && k < c->cap; k++)
       free(c->progs[k]);
-    free(c->progs);
-    free(c->by_kind);
-    free(c->text);
-    free(c->r);
+    FXT_FREE_ALL(c->progs, c->by_kind, c->text, c->r);
   }
-  free(s->c);
-  free(s->by_thread);
   fxt_sel_kinds_free(s->kinds);
-  free(s);
+  FXT_FREE_ALL(s->c, s->by_thread, s);
 }
 
 bool fxt_sel_any(const struct fxt_sel *s) { return s->n > 0; }

@@ -126,14 +126,8 @@ void fxt_td_ev_table_init(struct fxt_td_ev_table *t) {
 }
 
 static void variant_free(struct fxt_td_ev_variant *v) {
-  if (v == NULL)
-    return;
-  free(v->sys_name);
-  free(v->ev_name);
-  free(v->fmt);
-  free(v->fields);
-  free(v->print);
-  free(v);
+  if (v != NULL)
+    FXT_FREE_ALL(v->sys_name, v->ev_name, v->fmt, v->fields, v->print, v);
 }
 
 void fxt_td_ev_table_free(struct fxt_td_ev_table *t) {
