@@ -150,24 +150,29 @@ static inline void expect(struct dat *d, const void *bytes, size_t n) {
   assert_memory_equal(rd_bytes(d, n), bytes, n);
 }
 
+/* A section of the head: its name and a 0, the text's size (8 bytes), the text. */
+static inline void expect_section(struct dat *d, const char *name, const char *text) {
+  expect(d, name, strlen(name) + 1);
+  assert_int_equal(rd(d, 8), strlen(text));
+  expect(d, text, strlen(text));
+}
+
 static inline void walk(struct dat *d, const struct fxt_tbuf *out) {
   memset(d, 0, sizeof *d);
   d->p = (const unsigned char *)out->data;
   d->len = out->len;
   expect(d, "\x17\x08\x44tracing6\0\0\x08", 14); /* magic, "6\0", little-endian, long 8 */
   assert_int_equal(rd(d, 4), 4096);                /* page size */
-  expect(d, "header_page\0", 12);
-  assert_int_equal(rd(d, 8), 205);
-  expect(d, "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-            "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-            "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-            "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n", 205);
-  expect(d, "header_event\0", 13);
-  assert_int_equal(rd(d, 8), 205);
-  expect(d, "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
-            "\tarray       :   32 bits\n\n\tpadding     : type == 29\n"
-            "\ttime_extend : type == 30\n\ttime_stamp : type == 31\n"
-            "\tdata max type_len  == 28\n", 205);
+  expect_section(d, "header_page", /* 205 bytes */
+                 "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+                 "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+                 "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+                 "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n");
+  expect_section(d, "header_event", /* 205 bytes */
+                 "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
+                 "\tarray       :   32 bits\n\n\tpadding     : type == 29\n"
+                 "\ttime_extend : type == 30\n\ttime_stamp : type == 31\n"
+                 "\tdata max type_len  == 28\n");
   assert_int_equal(rd(d, 4), 0); /* ftrace formats */
   d->nsystems = (uint32_t)rd(d, 4);
   for (uint32_t s = 0; s < d->nsystems; s++) {
