@@ -16,16 +16,33 @@ set -eu
 src=$1
 status=0
 
-layer() { # a path relative to SRC_DIR -> its layer
+# (Functions set variables rather than print: no subshell per include.)
+layer_of() { # a path relative to SRC_DIR -> $layer
   case $1 in
-    include/*) echo public ;;
-    src/core/*) echo core ;;
-    src/base/*) echo base ;;
-    src/host/*) echo host ;;
-    src/formats/*) echo formats ;;
-    tools/*) echo tools ;;
-    *) echo other ;;
+    include/*) layer=public ;;
+    src/core/*) layer=core ;;
+    src/base/*) layer=base ;;
+    src/host/*) layer=host ;;
+    src/formats/*) layer=formats ;;
+    tools/*) layer=tools ;;
+    *) layer=other ;;
   esac
+}
+normalize() { # a relative path with . and .. in it -> $path without them
+  path=
+  set -f
+  old_ifs=$IFS
+  IFS=/
+  for c in $1; do
+    case $c in
+      '' | .) ;;
+      ..) path=${path%/*} ;;
+      *) path=$path/$c ;;
+    esac
+  done
+  IFS=$old_ifs
+  set +f
+  path=${path#/}
 }
 allowed() { # layer of the includer or caller, layer of what it uses -> 0 when it may
   case "$1:$2" in
@@ -43,24 +60,25 @@ cd "$src"
 files=0
 for f in $(find src tools include -name '*.[ch]' | sort); do
   files=$((files + 1))
-  from=$(layer "$f")
-  dir=$(dirname "$f")
+  layer_of "$f"
+  from=$layer
+  dir=${f%/*}
   for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
     target=
     for cand in "$dir/$inc" "include/$inc" "src/$inc"; do
-      if [ -f "$cand" ]; then
-        target=$(realpath -m --relative-to=. "$cand")
+      # only the command has src/ on its include path
+      if [ -f "$cand" ] && { [ "$cand" != "src/$inc" ] || [ "$from" = tools ]; }; then
+        normalize "$cand"
+        target=$path
         break
       fi
     done
-    if [ "$cand" = "src/$inc" ] && [ "$from" != tools ]; then
-      target= # only the command has src/ on its include path
-    fi
+    layer_of "$target"
     if [ -z "$target" ]; then
       echo "FAIL: $f includes \"$inc\", which resolves to no file"
       status=1
-    elif ! allowed "$from" "$(layer "$target")"; then
-      echo "FAIL: $f ($from) includes $target ($(layer "$target"))"
+    elif ! allowed "$from" "$layer"; then
+      echo "FAIL: $f ($from) includes $target ($layer)"
       status=1
     fi
   done
