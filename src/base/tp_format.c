@@ -103,11 +103,16 @@ static void adhoc_print_fmt(struct fxt_tbuf *b, const struct fxt_tracepoint *tp,
  * its arguments. */
 void fxt_tp_format(struct fxt_tbuf *b, const struct fxt_tracepoint *tp, uint32_t id)
 {
+  struct fxt_field tf[FXT_TP_FIELDS_MAX];
+  fxt_tp_format_fields(b, tp, id, tf, fxt_tracepoint_fields(tp, tf));
+}
+
+void fxt_tp_format_fields(struct fxt_tbuf *b, const struct fxt_tracepoint *tp, uint32_t id,
+                          const struct fxt_field *tf, uint32_t nf)
+{
   char line[1024];
   int n;
   struct fxt_ff_field fields[FXT_TP_FIELDS_MAX];
-  struct fxt_field tf[FXT_TP_FIELDS_MAX];
-  uint32_t nf = fxt_tracepoint_fields(tp, tf);
   for (uint32_t i = 0; i < nf; i++)
     fields[i] = (struct fxt_ff_field){tf[i].name, strlen(tf[i].name), (uint8_t)tf[i].type,
                                       tf[i].bound};

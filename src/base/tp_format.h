@@ -38,5 +38,9 @@ uint32_t fxt_tracepoint_fields(const struct fxt_tracepoint *tp, struct fxt_field
  * kernel's layout (spec ftrace-text.md 3), common fields, the fields of
  * fxt_tracepoint_fields, then the print format with its arguments. */
 void fxt_tp_format(struct fxt_tbuf *b, const struct fxt_tracepoint *tp, uint32_t id);
+/* The same with the fields tf[0..nf) (the live tree: those of every site of an ad-hoc event,
+ * src/host/registry.h), its head first as fxt_tracepoint_fields gives it. */
+void fxt_tp_format_fields(struct fxt_tbuf *b, const struct fxt_tracepoint *tp, uint32_t id,
+                          const struct fxt_field *tf, uint32_t nf);
 
 #endif /* FXTRACE_BASE_TP_FORMAT_H */

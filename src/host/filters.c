@@ -366,7 +366,7 @@ int fxt_filters_write_event(const char *sys, const char *ev, const char *text, s
   if (!f.tp)
     return FXT_ENOENT;
   struct fxt_field fields[FXT_TP_FIELDS_MAX];
-  struct fxt_filter_event fe = {fields, fxt_tracepoint_fields(f.tp, fields), live_ncpus()};
+  struct fxt_filter_event fe = {fields, fxt_registry_event_fields(f.tp, fields), live_ncpus()};
   size_t size = FXT_FILTER_PROG_MAX(len);
   void *prog = aligned_alloc(FXT_FILTER_ALIGN, (size + FXT_FILTER_ALIGN - 1) & ~(size_t)7);
   if (!prog)
@@ -418,7 +418,7 @@ int fxt_filters_write_system(const char *sys, const char *text, size_t len)
   int rc = evs && slots && fields ? 0 : FXT_ENOMEM;
   for (uint32_t i = 0; rc == 0 && i < se.n; i++) {
     struct fxt_tracepoint *tp = se.tps[i];
-    evs[i] = (struct fxt_filter_event){fields[i], fxt_tracepoint_fields(tp, fields[i]),
+    evs[i] = (struct fxt_filter_event){fields[i], fxt_registry_event_fields(tp, fields[i]),
                                        live_ncpus()};
     slots[i].event = &evs[i];
     slots[i].prog_size = size;

@@ -344,6 +344,37 @@ int fxt_glob_match(const char *glob, const char *text)
   return fnmatch(glob, text, 0) == 0;
 }
 
+struct event_fields {
+  const struct fxt_tracepoint *tp;
+  struct fxt_field *out;
+  uint32_t n;
+};
+
+static int event_fields_fn(void *ctx, struct fxt_tracepoint *tp)
+{
+  struct event_fields *e = ctx;
+  if (tp == e->tp || tp->id != e->tp->id)
+    return 0;
+  struct fxt_field f[FXT_TP_FIELDS_MAX];
+  uint32_t n = fxt_tracepoint_fields(tp, f);
+  for (uint32_t i = 0; i < n && e->n < FXT_TP_FIELDS_MAX; i++) {
+    uint32_t j = 0;
+    while (j < e->n && strcmp(e->out[j].name, f[i].name) != 0)
+      j++;
+    if (j == e->n)
+      e->out[e->n++] = f[i];
+  }
+  return 0;
+}
+
+uint32_t fxt_registry_event_fields(const struct fxt_tracepoint *tp, struct fxt_field *out)
+{
+  struct event_fields e = {tp, out, fxt_tracepoint_fields(tp, out)};
+  if (tp->kind != FXT_TP_TYPED && tp->id != 0)
+    fxt_tracepoint_foreach(event_fields_fn, &e);
+  return e.n;
+}
+
 size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *p, size_t cap)
 {
   char fmt[2048];
