@@ -168,18 +168,24 @@ static void instant_filter(void **state)
   assert_int_equal(fxt_session_stop(), 0);
 }
 
-/* Two sites of one event with other arguments, in another order: each read by name. */
+/* Three sites of one event: with other arguments, in another order, with none. */
+static void fire_mix(void)
+{
+  for (uint32_t i = 0; i < 20; i++) {
+    FXT_INSTANT("tfb", "mix", FXT_U32("a", i), FXT_U32("b", i % 10));
+    FXT_INSTANT("tfb", "mix", FXT_U32("b", i % 8), FXT_STR("a", "x"));
+    FXT_INSTANT("tfb", "mix");
+  }
+}
+
+/* Sites of one event that differ: each read by name. */
 static void sites_differ(void **state)
 {
   (void)state;
   start_live();
   echo("events/tfb/mix/filter", "b == 7", 0);
   echo("trace", "", 0);
-  for (uint32_t i = 0; i < 20; i++) {
-    FXT_INSTANT("tfb", "mix", FXT_U32("a", i), FXT_U32("b", i % 10));
-    FXT_INSTANT("tfb", "mix", FXT_U32("b", i % 8), FXT_STR("a", "x"));
-    FXT_INSTANT("tfb", "mix");
-  }
+  fire_mix();
   assert_int_equal(fxt_session_flush(), 0);
   const char *t = cat("trace");
   /* b == 7: i = 7 and 17 at the first site, 7 and 15 at the second; none at the third. */
@@ -192,11 +198,7 @@ static void sites_differ(void **state)
   assert_int_equal(own_fields(cat("events/tfb/mix/format"), f, 16), 2);
   echo("events/tfb/mix/filter", "b == 0", 0);
   echo("trace", "", 0);
-  for (uint32_t i = 0; i < 20; i++) {
-    FXT_INSTANT("tfb", "mix", FXT_U32("a", i), FXT_U32("b", i % 10));
-    FXT_INSTANT("tfb", "mix", FXT_U32("b", i % 8), FXT_STR("a", "x"));
-    FXT_INSTANT("tfb", "mix");
-  }
+  fire_mix();
   assert_int_equal(fxt_session_flush(), 0);
   t = cat("trace");
   assert_int_equal(count(t, " mix: "), 2 + 3 + 20);
