@@ -36,17 +36,18 @@ static uint64_t ticks_ns(uint64_t d)
 
 /* Whether the event passes tp's filter, on the fields fxt_tracepoint_fields gives it: its
  * head - a duration's dur_ns (complete: end - start; 0 for a begin or an end), a counter's,
- * async's or flow's id - then its arguments av[0..n). */
-static bool adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype,
-                       uint64_t trailer, uint64_t now, uint32_t cpu, const struct fxt_argv *av,
-                       uint32_t n)
+ * async's or flow's id - then its arguments av[0..n). Out of line: fxt_emit_adhoc's body
+ * stays the instructions it was without a filter. */
+__attribute__((noinline, cold)) static bool
+adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype, uint64_t trailer,
+           uint64_t now, uint32_t cpu, const struct fxt_argv *av, uint32_t n)
 {
   uint64_t head = 0;
   if (tp->kind == FXT_TP_DURATION && etype == FXT_EVENT_DURATION_COMPLETE)
     head = now > trailer ? ticks_ns(now - trailer) : 0;
   else if (tp->kind == FXT_TP_COUNTER || tp->kind == FXT_TP_ASYNC || tp->kind == FXT_TP_FLOW)
     head = trailer;
-  return fxt_filter_pass_adhoc(tp, t, head, av, n, cpu);
+  return fxt_filter_pass_adhoc(tp, t, head, av, n < FXT_MAX_FIELDS ? n : FXT_MAX_FIELDS, cpu);
 }
 
 static bool has_trailer(uint32_t etype)
@@ -62,8 +63,6 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
     return;
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu), ts = now;
-  if (n > FXT_MAX_FIELDS)
-    n = FXT_MAX_FIELDS;
   /* Ad-hoc events' filters see the common fields, dur_ns or id, and the arguments
    * (src/base/tp_format.h, fxt_tracepoint_fields). */
   if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_acquire) != NULL) &&
@@ -75,6 +74,8 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
     ts = trailer;
     trailer = now;
   }
+  if (n > FXT_MAX_FIELDS)
+    n = FXT_MAX_FIELDS;
   uint64_t ah[FXT_MAX_FIELDS], wide = 0;
   uint32_t len[FXT_MAX_FIELDS];
   uint32_t words = 2 + fxt_emit_thread_words(t) + has_trailer(etype);
