@@ -36,7 +36,11 @@
  *
  *   Arguments: FXT_I32, FXT_U32, FXT_I64, FXT_U64, FXT_F64, FXT_BOOL, FXT_PTR, FXT_STR (name,
  *   value), or FXT_ARG(name, value) which picks the type from the value. Names and the system
- *   and event strings must be string literals. 0..15 arguments.
+ *   and event strings must be string literals. 0..15 arguments. The argument macros are only
+ *   for the event macros' argument lists. Each site keeps a static table of its arguments'
+ *   names and types (FXT_ARG's: the type of the value's C type), so they are fields of the
+ *   event's live `format` and filter from the program's start (README, "Tracing a program");
+ *   the fire site's instructions are the same as without it.
  *
  * Every event is off until a session enables it (fxtrace/session.h). Off, a fire site costs
  * one relaxed load and one predictable branch. Build with -DFXT_DISABLE to compile every macro
