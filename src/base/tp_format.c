@@ -74,6 +74,21 @@ uint32_t fxt_tracepoint_fields(const struct fxt_tracepoint *tp, struct fxt_field
   return n;
 }
 
+uint32_t fxt_tracepoint_fields_merge(const struct fxt_tracepoint *tp, struct fxt_field *out,
+                                     uint32_t n)
+{
+  struct fxt_field f[FXT_TP_FIELDS_MAX];
+  uint32_t nf = fxt_tracepoint_fields(tp, f);
+  for (uint32_t i = 0; i < nf && n < FXT_TP_FIELDS_MAX; i++) {
+    uint32_t j = 0;
+    while (j < n && strcmp(out[j].name, f[i].name) != 0)
+      j++;
+    if (j == n)
+      out[n++] = f[i];
+  }
+  return n;
+}
+
 /* An ad-hoc event's print format: what fxtrace's text and the trace.dat export print for its
  * head (a duration's length, a counter's id), then its arguments as name=value. */
 static void adhoc_print_fmt(struct fxt_tbuf *b, const struct fxt_tracepoint *tp,

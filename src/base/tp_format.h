@@ -34,6 +34,13 @@ uint32_t fxt_tracepoint_head(const struct fxt_tracepoint *tp);
  * fits in 32 bits is 32 bits. */
 uint32_t fxt_tracepoint_fields(const struct fxt_tracepoint *tp, struct fxt_field *out);
 
+/* Appends to out[0..n) (at most FXT_TP_FIELDS_MAX) each field of fxt_tracepoint_fields(tp)
+ * whose name is not there yet; returns the new count. An ad-hoc event's fields are those of
+ * all its sites merged so, in the order the sites come (the live tree: registry.c, in
+ * registration order; `fxtrace list -v`: in the file's). */
+uint32_t fxt_tracepoint_fields_merge(const struct fxt_tracepoint *tp, struct fxt_field *out,
+                                     uint32_t n);
+
 /* Appends tp's `format` file with the given ID line (the live tree: tp->id) to b: the
  * kernel's layout (spec ftrace-text.md 3), common fields, the fields of
  * fxt_tracepoint_fields, then the print format with its arguments. */

@@ -353,17 +353,8 @@ struct event_fields {
 static int event_fields_fn(void *ctx, struct fxt_tracepoint *tp)
 {
   struct event_fields *e = ctx;
-  if (tp == e->tp || tp->id != e->tp->id)
-    return 0;
-  struct fxt_field f[FXT_TP_FIELDS_MAX];
-  uint32_t n = fxt_tracepoint_fields(tp, f);
-  for (uint32_t i = 0; i < n && e->n < FXT_TP_FIELDS_MAX; i++) {
-    uint32_t j = 0;
-    while (j < e->n && strcmp(e->out[j].name, f[i].name) != 0)
-      j++;
-    if (j == e->n)
-      e->out[e->n++] = f[i];
-  }
+  if (tp != e->tp && tp->id == e->tp->id)
+    e->n = fxt_tracepoint_fields_merge(tp, e->out, e->n);
   return 0;
 }
 
