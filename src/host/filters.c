@@ -116,17 +116,16 @@ bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
   const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
   if (!h)
     return true;
-  union fxt_value v[FXT_TP_FIELDS_MAX];
-  uint32_t len[FXT_TP_FIELDS_MAX];
+  /* Fields the hook does not know (none kept: out of memory) read as 0 or "". */
+  union fxt_value v[FXT_TP_FIELDS_MAX] = {{0}};
+  uint32_t len[FXT_TP_FIELDS_MAX] = {0};
   v[0].u = head; /* also the value of a hook without fields (a trigger's) */
-  len[0] = 0;
   for (uint32_t i = h->head; i < h->nfields; i++) {
     const struct fxt_field *f = &h->fields[i];
     uint32_t k = i - h->head; /* the site's argument of that name: at the same place, usually */
-    if (k >= n || (av[k].name != f->name && strcmp(av[k].name, f->name) != 0))
+    if (k >= n || strcmp(av[k].name, f->name) != 0)
       for (k = 0; k < n && strcmp(av[k].name, f->name) != 0; k++)
         ;
-    v[i].u = 0;
     if (k < n)
       v[i] = convert(&av[k], f->type);
     len[i] = f->type == FXT_TYPE_STR && v[i].s ? fxt_field_len(FXT_TYPE_STR, f->bound, v[i]) : 0;
