@@ -234,6 +234,38 @@ static void install(struct evfilter *e, void *prog)
   }
 }
 
+/* Under lock: the fields of tp's event (fxt_registry_event_fields, as its filter and its
+ * triggers' conditions are compiled against), kept for the hooks of an ad-hoc event (its
+ * sites may differ: fxt_filter_pass_adhoc). On no memory the event keeps no fields, and its
+ * filter reads every field as 0 or "". */
+static void set_fields(struct evfilter *e, const struct fxt_tracepoint *tp)
+{
+  free(e->names);
+  e->names = NULL;
+  e->names_len = 0;
+  e->nfields = 0;
+  if (tp->kind == FXT_TP_TYPED)
+    return;
+  struct fxt_field f[FXT_TP_FIELDS_MAX];
+  uint32_t nf = fxt_registry_event_fields(tp, f);
+  size_t len = 0;
+  for (uint32_t i = 0; i < nf; i++)
+    len += strlen(f[i].name) + 1;
+  if (len == 0 || !(e->names = malloc(len)))
+    return;
+  e->names_len = len;
+  e->head = fxt_tracepoint_head(tp);
+  char *p = e->names;
+  for (uint32_t i = 0; i < nf; i++) {
+    size_t n = strlen(f[i].name) + 1;
+    memcpy(p, f[i].name, n);
+    e->fields[i] = f[i];
+    e->fields[i].name = p;
+    p += n;
+  }
+  e->nfields = nf;
+}
+
 int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32_t n, bool soft,
                              bool cond)
 {
@@ -252,6 +284,9 @@ int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32
   free(e->trig);
   e->trig = copy;
   e->ntrig = n;
+  struct fxt_tracepoint *tp = e->nfields == 0 ? fxt_tracepoint_by_id(id) : NULL;
+  if (tp) /* an ad-hoc event's fields, for its triggers' conditions */
+    set_fields(e, tp);
   e->soft = soft;
   e->cond = cond;
   install(e, e->prog);
@@ -314,36 +349,6 @@ static void settle(struct evfilter *e, const char *text, size_t len, int rc,
   }
 }
 
-/* Under lock: the fields fe of tp's event that e's filter is compiled against, kept for the
- * hooks of an ad-hoc event (its sites may differ: fxt_filter_pass_adhoc). On no memory the
- * event keeps no fields, and its filter reads every field as 0 or "". */
-static void set_fields(struct evfilter *e, const struct fxt_tracepoint *tp,
-                       const struct fxt_filter_event *fe)
-{
-  free(e->names);
-  e->names = NULL;
-  e->names_len = 0;
-  e->nfields = 0;
-  if (tp->kind == FXT_TP_TYPED)
-    return;
-  size_t len = 0;
-  for (uint32_t i = 0; i < fe->nfields; i++)
-    len += strlen(fe->fields[i].name) + 1;
-  if (len == 0 || !(e->names = malloc(len)))
-    return;
-  e->names_len = len;
-  e->head = fxt_tracepoint_head(tp);
-  char *p = e->names;
-  for (uint32_t i = 0; i < fe->nfields; i++) {
-    size_t n = strlen(fe->fields[i].name) + 1;
-    memcpy(p, fe->fields[i].name, n);
-    e->fields[i] = fe->fields[i];
-    e->fields[i].name = p;
-    p += n;
-  }
-  e->nfields = fe->nfields;
-}
-
 /* The first typed tracepoint of sys:ev (its fields describe the event). */
 struct first {
   const char *sys, *ev;
@@ -375,7 +380,7 @@ int fxt_filters_write_event(const char *sys, const char *ev, const char *text, s
   pthread_mutex_lock(&lock);
   struct evfilter *e = entry(f.tp->id, true);
   if (e) {
-    set_fields(e, f.tp, &fe);
+    set_fields(e, f.tp);
     settle(e, text, len, rc, &err, prog, rc > 0 ? (size_t)rc : 0);
   }
   else
@@ -431,7 +436,7 @@ int fxt_filters_write_system(const char *sys, const char *text, size_t len)
     if (rc == 0 && slots[i].prog) {
       struct evfilter *e = entry(se.tps[i]->id, true);
       if (e) {
-        set_fields(e, se.tps[i], &evs[i]);
+        set_fields(e, se.tps[i]);
         settle(e, text, len, slots[i].result, &slots[i].err, slots[i].prog,
                slots[i].result > 0 ? (size_t)slots[i].result : 0);
         continue;

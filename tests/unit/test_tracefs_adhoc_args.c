@@ -3,9 +3,9 @@
  * fields of its `format` from the start (the site's static table, fxtrace.h), before anything
  * is emitted, and filters on them decide: the events kept are counted here from the values
  * emitted, an unknown field is the kernel's error, sites of one event that differ are read by
- * name. The trace.dat export of the same events agrees: its format of the counter has the same
- * fields, and trace-cmd report -F with the same filter keeps the same events (skipped without
- * trace-cmd). The C++ sites' tables: tests/cxx/cxx_trace.cpp.
+ * name, a trigger's condition on them holds for the same events. The trace.dat export of the
+ * same events agrees: its format of the counter has the same fields, and trace-cmd report -F
+ * with the same filter keeps the same events (skipped without trace-cmd). The C++ sites' tables: tests/cxx/cxx_trace.cpp.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -133,6 +133,16 @@ static void counter_filter(void **state)
   assert_int_equal(count(t, " ctr: "), want);
   for (const char *p = t; (p = strstr(p, " ctr: id=3 k1=")) != NULL; p++)
     assert_true(strtoll(p + strlen(" ctr: id=3 k1="), NULL, 10) > 5);
+  /* A trigger's condition on them too (no filter): a histogram counts the events it keeps. */
+  echo("events/tfb/ctr/filter", "0", 0);
+  echo("events/tfb/ctr/trigger", "hist:keys=common_pid if k1 > 5 && k2 != 0", 0);
+  fire_counters(-3);
+  unsigned long hits = 0;
+  const char *h = strstr(cat("events/tfb/ctr/hist"), "\nTotals:\n    Hits: ");
+  assert_non_null(h);
+  assert_int_equal(sscanf(h, "\nTotals:\n    Hits: %lu", &hits), 1);
+  assert_int_equal(hits, want);
+  echo("events/tfb/ctr/trigger", "!hist:keys=common_pid if k1 > 5 && k2 != 0", 0);
   /* A field the event does not have: the kernel's error, in its filter file. */
   echo("events/tfb/ctr/filter", "k3 > 1", -22);
   assert_non_null(strstr(cat("events/tfb/ctr/filter"), "\nparse_error: Field not found\n"));
