@@ -38,7 +38,7 @@ static uint64_t ticks_ns(uint64_t d)
  * head - a duration's dur_ns (complete: end - start; 0 for a begin or an end), a counter's,
  * async's or flow's id - then its arguments av[0..n). Out of line: fxt_emit_adhoc's body
  * stays the instructions it was without a filter. */
-__attribute__((noinline, cold)) static bool
+__attribute__((noinline)) static bool
 adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype, uint64_t trailer,
            uint64_t now, uint32_t cpu, const struct fxt_argv *av, uint32_t n)
 {
