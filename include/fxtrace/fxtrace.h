@@ -40,7 +40,9 @@
  *   for the event macros' argument lists. Each site keeps a static table of its arguments'
  *   names and types (FXT_ARG's: the type of the value's C type), so they are fields of the
  *   event's live `format` and filter from the program's start (README, "Tracing a program");
- *   the fire site's instructions are the same as without it.
+ *   the fire site's instructions are the same as without it. In C++17 an FXT_ARG value
+ *   may not hold a lambda expression (its type is taken in an unevaluated operand, where
+ *   C++20 first allows one): compute it before, or use FXT_I64 and the like.
  *
  * Every event is off until a session enables it (fxtrace/session.h). Off, a fire site costs
  * one relaxed load and one predictable branch. Build with -DFXT_DISABLE to compile every macro
