@@ -35,9 +35,10 @@ struct evfilter {
   uint32_t ntrig;
   bool soft, cond;
   struct fxt_evhook *hook; /* installed (NULL: none, the event takes the fast path) */
-  /* An ad-hoc event's fields the filter was compiled against (fxt_tracepoint_fields of the
-   * event's first tracepoint), names copied into `names`: each hook gets a copy, by which an
-   * emission lays out its values (fxt_filter_pass_adhoc). nfields 0: a typed event's. */
+  /* An ad-hoc event's fields its filter and its triggers' conditions are compiled against
+   * (fxt_registry_event_fields: all its sites'), names copied into `names`: each hook gets a
+   * copy, by which an emission lays out its values (fxt_filter_pass_adhoc). nfields 0: a
+   * typed event's (its values are its fields, in order). Under lock, as the whole entry. */
   struct fxt_field fields[FXT_TP_FIELDS_MAX];
   uint32_t nfields, head;
   size_t names_len;
