@@ -6,13 +6,15 @@
  *  - the result is 0, FXT_EINVAL, FXT_ENOSYS or FXT_ENOENT with a reason in err (NUL-ended),
  *    or the callback's own code;
  *  - every event's system, name, print format, file and field names are inside the image and
- *    NUL-terminated there; its kind is known, its fields at most FXT_MAX_FIELDS, only a typed
- *    tracepoint has any;
+ *    NUL-terminated there; its kind is known, its fields (a typed tracepoint's, an ad-hoc
+ *    site's arguments) at most FXT_MAX_FIELDS;
  *  - no more events than 8-byte pointers fit in the image;
- *  - its format file (src/base/tp_format.c) is made without fault;
+ *  - its format file (src/base/tp_format.c) is made without fault, also with its fields
+ *    merged as `fxtrace list -v` merges an event's sites;
  *  - a callback that fails at the k-th event stops the walk there with its code.
  * Seeds: corpus/elfevents (stripped builds of tests/check/list_prog.c: a PIE, a non-PIE and an
- * lld-linked executable; tests/dl/dl_module.c as a shared object; a file with no events).
+ * lld-linked executable, and a PIE built since ad-hoc sites list their arguments
+ * (list_prog_adhoc_args); tests/dl/dl_module.c as a shared object; a file with no events).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,12 +58,15 @@ static int on_event(void *ctx, const struct fxt_elf_event *ev)
   in_image(w, tp->print_fmt, true);
   in_image(w, tp->file, true);
   check(tp->kind <= FXT_TP_PRINTK && tp->nfields <= FXT_MAX_FIELDS);
-  check(tp->kind == FXT_TP_TYPED || tp->nfields == 0);
-  for (uint32_t i = 0; i < tp->nfields; i++)
+  for (uint32_t i = 0; i < tp->nfields; i++) /* a typed one's fields, an ad-hoc one's args */
     in_image(w, tp->fields[i].name, false);
   struct fxt_tbuf b;
   fxt_tbuf_init(&b);
   fxt_tp_format(&b, tp, 0);
+  struct fxt_field f[FXT_TP_FIELDS_MAX]; /* as `fxtrace list -v` merges an event's sites */
+  uint32_t nf = fxt_tracepoint_fields_merge(tp, f, fxt_tracepoint_fields(tp, f));
+  check(nf <= FXT_TP_FIELDS_MAX);
+  fxt_tp_format_fields(&b, tp, 0, f, nf);
   fxt_tbuf_free(&b);
   if (++w->n == w->stop_at)
     return -12345;

@@ -36,7 +36,13 @@
  *
  *   Arguments: FXT_I32, FXT_U32, FXT_I64, FXT_U64, FXT_F64, FXT_BOOL, FXT_PTR, FXT_STR (name,
  *   value), or FXT_ARG(name, value) which picks the type from the value. Names and the system
- *   and event strings must be string literals. 0..15 arguments.
+ *   and event strings must be string literals. 0..15 arguments. The argument macros are only
+ *   for the event macros' argument lists. Each site keeps a static table of its arguments'
+ *   names and types (FXT_ARG's: the type of the value's C type), so they are fields of the
+ *   event's live `format` and filter from the program's start (README, "Tracing a program");
+ *   the fire site's instructions are the same as without it. In C++17 an FXT_ARG value
+ *   may not hold a lambda expression (its type is taken in an unevaluated operand, where
+ *   C++20 first allows one): compute it before, or use FXT_I64 and the like.
  *
  * Every event is off until a session enables it (fxtrace/session.h). Off, a fire site costs
  * one relaxed load and one predictable branch. Build with -DFXT_DISABLE to compile every macro
@@ -324,14 +330,41 @@ struct fxt_argv {
   union fxt_value v;
 };
 
-#define FXT_I32(n, x) {"" n, FXT_TYPE_S32, fxt_value_i((int32_t)(x))}
-#define FXT_U32(n, x) {"" n, FXT_TYPE_U32, fxt_value_u((uint32_t)(x))}
-#define FXT_I64(n, x) {"" n, FXT_TYPE_S64, fxt_value_i((int64_t)(x))}
-#define FXT_U64(n, x) {"" n, FXT_TYPE_U64, fxt_value_u((uint64_t)(x))}
-#define FXT_F64(n, x) {"" n, FXT_TYPE_DOUBLE, fxt_value_d((double)(x))}
-#define FXT_BOOL(n, x) {"" n, FXT_TYPE_BOOL, fxt_value_u((x) ? 1u : 0u)}
-#define FXT_PTR(n, x) {"" n, FXT_TYPE_PTR, fxt_value_p((const void *)(x))}
-#define FXT_STR(n, x) {"" n, FXT_TYPE_STR, fxt_value_s(x)}
+/* An argument macro expands to a tuple (K, name, type, value) that the event macros below
+ * take apart: the site's static table of (name, type) - its fields in the live `format` and
+ * filter, known before the first emission (src/base/tp_format.h) - from name and type, the
+ * runtime list of struct fxt_argv from all of it. K: v, value is a union fxt_value and type
+ * the argument's; g (FXT_ARG), value is a struct fxt_argv and type the field type its C type
+ * gives (an integer constant expression: FXT_ARGT_), which the value's own type (narrowed to
+ * 32 bits when it fits, fxt_argv_i64) may be narrower than; e, the list's end. */
+#define FXT_I32(n, x) (fxt_k_v, n, FXT_TYPE_S32, fxt_value_i((int32_t)(x)))
+#define FXT_U32(n, x) (fxt_k_v, n, FXT_TYPE_U32, fxt_value_u((uint32_t)(x)))
+#define FXT_I64(n, x) (fxt_k_v, n, FXT_TYPE_S64, fxt_value_i((int64_t)(x)))
+#define FXT_U64(n, x) (fxt_k_v, n, FXT_TYPE_U64, fxt_value_u((uint64_t)(x)))
+#define FXT_F64(n, x) (fxt_k_v, n, FXT_TYPE_DOUBLE, fxt_value_d((double)(x)))
+#define FXT_BOOL(n, x) (fxt_k_v, n, FXT_TYPE_BOOL, fxt_value_u((x) ? 1u : 0u))
+#define FXT_PTR(n, x) (fxt_k_v, n, FXT_TYPE_PTR, fxt_value_p((const void *)(x)))
+#define FXT_STR(n, x) (fxt_k_v, n, FXT_TYPE_STR, fxt_value_s(x))
+#define FXT_ARGS_END_ (fxt_k_e, ~, ~, ~)
+/* Argument i's struct fxt_argv (FXT_AV_), static field (FXT_AF_) and, in C++, its type as an
+ * enumerator of the site's block (FXT_AT_: a local class may name it, not the value). */
+#define FXT_AV_(i, a) FXT_PP_CAT(FXT_AV_, FXT_PP_FIRST a) a
+#define FXT_AV_fxt_k_v(K, n, t, x) {"" n, t, x},
+#define FXT_AV_fxt_k_g(K, n, t, x) x,
+#define FXT_AV_fxt_k_e(K, n, t, x) {FXT_NULL, 0, {0}}
+#define FXT_ARG_CALL_(m, ...) m(__VA_ARGS__)
+#define FXT_AF_(i, a) FXT_ARG_CALL_(FXT_PP_CAT(FXT_AF_, FXT_PP_FIRST a), i, FXT_PP_EXPAND a)
+#define FXT_AF_fxt_k_e(i, ...) {FXT_NULL, 0, 0}
+#ifdef __cplusplus
+#define FXT_AF_fxt_k_v(i, K, n, t, x) {"" n, fxt_argt_##i##_, 0},
+#define FXT_AT_(i, a) FXT_ARG_CALL_(FXT_PP_CAT(FXT_AT_, FXT_PP_FIRST a), i, FXT_PP_EXPAND a)
+#define FXT_AT_fxt_k_v(i, K, n, t, x) fxt_argt_##i##_ = (t),
+#define FXT_AT_fxt_k_g FXT_AT_fxt_k_v
+#define FXT_AT_fxt_k_e(i, ...)
+#else
+#define FXT_AF_fxt_k_v(i, K, n, t, x) {"" n, (t), 0},
+#endif
+#define FXT_AF_fxt_k_g FXT_AF_fxt_k_v
 
 /* FXT_ARG picks one of these by the value's type; only the chosen one sees the value. */
 static inline struct fxt_argv fxt_argv_i64(const char *n, int64_t x)
@@ -417,10 +450,46 @@ template <typename T> static inline struct fxt_argv fxt_argv_of(const char *n, T
 {
   return fxt_argv_ptr(n, (const void *)x);
 }
+/* The field type of FXT_ARG's value by its C type, chosen by the same overloads, in an
+ * unevaluated operand (declared, never defined). */
+template <unsigned T> struct fxt_argt_is_ {
+  static constexpr uint16_t value = T;
+};
+struct fxt_argt_ {
+  static fxt_argt_is_<FXT_TYPE_BOOL> of(bool);
+  static fxt_argt_is_<FXT_TYPE_DOUBLE> of(float);
+  static fxt_argt_is_<FXT_TYPE_DOUBLE> of(double);
+  static fxt_argt_is_<FXT_TYPE_STR> of(char *);
+  static fxt_argt_is_<FXT_TYPE_STR> of(const char *);
+  static fxt_argt_is_<FXT_TYPE_S32> of(char);
+  static fxt_argt_is_<FXT_TYPE_S32> of(signed char);
+  static fxt_argt_is_<FXT_TYPE_S32> of(short);
+  static fxt_argt_is_<FXT_TYPE_S32> of(int);
+  static fxt_argt_is_<FXT_TYPE_S64> of(long);
+  static fxt_argt_is_<FXT_TYPE_S64> of(long long);
+  static fxt_argt_is_<FXT_TYPE_U32> of(unsigned char);
+  static fxt_argt_is_<FXT_TYPE_U32> of(unsigned short);
+  static fxt_argt_is_<FXT_TYPE_U32> of(unsigned);
+  static fxt_argt_is_<FXT_TYPE_U64> of(unsigned long);
+  static fxt_argt_is_<FXT_TYPE_U64> of(unsigned long long);
+  static fxt_argt_is_<FXT_TYPE_PTR> of(decltype(nullptr));
+  template <typename T> static fxt_argt_is_<FXT_TYPE_PTR> of(T *);
+};
 }
-#define FXT_ARG(n, x) fxt_argv_of("" n, (x))
+#define FXT_ARGT_(x) decltype(fxt_argt_::of(x))::value
+#define FXT_ARG(n, x) (fxt_k_g, n, FXT_ARGT_(x), fxt_argv_of("" n, (x)))
 #else
-#define FXT_ARG(n, x)                                                                        \
+/* The field type of FXT_ARG's value by its C type (the choice above; an integer constant). */
+#define FXT_ARGT_(x)                                                                         \
+  _Generic((x), _Bool: FXT_TYPE_BOOL, float: FXT_TYPE_DOUBLE, double: FXT_TYPE_DOUBLE,      \
+           char *: FXT_TYPE_STR, const char *: FXT_TYPE_STR, char: FXT_TYPE_S32,             \
+           signed char: FXT_TYPE_S32, short: FXT_TYPE_S32, int: FXT_TYPE_S32,                \
+           long: FXT_TYPE_S64, long long: FXT_TYPE_S64, unsigned char: FXT_TYPE_U32,         \
+           unsigned short: FXT_TYPE_U32, unsigned: FXT_TYPE_U32,                             \
+           unsigned long: FXT_TYPE_U64, unsigned long long: FXT_TYPE_U64,                    \
+           default: FXT_TYPE_PTR)
+#define FXT_ARG(n, x) (fxt_k_g, n, FXT_ARGT_(x), FXT_ARGV_C_(n, x))
+#define FXT_ARGV_C_(n, x)                                                                    \
   _Generic((x), _Bool: fxt_argv_bool, float: fxt_argv_f64, double: fxt_argv_f64,            \
            char *: fxt_argv_str, const char *: fxt_argv_str, char: fxt_argv_i64,             \
            signed char: fxt_argv_i64,                                                        \
@@ -481,6 +550,18 @@ template <class Tag> struct fxt_tracepoint fxt_site_of_<Tag>::tp = Tag::make();
 #else
 #define FXT_ASM_PTR_ ".long"
 #endif
+/* A site's table of fields (FXT_SITE_ARGS_): a local class may have no static data member,
+ * so the table is this template's, made by the tag's fields(). */
+template <unsigned N> struct fxt_field_tab_ {
+  struct fxt_field f[N];
+};
+extern "C++" {
+namespace {
+template <class Tag> struct fxt_fields_of_ {
+  static constexpr auto tab = Tag::fields();
+};
+} // namespace
+}
 #define FXT_SITE_DEF_(tag, site, kind_, cat, nm)                                             \
   struct tag {                                                                               \
     static constexpr struct fxt_tracepoint make()                                            \
@@ -488,6 +569,24 @@ template <class Tag> struct fxt_tracepoint fxt_site_of_<Tag>::tp = Tag::make();
       return FXT_TP_INIT_(kind_, 0, "" cat, "" nm, FXT_NULL, FXT_NULL);                      \
     }                                                                                        \
   };                                                                                         \
+  FXT_SITE_LIST_(tag, site)
+/* A site with arguments: __VA_ARGS__ their tuples, FXT_ARGS_END_ last. Their types are
+ * enumerators of the site's block, so that the tag's fields() names no local variable. */
+#define FXT_SITE_ARGS_(kind_, cat, nm, ...)                                                  \
+  enum : uint16_t { FXT_PP_MAP(FXT_AT_, __VA_ARGS__) fxt_argt_end_ };                       \
+  struct fxt_site_tag_ {                                                                     \
+    static constexpr fxt_field_tab_<FXT_PP_NARGS(__VA_ARGS__)> fields()                     \
+    {                                                                                        \
+      return {{FXT_PP_MAP(FXT_AF_, __VA_ARGS__)}};                                           \
+    }                                                                                        \
+    static constexpr struct fxt_tracepoint make()                                            \
+    {                                                                                        \
+      return FXT_TP_INIT_(kind_, FXT_PP_NARGS(__VA_ARGS__) - 1, "" cat, "" nm, FXT_NULL,     \
+                          fxt_fields_of_<fxt_site_tag_>::tab.f);                             \
+    }                                                                                        \
+  };                                                                                         \
+  FXT_SITE_LIST_(fxt_site_tag_, fxt_site_)
+#define FXT_SITE_LIST_(tag, site)                                                            \
   struct fxt_tracepoint &site = fxt_site_of_<tag>::tp;                                       \
   __asm__ __volatile__(".pushsection fxt_tp,\"a?w" FXT_TP_RETAIN_FLAG_ "\"\n\t.balign %c1\n\t" \
                        FXT_ASM_PTR_                                                          \
@@ -498,20 +597,22 @@ template <class Tag> struct fxt_tracepoint fxt_site_of_<Tag>::tp = Tag::make();
 #define FXT_SITE_DEF_(tag, site, kind_, cat, nm)                                             \
   static struct fxt_tracepoint site = FXT_TP_INIT_(kind_, 0, "" cat, "" nm, FXT_NULL, FXT_NULL); \
   static struct fxt_tracepoint *const FXT_PP_CAT(site, _ptr) FXT_TP_SECTION = &site
+#define FXT_SITE_ARGS_(kind_, cat, nm, ...)                                                  \
+  static const struct fxt_field fxt_site_fields_[] = {FXT_PP_MAP(FXT_AF_, __VA_ARGS__)};    \
+  static struct fxt_tracepoint fxt_site_ = FXT_TP_INIT_(                                     \
+      kind_, FXT_PP_NARGS(__VA_ARGS__) - 1, "" cat, "" nm, FXT_NULL, fxt_site_fields_);      \
+  static struct fxt_tracepoint *const fxt_site__ptr FXT_TP_SECTION = &fxt_site_
 #endif
-#define FXT_SITE_(kind_, cat, nm) FXT_SITE_DEF_(fxt_site_tag_, fxt_site_, kind_, cat, nm)
-
 #define FXT_ADHOC_(kind_, etype, trailer, cat, nm, ...)                                      \
   do {                                                                                       \
-    FXT_SITE_(kind_, cat, nm);                                                               \
+    FXT_SITE_ARGS_(kind_, cat, nm, __VA_ARGS__);                                             \
     if (FXT_UNLIKELY(fxt_enabled(&fxt_site_))) {                                             \
-      const struct fxt_argv fxt_av_[] = {__VA_ARGS__};                                       \
+      const struct fxt_argv fxt_av_[] = {FXT_PP_MAP(FXT_AV_, __VA_ARGS__)};                  \
       fxt_emit_adhoc(&fxt_site_, etype, (trailer), fxt_av_,                                  \
                      sizeof(fxt_av_) / sizeof(fxt_av_[0]) - 1);                              \
     }                                                                                        \
   } while (0)
 
-#define FXT_ARGS_END_ {FXT_NULL, 0, {0}}
 #define FXT_INSTANT(...) FXT_ADHOC_(FXT_TP_INSTANT, 0, 0, __VA_ARGS__, FXT_ARGS_END_)
 #define FXT_BEGIN(...) FXT_ADHOC_(FXT_TP_DURATION, 2, 0, __VA_ARGS__, FXT_ARGS_END_)
 #define FXT_END(...) FXT_ADHOC_(FXT_TP_DURATION, 3, 0, __VA_ARGS__, FXT_ARGS_END_)
@@ -611,12 +712,14 @@ static inline __attribute__((format(printf, 1, 2))) void fxt_printk_check_(const
   do {                                                                                       \
     if (0)                                                                                   \
       fxt_printk_check_(__VA_ARGS__);                                                        \
-    FXT_SITE_(FXT_TP_PRINTK, "printk", FXT_PP_FIRST(__VA_ARGS__));                         \
-    if (FXT_UNLIKELY(fxt_enabled(&fxt_site_))) {                                             \
-      const struct fxt_argv fxt_av_[] = {FXT_PP_MAP(FXT_PK_, __VA_ARGS__) FXT_ARGS_END_};    \
-      fxt_emit_printk(&fxt_site_, fxt_av_, sizeof(fxt_av_) / sizeof(fxt_av_[0]) - 1);        \
-    }                                                                                        \
+    FXT_PRINTK_(FXT_PP_FIRST(__VA_ARGS__), FXT_PP_MAP(FXT_PK_, __VA_ARGS__) FXT_ARGS_END_); \
   } while (0)
+#define FXT_PRINTK_(fmt, ...)                                                                \
+  FXT_SITE_ARGS_(FXT_TP_PRINTK, "printk", fmt, __VA_ARGS__);                                 \
+  if (FXT_UNLIKELY(fxt_enabled(&fxt_site_))) {                                               \
+    const struct fxt_argv fxt_av_[] = {FXT_PP_MAP(FXT_AV_, __VA_ARGS__)};                    \
+    fxt_emit_printk(&fxt_site_, fxt_av_, sizeof(fxt_av_) / sizeof(fxt_av_[0]) - 1);          \
+  }
 
 #else /* FXT_DISABLE */
 

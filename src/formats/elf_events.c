@@ -214,11 +214,11 @@ static int read_tracepoint(struct reader *r, uint64_t va, uint64_t index, struct
     return fail(r, FXT_EINVAL, "tracepoint %" PRIu64 " is not in the file", index);
   if (kind > FXT_TP_PRINTK)
     return fail(r, FXT_EINVAL, "tracepoint %" PRIu64 ": unknown kind", index);
-  if (kind == FXT_TP_TYPED && nfields > FXT_MAX_FIELDS)
+  if (nfields > FXT_MAX_FIELDS) /* a typed tracepoint's fields, an ad-hoc site's arguments */
     return fail(r, FXT_EINVAL, "tracepoint %" PRIu64 ": more fields than FXT_MAX_FIELDS",
                 index);
   tp->kind = kind;
-  tp->nfields = kind == FXT_TP_TYPED ? nfields : 0;
+  tp->nfields = nfields;
   tp->line = line;
   if ((rc = member_str(r, TP_AT(system), false, &tp->system, index, "system")) != 0 ||
       (rc = member_str(r, TP_AT(name), false, &tp->name, index, "name")) != 0 ||

@@ -1,11 +1,14 @@
 /* adhoc.c - emission of ad-hoc events (FXT_INSTANT, FXT_COUNTER, ...), printk and scopes.
  *
- * Out of line: the arguments are a runtime list. A call site's argument names are interned on
- * its first emission (lock-free, see intern.c) and cached in the tracepoint.
+ * Out of line: the arguments are a runtime list. A call site's argument names are interned at
+ * its registration (its static table of names and types, fxtrace.h: registry.c) or, for a
+ * site of an older build without one, on its first emission (lock-free, see intern.c), and
+ * cached in the tracepoint.
  */
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
 
+#include "filters.h"
 #include "intern.h"
 #include "session_int.h"
 
@@ -31,17 +34,20 @@ static uint64_t ticks_ns(uint64_t d)
   return d / tps * 1000000000u + d % tps * 1000000000u / tps; /* tps < 18 GHz: no overflow */
 }
 
-/* Whether the event passes tp's filter, on the fields fxt_tracepoint_fields gives it: a
- * duration's dur_ns (complete: end - start; 0 for a begin or an end), a counter's id. */
-static bool adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype,
-                       uint64_t trailer, uint64_t now, uint32_t cpu)
+/* Whether the event passes tp's filter, on the fields fxt_tracepoint_fields gives it: its
+ * head - a duration's dur_ns (complete: end - start; 0 for a begin or an end), a counter's,
+ * async's or flow's id - then its arguments av[0..n). Out of line: fxt_emit_adhoc's body
+ * stays the instructions it was without a filter. */
+__attribute__((noinline)) static bool
+adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype, uint64_t trailer,
+           uint64_t now, uint32_t cpu, const struct fxt_argv *av, uint32_t n)
 {
-  union fxt_value v = {.u = 0};
+  uint64_t head = 0;
   if (tp->kind == FXT_TP_DURATION && etype == FXT_EVENT_DURATION_COMPLETE)
-    v.u = now > trailer ? ticks_ns(now - trailer) : 0;
-  else if (tp->kind == FXT_TP_COUNTER)
-    v.u = trailer;
-  return fxt_filter_pass(tp, t, &v, NULL, cpu);
+    head = now > trailer ? ticks_ns(now - trailer) : 0;
+  else if (tp->kind == FXT_TP_COUNTER || tp->kind == FXT_TP_ASYNC || tp->kind == FXT_TP_FLOW)
+    head = trailer;
+  return fxt_filter_pass_adhoc(tp, t, head, av, n < FXT_MAX_FIELDS ? n : FXT_MAX_FIELDS, cpu);
 }
 
 static bool has_trailer(uint32_t etype)
@@ -57,9 +63,10 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
     return;
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu), ts = now;
-  /* Ad-hoc events' filters see the common fields and dur_ns or id (registry.h). */
+  /* Ad-hoc events' filters see the common fields, dur_ns or id, and the arguments
+   * (src/base/tp_format.h, fxt_tracepoint_fields). */
   if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_acquire) != NULL) &&
-      !adhoc_pass(tp, t, etype, trailer, now, cpu)) {
+      !adhoc_pass(tp, t, etype, trailer, now, cpu, av, n)) {
     fxt_emit_leave(t);
     return;
   }
@@ -132,7 +139,7 @@ __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
   uint64_t now = fxt_emit_time(&cpu);
   /* A filter makes the fast path decline: it is evaluated here, on the scope's dur_ns. */
   if (atomic_load_explicit(&s->tp->reg.filter, memory_order_acquire) != NULL &&
-      !adhoc_pass(s->tp, t, FXT_EVENT_DURATION_COMPLETE, s->start, now, cpu)) {
+      !adhoc_pass(s->tp, t, FXT_EVENT_DURATION_COMPLETE, s->start, now, cpu, NULL, 0)) {
     fxt_emit_leave(t);
     return;
   }

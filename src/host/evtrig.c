@@ -205,8 +205,8 @@ static int hist_write(struct evt *e, const struct fxt_tracepoint *tp, const char
 static int compile(struct fxt_evtrig *g, const struct fxt_tracepoint *tp, const char *text,
                    size_t len)
 {
-  struct fxt_filter_event fe = {tp->kind == FXT_TP_TYPED ? tp->fields : NULL,
-                                tp->kind == FXT_TP_TYPED ? tp->nfields : 0, live_ncpus()};
+  struct fxt_field fields[FXT_TP_FIELDS_MAX]; /* an ad-hoc event's too (registry.h) */
+  struct fxt_filter_event fe = {fields, fxt_registry_event_fields(tp, fields), live_ncpus()};
   size_t size = FXT_FILTER_PROG_MAX(len);
   g->prog = aligned_alloc(FXT_FILTER_ALIGN, (size + FXT_FILTER_ALIGN - 1) & ~(size_t)7);
   g->filter = strndup(text, len);

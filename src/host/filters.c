@@ -35,6 +35,14 @@ struct evfilter {
   uint32_t ntrig;
   bool soft, cond;
   struct fxt_evhook *hook; /* installed (NULL: none, the event takes the fast path) */
+  /* An ad-hoc event's fields its filter and its triggers' conditions are compiled against
+   * (fxt_registry_event_fields: all its sites'), names copied into `names`: each hook gets a
+   * copy, by which an emission lays out its values (fxt_filter_pass_adhoc). nfields 0: a
+   * typed event's (its values are its fields, in order). Under lock, as the whole entry. */
+  struct fxt_field fields[FXT_TP_FIELDS_MAX];
+  uint32_t nfields, head;
+  size_t names_len;
+  char *names;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -62,6 +70,18 @@ static struct fxt_filter_common common_of(const struct fxt_tracepoint *tp,
   return c;
 }
 
+/* The filter and triggers of hook h on the event's values. */
+static bool pass_hook(const struct fxt_evhook *h, struct fxt_tracepoint *tp,
+                      const struct fxt_tslot *t, const union fxt_value *values,
+                      const uint32_t *lens, uint32_t cpu)
+{
+  struct fxt_filter_common c = common_of(tp, t, cpu);
+  bool pass = fxt_filter_match(h->prog, values, lens, &c);
+  if (FXT_UNLIKELY(h->ntrig != 0 || h->soft))
+    return fxt_evtrig_fire(h, tp, (struct fxt_tslot *)t, values, lens, &c, pass, false);
+  return pass;
+}
+
 bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
                      const union fxt_value *values, const uint32_t *lens, uint32_t cpu)
 {
@@ -69,11 +89,49 @@ bool fxt_filter_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
   const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
   if (!h) /* removed since the caller's load: nothing filters the event any more */
     return true;
-  struct fxt_filter_common c = common_of(tp, t, cpu);
-  bool pass = fxt_filter_match(h->prog, values, lens, &c);
-  if (FXT_UNLIKELY(h->ntrig != 0 || h->soft))
-    return fxt_evtrig_fire(h, tp, (struct fxt_tslot *)t, values, lens, &c, pass, false);
-  return pass;
+  return pass_hook(h, tp, t, values, lens, cpu);
+}
+
+/* Argument a as a value of field type want (an event's sites may type one name differently:
+ * a string is never read as a number, nor a number as a string). */
+static union fxt_value convert(const struct fxt_argv *a, uint16_t want)
+{
+  union fxt_value v = {.u = 0};
+  bool str = a->type == FXT_TYPE_STR, dbl = a->type == FXT_TYPE_DOUBLE;
+  bool signed_ = a->type >= FXT_TYPE_S8 && a->type <= FXT_TYPE_S64;
+  if (want == FXT_TYPE_STR || str)
+    v.s = want == FXT_TYPE_STR && str ? a->v.s : NULL; /* NULL reads as "" */
+  else if (want == FXT_TYPE_DOUBLE)
+    v.d = dbl ? a->v.d : signed_ ? (double)a->v.i : (double)a->v.u;
+  else if (dbl)
+    v.i = (int64_t)a->v.d;
+  else
+    v = a->v;
+  return v;
+}
+
+bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint64_t head,
+                           const struct fxt_argv *av, uint32_t n, uint32_t cpu)
+{
+  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
+  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+  if (!h)
+    return true;
+  /* Fields the hook does not know (none kept: out of memory) read as 0 or "". */
+  union fxt_value v[FXT_TP_FIELDS_MAX] = {{0}};
+  uint32_t len[FXT_TP_FIELDS_MAX] = {0};
+  v[0].u = head; /* also the value of a hook without fields (a trigger's) */
+  for (uint32_t i = h->head; i < h->nfields; i++) {
+    const struct fxt_field *f = &h->fields[i];
+    uint32_t k = i - h->head; /* the site's argument of that name: at the same place, usually */
+    if (k >= n || strcmp(av[k].name, f->name) != 0)
+      for (k = 0; k < n && strcmp(av[k].name, f->name) != 0; k++)
+        ;
+    if (k < n)
+      v[i] = convert(&av[k], f->type);
+    len[i] = f->type == FXT_TYPE_STR && v[i].s ? fxt_field_len(FXT_TYPE_STR, f->bound, v[i]) : 0;
+  }
+  return pass_hook(h, tp, t, v, len, cpu);
 }
 
 /* An emission of its own, as fxt_emit_enter's (depth raised before the loads it guards, the
@@ -141,7 +199,8 @@ static void install(struct evfilter *e, void *prog)
   void *old_prog = e->prog != prog ? e->prog : NULL;
   struct fxt_evhook *old = e->hook, *h = NULL;
   if (prog || e->ntrig || e->soft) {
-    h = malloc(sizeof(*h) + e->ntrig * sizeof(h->trig[0]));
+    size_t trig_end = sizeof(*h) + e->ntrig * sizeof(h->trig[0]);
+    h = malloc(trig_end + e->names_len);
     if (!h) { /* keeps the old hook (out of memory) */
       if (prog != e->prog)
         free(prog);
@@ -154,6 +213,15 @@ static void install(struct evfilter *e, void *prog)
     h->ntrig = e->ntrig;
     if (e->ntrig)
       memcpy(h->trig, e->trig, e->ntrig * sizeof(h->trig[0]));
+    h->nfields = e->nfields;
+    h->head = e->head;
+    char *names = (char *)h + trig_end;
+    if (e->names_len)
+      memcpy(names, e->names, e->names_len);
+    for (uint32_t i = 0; i < e->nfields; i++) { /* the names at the same offsets in the copy */
+      h->fields[i] = e->fields[i];
+      h->fields[i].name = names + (e->fields[i].name - e->names);
+    }
   }
   struct install in = {e->id, h};
   atomic_store_explicit(&id_prog[e->id & 0xffff], h, memory_order_release);
@@ -165,6 +233,38 @@ static void install(struct evfilter *e, void *prog)
     free(old);
     free(old_prog);
   }
+}
+
+/* Under lock: the fields of tp's event (fxt_registry_event_fields, as its filter and its
+ * triggers' conditions are compiled against), kept for the hooks of an ad-hoc event (its
+ * sites may differ: fxt_filter_pass_adhoc). On no memory the event keeps no fields, and its
+ * filter reads every field as 0 or "". */
+static void set_fields(struct evfilter *e, const struct fxt_tracepoint *tp)
+{
+  free(e->names);
+  e->names = NULL;
+  e->names_len = 0;
+  e->nfields = 0;
+  if (tp->kind == FXT_TP_TYPED)
+    return;
+  struct fxt_field f[FXT_TP_FIELDS_MAX];
+  uint32_t nf = fxt_registry_event_fields(tp, f);
+  size_t len = 0;
+  for (uint32_t i = 0; i < nf; i++)
+    len += strlen(f[i].name) + 1;
+  if (len == 0 || !(e->names = malloc(len)))
+    return;
+  e->names_len = len;
+  e->head = fxt_tracepoint_head(tp);
+  char *p = e->names;
+  for (uint32_t i = 0; i < nf; i++) {
+    size_t n = strlen(f[i].name) + 1;
+    memcpy(p, f[i].name, n);
+    e->fields[i] = f[i];
+    e->fields[i].name = p;
+    p += n;
+  }
+  e->nfields = nf;
 }
 
 int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32_t n, bool soft,
@@ -185,6 +285,9 @@ int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32
   free(e->trig);
   e->trig = copy;
   e->ntrig = n;
+  struct fxt_tracepoint *tp = e->nfields == 0 ? fxt_tracepoint_by_id(id) : NULL;
+  if (tp) /* an ad-hoc event's fields, for its triggers' conditions */
+    set_fields(e, tp);
   e->soft = soft;
   e->cond = cond;
   install(e, e->prog);
@@ -267,8 +370,8 @@ int fxt_filters_write_event(const char *sys, const char *ev, const char *text, s
   fxt_tracepoint_foreach(first_fn, &f);
   if (!f.tp)
     return FXT_ENOENT;
-  struct fxt_filter_event fe = {NULL, 0, live_ncpus()};
-  fe.fields = fxt_tracepoint_fields(f.tp, &fe.nfields);
+  struct fxt_field fields[FXT_TP_FIELDS_MAX];
+  struct fxt_filter_event fe = {fields, fxt_registry_event_fields(f.tp, fields), live_ncpus()};
   size_t size = FXT_FILTER_PROG_MAX(len);
   void *prog = aligned_alloc(FXT_FILTER_ALIGN, (size + FXT_FILTER_ALIGN - 1) & ~(size_t)7);
   if (!prog)
@@ -277,8 +380,10 @@ int fxt_filters_write_event(const char *sys, const char *ev, const char *text, s
   int rc = fxt_filter_compile(text, len, &fe, prog, size, &err);
   pthread_mutex_lock(&lock);
   struct evfilter *e = entry(f.tp->id, true);
-  if (e)
+  if (e) {
+    set_fields(e, f.tp);
     settle(e, text, len, rc, &err, prog, rc > 0 ? (size_t)rc : 0);
+  }
   else
     free(prog);
   pthread_mutex_unlock(&lock);
@@ -313,12 +418,13 @@ int fxt_filters_write_system(const char *sys, const char *text, size_t len)
   fxt_tracepoint_foreach(sysev_fn, &se);
   struct fxt_filter_event *evs = calloc(se.n ? se.n : 1, sizeof(*evs));
   struct fxt_filter_slot *slots = calloc(se.n ? se.n : 1, sizeof(*slots));
+  struct fxt_field(*fields)[FXT_TP_FIELDS_MAX] = calloc(se.n ? se.n : 1, sizeof(*fields));
   size_t size = FXT_FILTER_PROG_MAX(len);
-  int rc = evs && slots ? 0 : FXT_ENOMEM;
+  int rc = evs && slots && fields ? 0 : FXT_ENOMEM;
   for (uint32_t i = 0; rc == 0 && i < se.n; i++) {
     struct fxt_tracepoint *tp = se.tps[i];
-    evs[i] = (struct fxt_filter_event){NULL, 0, live_ncpus()};
-    evs[i].fields = fxt_tracepoint_fields(tp, &evs[i].nfields);
+    evs[i] = (struct fxt_filter_event){fields[i], fxt_registry_event_fields(tp, fields[i]),
+                                       live_ncpus()};
     slots[i].event = &evs[i];
     slots[i].prog_size = size;
     slots[i].prog = aligned_alloc(FXT_FILTER_ALIGN, (size + 7) & ~(size_t)7);
@@ -331,6 +437,7 @@ int fxt_filters_write_system(const char *sys, const char *text, size_t len)
     if (rc == 0 && slots[i].prog) {
       struct evfilter *e = entry(se.tps[i]->id, true);
       if (e) {
+        set_fields(e, se.tps[i]);
         settle(e, text, len, slots[i].result, &slots[i].err, slots[i].prog,
                slots[i].result > 0 ? (size_t)slots[i].result : 0);
         continue;
@@ -340,6 +447,7 @@ int fxt_filters_write_system(const char *sys, const char *text, size_t len)
   }
   free(evs);
   free(slots);
+  free(fields);
   pthread_mutex_unlock(&lock);
   return rc;
 }

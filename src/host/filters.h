@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/tp_format.h" /* FXT_TP_FIELDS_MAX */
+
 struct fxt_tbuf;
 struct fxt_evtrig;
 struct fxt_filter_error;
@@ -19,9 +21,24 @@ struct fxt_evhook {
   uint32_t id;      /* the event's id */
   bool soft;        /* soft mode: fxt_evtrig_soft_off[id] says whether the event records */
   bool cond;        /* a trigger has a filter or is a stacktrace (the kernel's TRIGGER_COND) */
+  /* An ad-hoc event's fields its filter was compiled against (nfields 0: a typed event's),
+   * the first `head` of them its head (dur_ns or id); names in this hook's allocation, after
+   * trig[]. */
+  uint32_t nfields, head;
+  struct fxt_field fields[FXT_TP_FIELDS_MAX];
   uint32_t ntrig;
   struct fxt_evtrig *trig[]; /* newest first */
 };
+
+/* Whether an ad-hoc event of tp (head: its dur_ns or id, as fxt_tracepoint_fields; av[0..n)
+ * its arguments) passes tp's filter and triggers: the values laid out by the fields the filter
+ * was compiled against, each taken from the argument of that name (at the same place or
+ * elsewhere: sites of one event may differ), 0 or "" when this site has none. */
+struct fxt_argv;
+struct fxt_tslot;
+struct fxt_tracepoint;
+bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint64_t head,
+                           const struct fxt_argv *av, uint32_t n, uint32_t cpu);
 
 /* A write to events/<sys>/<ev>/filter: returns 0 or the kernel's errno for the write; the
  * event's filter changes as the kernel's would (a parse error drops the previous filter). */

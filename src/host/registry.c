@@ -120,15 +120,21 @@ static void prepare(struct fxt_tracepoint *tp)
   if (sys <= 0 || name <= 0)
     return;
   tp->reg.header = fxt_w_event_strings(sys, name);
+  uint32_t refs[FXT_MAX_FIELDS] = {0};
   for (uint32_t i = 0; i < tp->nfields && i < FXT_MAX_FIELDS; i++) {
     const struct fxt_field *f = &tp->fields[i];
     int ref = fxt_intern_cstr(f->name);
     if (ref <= 0 || f->type == 0 || f->type > FXT_TYPE_BYTES)
       return;
     tp->reg.arg_header[i] = fxt_arg_header(f->type, (uint32_t)ref);
+    refs[i] = (uint32_t)ref;
   }
+  /* An ad-hoc site's argument names, from its static table (fxtrace.h, FXT_SITE_ARGS_): its
+   * emission finds them interned (adhoc.c). Relaxed: read after the acquire fence that pairs
+   * with the release store of `enabled`, as every registry-set member. */
   for (uint32_t i = 0; i < FXT_MAX_FIELDS; i++)
-    atomic_store_explicit(&tp->reg.arg_ref[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&tp->reg.arg_ref[i], tp->kind == FXT_TP_TYPED ? 0 : refs[i],
+                          memory_order_relaxed);
   tp->id = id_for((uint16_t)sys, (uint16_t)name);
   /* A filter or triggers already written for this event apply to this object too. */
   atomic_store_explicit(&tp->reg.filter, tp->id ? fxt_filters_hook_for(tp->id) : NULL,
@@ -336,6 +342,28 @@ int fxt_registry_set_glob(const char *glob, bool on)
 int fxt_glob_match(const char *glob, const char *text)
 {
   return fnmatch(glob, text, 0) == 0;
+}
+
+struct event_fields {
+  const struct fxt_tracepoint *tp;
+  struct fxt_field *out;
+  uint32_t n;
+};
+
+static int event_fields_fn(void *ctx, struct fxt_tracepoint *tp)
+{
+  struct event_fields *e = ctx;
+  if (tp != e->tp && tp->id == e->tp->id)
+    e->n = fxt_tracepoint_fields_merge(tp, e->out, e->n);
+  return 0;
+}
+
+uint32_t fxt_registry_event_fields(const struct fxt_tracepoint *tp, struct fxt_field *out)
+{
+  struct event_fields e = {tp, out, fxt_tracepoint_fields(tp, out)};
+  if (tp->kind != FXT_TP_TYPED && tp->id != 0)
+    fxt_tracepoint_foreach(event_fields_fn, &e);
+  return e.n;
 }
 
 size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *p, size_t cap)

@@ -20,6 +20,14 @@ int fxt_registry_set_glob(const char *glob, bool on);
  * bytes, 8192 always suffice). Returns its length, or 0 when tp has no id or it does not fit. */
 size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *out, size_t cap);
 
+/* The fields of tp's event, as its live `format` and filter show them, into
+ * out[FXT_TP_FIELDS_MAX]; returns how many. A typed event's are tp's; an ad-hoc event's are
+ * tp's (fxt_tracepoint_fields), then each field of its other sites (the tracepoints of tp's
+ * id, in registration order) whose name is not there yet, as many as fit: FXT_BEGIN with
+ * arguments and FXT_END without are one event with the arguments. Names point into the
+ * tracepoints (valid while their objects are loaded). Takes the registry lock. */
+uint32_t fxt_registry_event_fields(const struct fxt_tracepoint *tp, struct fxt_field *out);
+
 /* Calls fn under the registry lock for every registered tracepoint now, and then for each one
  * registered later, until it is set again (NULL: none). The session's tracepoint table
  * (buffers_tables.c) is kept this way. */

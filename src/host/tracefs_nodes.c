@@ -152,8 +152,10 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
   }
   case N_EV_FORMAT: {
     struct fxt_tfs_find x = fxt_tfs_find(f->sys, f->ev);
+    struct fxt_field fields[FXT_TP_FIELDS_MAX];
     if (x.tp)
-      fxt_tp_format(b, x.tp, x.tp->id);
+      fxt_tp_format_fields(b, x.tp, x.tp->id, fields,
+                           fxt_registry_event_fields(x.tp, fields));
     break;
   }
   case N_EV_FILTER:

@@ -437,6 +437,46 @@ static int copy_words(void *ctx, uint32_t offset, const void *src, uint32_t len)
   return 0;
 }
 
+/* The ad-hoc sites' static tables (fxtrace.h, FXT_SITE_ARGS_): each argument's name, and its
+ * type by its C++ type as FXT_ARG's overloads choose (an enum as int, an array and std::string's
+ * c_str() as strings, nullptr as a pointer), listed in the live format before and after. */
+static void check_fields(const char *sys, const char *ev, const char *const *names,
+                         const uint16_t *types, uint16_t n)
+{
+  const struct fxt_tracepoint *tp = fxt_tracepoint_by_name(sys, ev);
+  CHECK(tp && tp->nfields == n);
+  for (uint16_t i = 0; tp && i < n && i < tp->nfields; i++)
+    CHECK(std::strcmp(tp->fields[i].name, names[i]) == 0 && tp->fields[i].type == types[i]);
+}
+
+static void check_site_fields()
+{
+  static const char *const args[] = {"i", "u", "big", "neg", "d", "f", "s", "b",
+                                     "p", "arr", "e", "null", "sh", "uc", "cs"};
+  static const uint16_t args_t[] = {FXT_TYPE_S32, FXT_TYPE_U32, FXT_TYPE_U64, FXT_TYPE_S64,
+                                    FXT_TYPE_DOUBLE, FXT_TYPE_DOUBLE, FXT_TYPE_STR,
+                                    FXT_TYPE_BOOL, FXT_TYPE_PTR, FXT_TYPE_STR, FXT_TYPE_S32,
+                                    FXT_TYPE_PTR, FXT_TYPE_S32, FXT_TYPE_U32, FXT_TYPE_STR};
+  check_fields("cxx", "args", args, args_t, 15);
+  static const char *const typed[] = {"i32", "u32", "i64", "u64", "f64", "bool", "ptr", "str"};
+  static const uint16_t typed_t[] = {FXT_TYPE_S32,    FXT_TYPE_U32,  FXT_TYPE_S64,
+                                     FXT_TYPE_U64,    FXT_TYPE_DOUBLE, FXT_TYPE_BOOL,
+                                     FXT_TYPE_PTR,    FXT_TYPE_STR};
+  check_fields("cxx", "typed", typed, typed_t, 8);
+  static const char *const v[] = {"v"};
+  static const uint16_t s32[] = {FXT_TYPE_S32};
+  check_fields("cxx", "bare", v, s32, 0);
+  for (const char *ev : {"member_instant", "member_counter", "lambda_instant", "lambda_counter",
+                         "inl_counter", "everywhere_instant"})
+    check_fields("cxxs", ev, v, s32, 1);
+  static char text[8192];
+  CHECK(fxt_fs_cat("events/cxx/ctr/format", text, sizeof(text)) > 0);
+  CHECK(std::strstr(text, "\tfield:u64 id;\toffset:8;\tsize:8;\tsigned:0;\n"
+                          "\tfield:u64 v;\toffset:16;\tsize:8;\tsigned:0;\n") != nullptr);
+  CHECK(fxt_fs_cat("events/cxxs/member_counter/format", text, sizeof(text)) > 0);
+  CHECK(std::strstr(text, "\tfield:s32 v;\toffset:16;\tsize:4;\tsigned:1;\n") != nullptr);
+}
+
 static void check_writer()
 {
   alignas(64) static unsigned char storage[256];
@@ -466,6 +506,7 @@ int main()
     std::fprintf(stderr, "fxt_session_start failed\n");
     return 1;
   }
+  check_site_fields(); /* before any is fired */
   fire_typed();
   fire_adhoc();
   int thrown = fire_scopes();

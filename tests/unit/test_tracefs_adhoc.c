@@ -1,6 +1,7 @@
 /* test_tracefs_adhoc - the live tree's ad-hoc events: a duration's `format` has the field
- * `u64 dur_ns` and a counter's `u64 id`, laid out as the trace.dat export lays them out
- * (src/formats/tracedat_write_event.h, spec ftrace-text.md 3), so filters on them compile and
+ * `u64 dur_ns` and a counter's `u64 id` (then their arguments: test_tracefs_adhoc_args.c),
+ * laid out as the trace.dat export lays them out (src/formats/tracedat_write_event.h, spec
+ * ftrace-text.md 3), so filters on them compile and
  * decide: complete events and scopes by their length, begin/end events as dur_ns 0, counters
  * by their id. The session runs on CLOCK_MONOTONIC, so FXT_COMPLETE's start can be set a known
  * number of nanoseconds back.
@@ -72,7 +73,8 @@ static void formats_and_filters(void **state)
   id_of("events/tfa/counter/id", id);
   snprintf(want, sizeof want,
            "name: counter\nID: %s" COMMON "\tfield:u64 id;\toffset:8;\tsize:8;\tsigned:0;\n"
-           "\nprint fmt: \"id=%%llu\", REC->id\n",
+           "\tfield:u64 v;\toffset:16;\tsize:8;\tsigned:0;\n"
+           "\nprint fmt: \"id=%%llu v=%%llu\", REC->id, REC->v\n",
            id);
   assert_string_equal(cat("events/tfa/counter/format"), want);
 

@@ -56,8 +56,30 @@ static void put_line(const char *s, size_t n) {
   putchar('\n');
 }
 
-static int print_event(void *ctx, const struct fxt_elf_event *ev) {
-  struct listed *l = ctx;
+/* The file's tracepoints, in its order (pointers into its mapped image). */
+struct file_events {
+  struct fxt_elf_event *ev;
+  size_t n, cap;
+};
+
+static int collect(void *ctx, const struct fxt_elf_event *ev) {
+  struct file_events *f = ctx;
+  if (!fxt_grow((void **)&f->ev, &f->cap, f->n + 1, sizeof *f->ev, 64))
+    return FXT_ENOMEM;
+  f->ev[f->n] = *ev;
+  f->ev[f->n].tp.fields = ev->tp.fields ? f->ev[f->n].fields : NULL;
+  f->n++;
+  return 0;
+}
+
+static bool same_event(const struct fxt_tracepoint *a, const struct fxt_tracepoint *b) {
+  return strcmp(a->system, b->system) == 0 && strcmp(a->name, b->name) == 0;
+}
+
+/* Event i of the file, once per name: its format's fields those of all the file's sites of
+ * the event, as the live tree merges a running program's (fxt_tracepoint_fields_merge). */
+static int print_event(struct listed *l, const struct file_events *f, size_t i) {
+  const struct fxt_elf_event *ev = &f->ev[i];
   size_t len = strlen(ev->tp.system) + 1 + strlen(ev->tp.name);
   char *name = malloc(len + 1);
   if (name == NULL) {
@@ -85,7 +107,12 @@ static int print_event(void *ctx, const struct fxt_elf_event *ev) {
          cli_printable(file, strlen(file), shown, sizeof shown), ev->tp.line);
   struct fxt_tbuf b;
   fxt_tbuf_init(&b);
-  fxt_tp_format(&b, &ev->tp, 0);
+  struct fxt_field fields[FXT_TP_FIELDS_MAX];
+  uint32_t nf = fxt_tracepoint_fields(&ev->tp, fields);
+  for (size_t j = i + 1; ev->tp.kind != FXT_TP_TYPED && j < f->n; j++)
+    if (same_event(&ev->tp, &f->ev[j].tp))
+      nf = fxt_tracepoint_fields_merge(&f->ev[j].tp, fields, nf);
+  fxt_tp_format_fields(&b, &ev->tp, 0, fields, nf);
   for (size_t at = 0; at < b.len;) { /* line by line, the ID line left out */
     const char *nl = memchr(b.data + at, '\n', b.len - at);
     size_t n = nl ? (size_t)(nl - (b.data + at)) : b.len - at;
@@ -128,8 +155,13 @@ int cmd_list(int argc, char **argv) {
       rc = CLI_EXIT_FAIL;
       continue;
     }
-    int r = fxt_elf_events(in.data ? (const void *)in.data : "", in.len, print_event, &l, err,
+    struct file_events f = {0};
+    int r = fxt_elf_events(in.data ? (const void *)in.data : "", in.len, collect, &f, err,
                            sizeof err);
+    l.oom = r == FXT_ENOMEM;
+    for (size_t k = 0; k < f.n && !l.oom; k++)
+      print_event(&l, &f, k);
+    free(f.ev);
     fxt_fio_unmap(&in);
     if (r != 0 && !l.oom) {
       cli_file_error("list", argv[i], err);
