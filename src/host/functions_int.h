@@ -130,6 +130,9 @@ uintptr_t fxt_fn_pe_exit(uintptr_t sp);
 /* Before an unwinder walks the calling thread's stack: the redirected return addresses put
  * back (functions.c; called by functions_unwind.c). */
 void fxt_fn_pe_unwinding(void);
+/* A C++ exception caught by the function whose stack pointer is sp: the frames it went through
+ * popped (cut), those put back by fxt_fn_pe_unwinding still open above sp redirected again. */
+void fxt_fn_pe_caught(uintptr_t sp);
 void fxt_fn_pe_entry_tramp(void);
 void fxt_fn_pe_return_tramp(void);
 /* Patches the sites of every loaded object to what the settings want: a site is enabled when
