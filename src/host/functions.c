@@ -471,7 +471,7 @@ struct pe_unwound {
 static _Thread_local struct pe_unwound pe_unw __attribute__((tls_model("initial-exec")));
 
 /* An unwinder is about to walk this thread's stack (functions_unwind.c: a C++ exception, any
- * _Unwind_RaiseException, _Unwind_Resume after a cleanup, a rethrow, a forced unwind): every
+ * _Unwind_RaiseException, a rethrow, a forced unwind, pthread_exit): every
  * redirected return address is put back, so the walk sees the real callers; the frames stay
  * (no REDIRECT, no record), popped as cut by a later return or switch, or redirected again by
  * fxt_fn_pe_caught when they outlive the catch (pe_unw remembers them). Top down: a tail call
@@ -511,8 +511,10 @@ NOINSTR void fxt_fn_pe_unwinding(void)
  * their TRACED and NOGRAPH bits) again, so their slices are written when they return (as
  * uftrace's mcount_rstack_reset). Order as fxt_fn_pe_enter's: the frame whole before its slot
  * goes to the trampoline. A slot that no longer holds the frame's return address is not
- * written (the frame was left by a longjmp meanwhile). */
-NOINSTR void fxt_fn_pe_caught(uintptr_t sp)
+ * written (the frame was left by a longjmp meanwhile). Not redirect: another unwind is still
+ * walking up the stack (functions_unwind.c) and must read the real return addresses; the
+ * frames stay put back, remembered for the catch that ends it. */
+NOINSTR void fxt_fn_pe_caught(uintptr_t sp, bool redirect)
 {
   struct fn_thread *th = &fn_tls;
   check_gen(th);
@@ -522,6 +524,8 @@ NOINSTR void fxt_fn_pe_caught(uintptr_t sp)
     pop(th, &f);
     atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
   }
+  if (!redirect)
+    return; /* another unwind walks on: the frames keep their real return addresses */
   struct pe_unwound u = pe_unw;
   pe_unw = (struct pe_unwound){.gen = th->gen};
   if (u.gen != th->gen)

@@ -7,9 +7,9 @@
  * find no handler beyond it, std::terminate. So libfxtrace.so interposes the unwinder's entry
  * points the program and its libraries call through the PLT (libfxtrace is loaded before
  * libgcc_s): _Unwind_RaiseException (throw, std::rethrow_exception; and `throw;`, whose
- * _Unwind_Resume_or_Rethrow calls it through libgcc_s's PLT), _Unwind_Resume (the end of each
- * cleanup - destructors - of the second phase: a catch inside a destructor may have redirected
- * frames again that the exception still has to go through).
+ * _Unwind_Resume_or_Rethrow calls it through libgcc_s's PLT), _Unwind_ForcedUnwind (a
+ * program's own), and pthread_exit (below). (_Unwind_Resume, which goes on after each cleanup,
+ * needs nothing: no catch redirects frames again while an unwind walks, see inflight.)
  * Before the real one runs, fxt_fn_pe_unwinding puts the thread's redirected return addresses
  * back (as uftrace's mcount_rstack_restore around __cxa_throw). Then __cxa_begin_catch, which
  * every catch block calls first, is interposed too: fxt_fn_pe_caught pops the frames the
@@ -30,6 +30,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unwind.h>
@@ -56,6 +57,19 @@ static void *real(_Atomic(void *) *cache, const char *name, const char *lib)
 
 #define LIBGCC "libgcc_s.so.1"
 
+/* The calling thread's unwinds in flight: exceptions raised and not yet caught (a raise that
+ * returns found no handler: not in flight any more), and whether a forced unwind started
+ * (pthread_exit, _Unwind_ForcedUnwind: the thread ends, or its stop function jumps out; a
+ * catch(...) that sees it must rethrow it, through no entry point of ours). Owner thread only:
+ * a signal handler that throws and catches inside itself raises and lowers the count above
+ * what it interrupted. A catch redirects the open frames again only when nothing else is in
+ * flight: an unwind still walking (a catch inside a destructor, a stop function, a handler)
+ * needs the real return addresses of the frames it has not reached. */
+static _Thread_local struct {
+  uint32_t raised;
+  bool forced;
+} inflight __attribute__((tls_model("initial-exec")));
+
 static void unwinding(void)
 {
 #if FXT_FN_PE_SUPPORTED
@@ -72,20 +86,27 @@ FXT_API _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
   *(void **)&r = real(&cache, "_Unwind_RaiseException", LIBGCC);
   if (!r)
     return _URC_FATAL_PHASE1_ERROR;
+  inflight.raised++;
   unwinding();
-  return r(e);
+  _Unwind_Reason_Code rc = r(e); /* returns only when no handler was found */
+  inflight.raised--;
+  return rc;
 }
 
-FXT_API void _Unwind_Resume(struct _Unwind_Exception *e)
+typedef _Unwind_Reason_Code (*forced_fn)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
+
+/* Called by a program itself (glibc's pthread_exit takes libgcc_s's own: below). */
+FXT_API _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e,
+                                                 _Unwind_Stop_Fn stop, void *arg)
 {
   static _Atomic(void *) cache;
-  void (*r)(struct _Unwind_Exception *);
-  *(void **)&r = real(&cache, "_Unwind_Resume", LIBGCC);
+  forced_fn r;
+  *(void **)&r = real(&cache, "_Unwind_ForcedUnwind", LIBGCC);
   if (!r)
-    abort(); /* no unwinder to go on with: as libgcc's own fatal errors */
+    return _URC_FATAL_PHASE2_ERROR;
+  inflight.forced = true;
   unwinding();
-  r(e);
-  abort(); /* _Unwind_Resume does not return */
+  return r(e, stop, arg);
 }
 
 /* The catching function's landing pad calls this first: its stack pointer is our CFA. */
@@ -96,8 +117,10 @@ FXT_API void *__cxa_begin_catch(void *e)
   *(void **)&r = real(&cache, "__cxa_begin_catch", "libstdc++.so.6");
   if (!r)
     abort();
+  if (inflight.raised > 0)
+    inflight.raised--;
 #if FXT_FN_PE_SUPPORTED
-  fxt_fn_pe_caught((uintptr_t)__builtin_dwarf_cfa());
+  fxt_fn_pe_caught((uintptr_t)__builtin_dwarf_cfa(), inflight.raised == 0 && !inflight.forced);
 #endif
   return r(e);
 }
@@ -113,6 +136,7 @@ FXT_API void pthread_exit(void *ret)
   *(void **)&r = real(&cache, "pthread_exit", "libc.so.6");
   if (!r)
     abort();
+  inflight.forced = true;
   unwinding();
   r(ret);
   abort(); /* pthread_exit does not return */

@@ -10,10 +10,15 @@
 //   fn_unwind exit    a thread runs exit_at(2) -> exit_at(1) -> exit_at(0), each with an RAII
 //                     object, the last calls exit_leaf(), which has none and calls
 //                     pthread_exit: "destructors 3" (every one ran).
+//   fn_unwind stop    the same with unwind_at and unwind_leaf, which calls _Unwind_ForcedUnwind
+//                     whose stop function catches an exception of its own in the middle of the
+//                     walk: "destructors 3".
 // Then "cut N": the frames the tracer counted as cut (fxt_functions_counts).
+#include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <pthread.h>
+#include <unwind.h>
 
 #include <fxtrace/functions.h>
 
@@ -119,9 +124,57 @@ KEEP void *exit_thread(void *)
   return nullptr;
 }
 
+// A forced unwind whose stop function throws and catches inside itself on its first call, in
+// the middle of the walk (as a signal handler could): the walk goes on through the frames of
+// the thread, runs their destructors and, at the end of the stack, jumps back to stop_thread.
+static jmp_buf stop_jb;
+static int stop_calls;
+
+static _Unwind_Reason_Code stop_fn(int, _Unwind_Action actions, _Unwind_Exception_Class,
+                                   _Unwind_Exception *, _Unwind_Context *, void *)
+{
+  if (stop_calls++ == 0) {
+    try {
+      throw 2;
+    } catch (int) {
+    }
+  }
+  if (actions & _UA_END_OF_STACK)
+    longjmp(stop_jb, 1);
+  return _URC_NO_REASON;
+}
+
+KEEP void unwind_leaf(void)
+{
+  static _Unwind_Exception exc; // zeroed: class 0, no cleanup
+  _Unwind_ForcedUnwind(&exc, stop_fn, nullptr);
+}
+
+KEEP int unwind_at(int depth)
+{
+  Raii r;
+  if (depth == 0) {
+    unwind_leaf();
+    return 0;
+  }
+  return unwind_at(depth - 1) + 1;
+}
+
+KEEP void *stop_thread(void *)
+{
+  if (setjmp(stop_jb) == 0)
+    unwind_at(2);
+  return nullptr;
+}
+
 int main(int argc, char **argv)
 {
-  if (argc > 1 && std::strcmp(argv[1], "exit") == 0) {
+  if (argc > 1 && std::strcmp(argv[1], "stop") == 0) {
+    pthread_t t;
+    if (pthread_create(&t, nullptr, stop_thread, nullptr) != 0 || pthread_join(t, nullptr) != 0)
+      return 1;
+    std::printf("destructors %d\n", destructed);
+  } else if (argc > 1 && std::strcmp(argv[1], "exit") == 0) {
     pthread_t t;
     if (pthread_create(&t, nullptr, exit_thread, nullptr) != 0 || pthread_join(t, nullptr) != 0)
       return 1;

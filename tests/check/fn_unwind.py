@@ -10,12 +10,16 @@ way, and is caught in catcher_guarded. Both builds: the program's results; the s
 catcher, after_catch, after_return, outer and catcher_guarded, each once, nested as the source
 calls them (each slice's parent the innermost slice of its thread that contains it), the same
 in both. The engine: the 8 thrower frames, rethrower's and guarded's counted as cut, none a
-slice. The hooks: each of those activations a slice (g++ calls the exit hook as a frame
-unwinds) or a cut (clang++ does not), 10 in all.
+slice, and so is Guard::~Guard's (the catch inside it, with the exception that runs it still
+in flight, leaves the return addresses put back); the hooks: each of those 11 activations a
+slice (g++ calls the exit hook as a frame unwinds) or a cut (clang++ does not).
 
 exit: a thread calls pthread_exit from exit_leaf, under exit_at's 3 frames, each holding an
 object whose destructor counts: all 3 run in both builds; each activation of exit_thread,
 exit_at and exit_leaf a slice (g++'s hooks as the frames unwind) or a cut: 5 in all.
+
+stop: the same frames (unwind_at's) left by _Unwind_ForcedUnwind, whose stop function catches
+an exception of its own in the middle of the walk: all 3 destructors run in both builds.
 
   fn_unwind.py FXTRACE PE_PROG INSTR_PROG WORKDIR
 """
@@ -72,7 +76,7 @@ def count(slices, name):
 # throw
 kept = {"main", "catcher()", "after_catch(int)", "after_return(int)", "outer()",
         "catcher_guarded()"}
-left = ("thrower(int)", "rethrower()", "guarded(int)")
+left = ("thrower(int)", "rethrower()", "guarded(int)", "Guard::~Guard()")
 pe_said, pe = record(pe_prog, "throw", "throw_pe")
 in_said, ins = record(instr_prog, "throw", "throw_instr")
 for said in (pe_said, in_said):
@@ -86,11 +90,11 @@ got = tree(pe, kept)
 if got != want:
     fail("the engine's slices nest as %s, -finstrument-functions' as %s" % (got, want))
 pe_left = sum(count(pe, f) for f in left)
-if pe_left != 0 or pe_said.get("cut") != "10":
-    fail("the engine: %d slices of frames unwound, cut %s (want 0 and 10)" %
+if pe_left != 0 or pe_said.get("cut") != "11":
+    fail("the engine: %d slices of frames unwound, cut %s (want 0 and 11)" %
          (pe_left, pe_said.get("cut")))
 in_left = sum(count(ins, f) for f in left)
-if in_left + int(in_said.get("cut", "-1")) != 10:
+if in_left + int(in_said.get("cut", "-1")) != 11:
     fail("-finstrument-functions: %d slices of frames unwound, cut %s" %
          (in_left, in_said.get("cut")))
 
@@ -103,4 +107,9 @@ for prog, tag in ((pe_prog, "exit_pe"), (instr_prog, "exit_instr")):
     if gone + int(said.get("cut", "-1")) != 5:
         fail("%s: %d slices of the exiting thread, cut %s: not 5 activations" %
              (tag, gone, said.get("cut")))
+# stop
+for prog, tag in ((pe_prog, "stop_pe"), (instr_prog, "stop_instr")):
+    said, sl = record(prog, "stop", tag)
+    if said.get("destructors") != "3":
+        fail("%s: destructors run: %s, not 3" % (tag, said.get("destructors")))
 print("fn_unwind: ok")
