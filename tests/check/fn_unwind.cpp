@@ -13,6 +13,9 @@
 //   fn_unwind stop    the same with unwind_at and unwind_leaf, which calls _Unwind_ForcedUnwind
 //                     whose stop function catches an exception of its own in the middle of the
 //                     walk: "destructors 3".
+//   fn_unwind cancel  the same with cancel_at and cancel_leaf, which cancels its own thread
+//                     (pthread_testcancel: glibc's forced unwind, from inside glibc):
+//                     "destructors 3".
 // Then "cut N": the frames the tracer counted as cut (fxt_functions_counts).
 #include <csetjmp>
 #include <cstdio>
@@ -124,6 +127,28 @@ KEEP void *exit_thread(void *)
   return nullptr;
 }
 
+KEEP void cancel_leaf(void)
+{
+  pthread_cancel(pthread_self());
+  pthread_testcancel();
+}
+
+KEEP int cancel_at(int depth)
+{
+  Raii r;
+  if (depth == 0) {
+    cancel_leaf();
+    return 0;
+  }
+  return cancel_at(depth - 1) + 1;
+}
+
+KEEP void *cancel_thread(void *)
+{
+  cancel_at(2);
+  return nullptr;
+}
+
 // A forced unwind whose stop function throws and catches inside itself on its first call, in
 // the middle of the walk (as a signal handler could): the walk goes on through the frames of
 // the thread, runs their destructors and, at the end of the stack, jumps back to stop_thread.
@@ -169,9 +194,10 @@ KEEP void *stop_thread(void *)
 
 int main(int argc, char **argv)
 {
-  if (argc > 1 && std::strcmp(argv[1], "stop") == 0) {
+  if (argc > 1 && (std::strcmp(argv[1], "stop") == 0 || std::strcmp(argv[1], "cancel") == 0)) {
     pthread_t t;
-    if (pthread_create(&t, nullptr, stop_thread, nullptr) != 0 || pthread_join(t, nullptr) != 0)
+    if (pthread_create(&t, nullptr, argv[1][0] == 's' ? stop_thread : cancel_thread, nullptr) != 0 ||
+        pthread_join(t, nullptr) != 0)
       return 1;
     std::printf("destructors %d\n", destructed);
   } else if (argc > 1 && std::strcmp(argv[1], "exit") == 0) {
