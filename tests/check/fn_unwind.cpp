@@ -7,13 +7,13 @@
 //                     (`throw;`), outer catches: "rethrown 7". Then catcher_guarded() ->
 //                     guarded(1) -> thrower(1..0): guarded's object's destructor throws and
 //                     catches inside itself as the exception goes through: "guarded 7".
-//   fn_unwind exit    a thread runs exit_at(2) -> exit_at(1) -> exit_at(0), each with an RAII
+//   fn_unwind exit    a thread runs raii_at(2) -> raii_at(1) -> raii_at(0), each with an RAII
 //                     object, the last calls exit_leaf(), which has none and calls
 //                     pthread_exit: "destructors 3" (every one ran).
-//   fn_unwind stop    the same with unwind_at and unwind_leaf, which calls _Unwind_ForcedUnwind
+//   fn_unwind stop    the same with unwind_leaf, which calls _Unwind_ForcedUnwind
 //                     whose stop function catches an exception of its own in the middle of the
 //                     walk: "destructors 3".
-//   fn_unwind cancel  the same with cancel_at and cancel_leaf, which cancels its own thread
+//   fn_unwind cancel  the same with cancel_leaf, which cancels its own thread
 //                     (pthread_testcancel: glibc's forced unwind, from inside glibc):
 //                     "destructors 3".
 // Then "cut N": the frames the tracer counted as cut (fxt_functions_counts).
@@ -111,19 +111,20 @@ KEEP void exit_leaf(void)
   pthread_exit(nullptr);
 }
 
-KEEP int exit_at(int depth)
+// depth + 1 frames, each with an object whose destructor counts, the last calling leaf
+KEEP int raii_at(int depth, void (*leaf)(void))
 {
   Raii r;
   if (depth == 0) {
-    exit_leaf();
+    leaf();
     return 0; // (gcc 12 takes the recursion for infinite without it: -Winfinite-recursion)
   }
-  return exit_at(depth - 1) + 1;
+  return raii_at(depth - 1, leaf) + 1;
 }
 
 KEEP void *exit_thread(void *)
 {
-  exit_at(2);
+  raii_at(2, exit_leaf);
   return nullptr;
 }
 
@@ -133,19 +134,9 @@ KEEP void cancel_leaf(void)
   pthread_testcancel();
 }
 
-KEEP int cancel_at(int depth)
-{
-  Raii r;
-  if (depth == 0) {
-    cancel_leaf();
-    return 0;
-  }
-  return cancel_at(depth - 1) + 1;
-}
-
 KEEP void *cancel_thread(void *)
 {
-  cancel_at(2);
+  raii_at(2, cancel_leaf);
   return nullptr;
 }
 
@@ -175,20 +166,10 @@ KEEP void unwind_leaf(void)
   _Unwind_ForcedUnwind(&exc, stop_fn, nullptr);
 }
 
-KEEP int unwind_at(int depth)
-{
-  Raii r;
-  if (depth == 0) {
-    unwind_leaf();
-    return 0;
-  }
-  return unwind_at(depth - 1) + 1;
-}
-
 KEEP void *stop_thread(void *)
 {
   if (setjmp(stop_jb) == 0)
-    unwind_at(2);
+    raii_at(2, unwind_leaf);
   return nullptr;
 }
 

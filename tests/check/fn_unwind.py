@@ -14,14 +14,14 @@ slice, and so is Guard::~Guard's (the catch inside it, with the exception that r
 in flight, leaves the return addresses put back); the hooks: each of those 11 activations a
 slice (g++ calls the exit hook as a frame unwinds) or a cut (clang++ does not).
 
-exit: a thread calls pthread_exit from exit_leaf, under exit_at's 3 frames, each holding an
+exit: a thread calls pthread_exit from exit_leaf, under raii_at's 3 frames, each holding an
 object whose destructor counts: all 3 run in both builds; each activation of exit_thread,
-exit_at and exit_leaf a slice (g++'s hooks as the frames unwind) or a cut: 5 in all.
+raii_at and exit_leaf a slice (g++'s hooks as the frames unwind) or a cut: 5 in all.
 
-stop: the same frames (unwind_at's) left by _Unwind_ForcedUnwind, whose stop function catches
+stop: the same frames (raii_at's) left by _Unwind_ForcedUnwind, whose stop function catches
 an exception of its own in the middle of the walk: all 3 destructors run in both builds.
 
-cancel: the same frames (cancel_at's) left by the thread's cancellation, which glibc unwinds
+cancel: the same frames (raii_at's) left by the thread's cancellation, which glibc unwinds
 from inside itself (no entry point to interpose: the return trampoline's personality puts the
 addresses back): all 3 destructors run in both builds.
 
@@ -107,7 +107,7 @@ for prog, tag in ((pe_prog, "exit_pe"), (instr_prog, "exit_instr")):
     said, sl = record(prog, "exit", tag)
     if said.get("destructors") != "3":
         fail("%s: destructors run: %s, not 3" % (tag, said.get("destructors")))
-    gone = sum(count(sl, f) for f in ("exit_thread(void*)", "exit_at(int)", "exit_leaf()"))
+    gone = sum(count(sl, f) for f in ("exit_thread(void*)", "raii_at(int, void (*)())", "exit_leaf()"))
     if gone + int(said.get("cut", "-1")) != 5:
         fail("%s: %d slices of the exiting thread, cut %s: not 5 activations" %
              (tag, gone, said.get("cut")))
