@@ -458,27 +458,94 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
   return f.site;
 }
 
+/* The redirections an unwinder's walk undid, until the exception is caught: bit i for the
+ * shadow frame at index i (FXT_FN_DEPTH fits), with its TRACED and NOGRAPH bits, in the
+ * thread's generation gen (a switch of the tracer compacts the frames: the bits are then
+ * stale and dropped). Owner thread only, as the shadow stack; a handler that throws and
+ * catches inside itself sets and takes bits of frames above those it interrupted. */
+_Static_assert(FXT_FN_DEPTH <= 64, "one bit per shadow frame");
+struct pe_unwound {
+  uint64_t restored, traced, nograph;
+  uint32_t gen;
+};
+static _Thread_local struct pe_unwound pe_unw __attribute__((tls_model("initial-exec")));
+
 /* An unwinder is about to walk this thread's stack (functions_unwind.c: a C++ exception, any
- * _Unwind_RaiseException): every redirected return address is put back, so the walk sees the
- * real callers; the frames stay (no REDIRECT, no record), popped as cut by a later return or
- * switch. Top down: a tail call shares its caller's slot, and its frame, on top, holds the
- * trampoline as its return address; the caller's, below, the real one. A slot that does not
- * hold the trampoline (a frame a longjmp left, its stack since reused) is not written. */
+ * _Unwind_RaiseException, a rethrow, a forced unwind, pthread_exit): every
+ * redirected return address is put back, so the walk sees the real callers; the frames stay
+ * (no REDIRECT, no record), popped as cut by a later return or switch, or redirected again by
+ * fxt_fn_pe_caught when they outlive the catch (pe_unw remembers them). Top down: a tail call
+ * shares its caller's slot, and its frame, on top, holds the trampoline as its return
+ * address; the caller's, below, the real one. A slot that does not hold the trampoline (a
+ * frame a longjmp left, its stack since reused) is not written. */
 NOINSTR void fxt_fn_pe_unwinding(void)
 {
   struct fn_thread *th = &fn_tls;
   uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
+  if (th->redirected > 0 && pe_unw.gen != th->gen)
+    pe_unw = (struct pe_unwound){.gen = th->gen};
   for (uint32_t i = n; i > 0 && th->redirected > 0; i--) {
     struct fn_frame *f = &th->f[i - 1];
     if (!(f->cfa & FRAME_REDIRECT))
       continue;
     uintptr_t *slot = (uintptr_t *)(f->cfa & ~(uintptr_t)FRAME_BITS);
-    if (*slot == (uintptr_t)fxt_fn_pe_return_tramp)
+    if (*slot == (uintptr_t)fxt_fn_pe_return_tramp) {
       *slot = f->site;
+      uint64_t bit = (uint64_t)1 << (i - 1);
+      pe_unw.restored |= bit;
+      pe_unw.traced |= (f->cfa & FRAME_TRACED) ? bit : 0;
+      pe_unw.nograph |= (f->cfa & FRAME_NOGRAPH) ? bit : 0;
+    }
     th->traced -= (f->cfa & FRAME_TRACED) != 0;
     th->nograph -= (f->cfa & FRAME_NOGRAPH) != 0;
     th->redirected--;
     f->cfa &= ~(uintptr_t)(FRAME_REDIRECT | FRAME_TRACED | FRAME_NOGRAPH);
+  }
+}
+
+/* A C++ exception caught (functions_unwind.c, __cxa_begin_catch): sp is the catching
+ * function's stack pointer. The frames the exception went through are on top, their cfa (a
+ * redirected one's slot, a hook's stack pointer) below sp (the catching function's own: its
+ * slot above sp, its hook's stack pointer sp itself): popped, counted as cut. The
+ * frames fxt_fn_pe_unwinding put back that are still open above sp get their redirection (and
+ * their TRACED and NOGRAPH bits) again, so their slices are written when they return (as
+ * uftrace's mcount_rstack_reset). Order as fxt_fn_pe_enter's: the frame whole before its slot
+ * goes to the trampoline. A slot that no longer holds the frame's return address is not
+ * written (the frame was left by a longjmp meanwhile). Not redirect: another unwind is still
+ * walking up the stack (functions_unwind.c) and must read the real return addresses; the
+ * frames stay put back, remembered for the catch that ends it. */
+NOINSTR void fxt_fn_pe_caught(uintptr_t sp, bool redirect)
+{
+  struct fn_thread *th = &fn_tls;
+  check_gen(th);
+  struct fn_frame f;
+  while (th->n > 0 && th->n <= FXT_FN_DEPTH &&
+         (th->f[th->n - 1].cfa & ~(uintptr_t)FRAME_BITS) < sp) {
+    pop(th, &f);
+    atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
+  }
+  if (!redirect)
+    return; /* another unwind walks on: the frames keep their real return addresses */
+  struct pe_unwound u = pe_unw;
+  pe_unw = (struct pe_unwound){.gen = th->gen};
+  if (u.gen != th->gen)
+    return;
+  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
+  for (uint32_t i = 0; i < n && u.restored >> i; i++) {
+    uint64_t bit = (uint64_t)1 << i;
+    struct fn_frame *fr = &th->f[i];
+    uintptr_t *slot = (uintptr_t *)(fr->cfa & ~(uintptr_t)FRAME_BITS);
+    if (!(u.restored & bit) || (fr->cfa & FRAME_REDIRECT) || (uintptr_t)slot <= sp ||
+        *slot != fr->site)
+      continue;
+    uintptr_t bits = FRAME_REDIRECT | ((u.traced & bit) ? FRAME_TRACED : 0) |
+                     ((u.nograph & bit) ? FRAME_NOGRAPH : 0);
+    fr->cfa |= bits;
+    th->traced += (bits & FRAME_TRACED) != 0;
+    th->nograph += (bits & FRAME_NOGRAPH) != 0;
+    th->redirected++;
+    atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
+    *slot = (uintptr_t)fxt_fn_pe_return_tramp;
   }
 }
 

@@ -130,7 +130,14 @@ uintptr_t fxt_fn_pe_exit(uintptr_t sp);
 /* Before an unwinder walks the calling thread's stack: the redirected return addresses put
  * back (functions.c; called by functions_unwind.c). */
 void fxt_fn_pe_unwinding(void);
+/* A C++ exception caught by the function whose stack pointer is sp: the frames it went through
+ * popped (cut) and, when redirect (no other unwind in flight), those put back by
+ * fxt_fn_pe_unwinding still open above sp redirected again. */
+void fxt_fn_pe_caught(uintptr_t sp, bool redirect);
 void fxt_fn_pe_entry_tramp(void);
+/* Where an unwind that met a redirected return goes on (functions_pe.c: the return
+ * trampoline's personality). */
+void fxt_fn_pe_unwind_pad(void);
 void fxt_fn_pe_return_tramp(void);
 /* Patches the sites of every loaded object to what the settings want: a site is enabled when
  * the tracer mode is not nop and its function passes the filters (fxt_fn_pe_wanted). Control

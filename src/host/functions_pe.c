@@ -46,6 +46,7 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include <fxtrace/errors.h>
 
@@ -346,6 +347,18 @@ static bool protect(uintptr_t a, size_t len, int prot)
   return mprotect((void *)lo, a + len - lo, prot) == 0;
 }
 
+/* Writes n bytes of code at p, its pages writable. Not seen by ThreadSanitizer: its runtime
+ * maps the shadow of the objects' code segments (r-x in /proc/self/maps at its start: MapRodata
+ * in tsan_platform_linux.cpp) to a read-only page of "read-only memory" marks, so an
+ * instrumented store to code - or memcpy, which it intercepts - writes that shadow and faults
+ * (SIGSEGV in __tsan_write1: the engine's first patch in the TSan build). Byte by byte through
+ * volatile: never turned into a memcpy call. */
+__attribute__((no_sanitize("thread"))) static void poke(uintptr_t p, const uint8_t *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    ((volatile uint8_t *)p)[i] = b[i];
+}
+
 /* Whether the site's entry holds the jump now. */
 static bool enabled(const struct site *s)
 {
@@ -408,23 +421,26 @@ int fxt_fn_pe_sync(uint32_t mode)
     int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(t->fn - FXT_FN_PE_PRE + 5));
     uint8_t code[9] = {0xE8, 0, 0, 0, 0, 0xEB, 0x04, 0x90, 0x90};
     memcpy(code + 1, &rel, 4);
-    memcpy(p, code, sizeof code);
+    poke((uintptr_t)p, code, sizeof code);
   }
   if (rc == 0) {
     /* int3, the tails, the heads: a membarrier after each step of the whole batch. */
+    static const uint8_t int3 = 0xCC;
     for (size_t i = 0; i < n; i++)
-      *(volatile uint8_t *)s->v[chg[i]].fn = 0xCC;
+      poke(s->v[chg[i]].fn, &int3, 1);
     sync_cores();
     for (size_t i = 0; i < n; i++) {
       struct site *t = &s->v[chg[i]];
       bool on = wanted(tab ? fxt_fn_sym_entry(tab, t->fn) : NULL, mode);
-      ((volatile uint8_t *)t->fn)[1] = on ? 0xF5 : t->orig[1];
+      uint8_t b = on ? 0xF5 : t->orig[1];
+      poke(t->fn + 1, &b, 1);
     }
     sync_cores();
     for (size_t i = 0; i < n; i++) {
       struct site *t = &s->v[chg[i]];
       bool on = ((volatile uint8_t *)t->fn)[1] == 0xF5;
-      ((volatile uint8_t *)t->fn)[0] = on ? 0xEB : t->orig[0];
+      uint8_t b = on ? 0xEB : t->orig[0];
+      poke(t->fn, &b, 1);
     }
     sync_cores();
   }
@@ -443,6 +459,67 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
   st->sites = s ? s->n : 0;
   st->skipped = s ? s->skipped : 0;
 }
+
+/* ---- a forced unwind that meets a redirected return ------------------------------------
+ * An unwind the program did not start through functions_unwind.c's entry points - a
+ * cancellation (glibc unwinds from inside itself, with its own handle on libgcc_s), an
+ * unwinder linked into some library - finds fxt_fn_pe_return_tramp as a return address. The
+ * FDE that covers it (functions_tramp.c) says the return address is undefined, so a walk
+ * that calls no personality (backtrace) ends there; its personality is fxt_fn_pe_personality,
+ * which the walks of exceptions and forced unwinds call first, in the trampoline's "frame":
+ * its stack pointer is slot + 8, as after the function's ret. It puts the thread's return
+ * addresses back and, in the second phase, has the unwinder resume at fxt_fn_pe_unwind_pad
+ * with the exception in rax and the slot's real return address in rdx (the landing pad's
+ * registers 0 and 1: the unwinder's jump there writes its target over the slot), which
+ * writes the address back into the slot and calls _Unwind_Resume from a frame whose FDE
+ * gives the slot as its return address: the walk goes on to the real caller, whose
+ * destructors run. The first
+ * phase (the search of an exception's handler) cannot go on from a personality: it stops
+ * there as before, which functions_unwind.c's _Unwind_RaiseException prevents. */
+_Unwind_Reason_Code fxt_fn_pe_personality(int version, _Unwind_Action actions,
+                                          _Unwind_Exception_Class cls,
+                                          struct _Unwind_Exception *e,
+                                          struct _Unwind_Context *ctx);
+_Unwind_Reason_Code fxt_fn_pe_personality(int version, _Unwind_Action actions,
+                                          _Unwind_Exception_Class cls,
+                                          struct _Unwind_Exception *e,
+                                          struct _Unwind_Context *ctx)
+{
+  (void)version;
+  (void)cls;
+  fxt_fn_pe_unwinding();
+  if (!(actions & _UA_CLEANUP_PHASE))
+    return _URC_CONTINUE_UNWIND;
+  /* The slot's real return address (put back): the jump to the pad writes over the slot. */
+  uintptr_t ra = *(const uintptr_t *)(_Unwind_GetCFA(ctx) - sizeof(uintptr_t));
+  if (ra == (uintptr_t)fxt_fn_pe_return_tramp)
+    return _URC_CONTINUE_UNWIND; /* no frame of this thread held it: the walk ends here */
+  _Unwind_SetGR(ctx, __builtin_eh_return_data_regno(0), (_Unwind_Word)(uintptr_t)e);
+  _Unwind_SetGR(ctx, __builtin_eh_return_data_regno(1), (_Unwind_Word)ra);
+  _Unwind_SetIP(ctx, (_Unwind_Ptr)(uintptr_t)fxt_fn_pe_unwind_pad);
+  return _URC_INSTALL_CONTEXT;
+}
+
+/* Entered with rsp = slot + 8, 16-byte aligned (the caller's stack pointer at its call): the
+ * CFA, the return address at CFA - 8 (the slot, put back). The NOP before is never run. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".cfi_startproc\n"
+        ".cfi_def_cfa %rsp, 0\n"
+        ".cfi_offset %rip, -8\n"
+        "  nop\n"
+        ".globl fxt_fn_pe_unwind_pad\n"
+        ".hidden fxt_fn_pe_unwind_pad\n"
+        ".type fxt_fn_pe_unwind_pad, @function\n"
+        "fxt_fn_pe_unwind_pad:\n"
+        "  movq %rdx, -8(%rsp)\n" /* the slot: the real return address again */
+        "  subq $16, %rsp\n"
+        ".cfi_adjust_cfa_offset 16\n"
+        "  movq %rax, %rdi\n"
+        "  call _Unwind_Resume@PLT\n"
+        "  ud2\n"
+        ".cfi_endproc\n"
+        ".size fxt_fn_pe_unwind_pad, .-fxt_fn_pe_unwind_pad\n");
 
 #else /* not x86-64 Linux: no engine, nothing to patch */
 

@@ -99,6 +99,7 @@ __asm__(".text\n"
 __asm__(".text\n"
         ".p2align 4\n"
         ".cfi_startproc\n"
+        ".cfi_personality 0x1b, fxt_fn_pe_personality\n" /* functions_pe.c: unwinding on */
         ".cfi_undefined %rip\n"
         "  nop\n"
         ".globl fxt_fn_pe_return_tramp\n"

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "../fxtcount.h"
+#include "../sanitizers.h"
 #include "fn/fn_traced.h"
 
 #define MAX_EVENTS 400000
@@ -517,10 +518,13 @@ static void test_pe_patched_bytes(void **state)
 
 /* A W^X policy (the kernel's memory-deny-write-execute, set in a child: it cannot be undone):
  * switching the tracer on fails with FXT_EPERM and changes nothing. Skipped where the kernel
- * does not have it (Linux < 6.3). */
+ * does not have it (Linux < 6.3), and under ThreadSanitizer. */
 static void test_pe_wx_refused(void **state)
 {
   (void)state;
+  if (FXT_TEST_TSAN)
+    skip(); /* the child starts its consumer thread: TSan cannot after a multi-threaded fork
+               (as test_fork) */
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
