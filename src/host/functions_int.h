@@ -86,14 +86,34 @@ struct fxt_fn_settings {
 };
 extern struct fxt_fn_settings fxt_fn_set;
 
-/* The published table (acquire), or NULL before the tracer was first set up. */
-struct fxt_fn_table *fxt_fn_table_current(void);
+/* The published table (acquire), or NULL before the tracer was first set up. Inline with
+ * fxt_fn_sym_entry: both are on every hook's path (functions_syms.c is compiled for size). */
+extern _Atomic(struct fxt_fn_table *) fxt_fn_table_pub;
+static inline struct fxt_fn_table *fxt_fn_table_current(void)
+{
+  /* Acquire pairs with the release store in fxt_fn_table_update: the table is complete. */
+  return atomic_load_explicit(&fxt_fn_table_pub, memory_order_acquire);
+}
 /* Builds the table if none is published or objects were loaded or unloaded since (control
  * side, under fxt_fn_lock: allocates, reads files); the new table keeps the old one's flags
  * for functions of the same name. Returns the current table, or NULL (out of memory). */
 struct fxt_fn_table *fxt_fn_table_update(void);
+/* The slot of addr in a table's hash of entry addresses (mask + 1 slots, linear probing). */
+static inline uint32_t fxt_fn_hash_addr(uintptr_t a, uint32_t mask)
+{
+  return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
 /* The function whose entry is addr, or NULL. Hot path: no lock, no allocation. */
-struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr);
+static inline struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
+{
+  for (uint32_t h = fxt_fn_hash_addr(addr, t->mask);; h = (h + 1) & t->mask) {
+    uint32_t i = t->hash[h];
+    if (i == 0)
+      return NULL;
+    if (t->syms[i - 1].addr == addr)
+      return &t->syms[i - 1];
+  }
+}
 /* The function that contains addr, or NULL (binary search). */
 struct fxt_fn_sym *fxt_fn_sym_at(const struct fxt_fn_table *t, uintptr_t addr);
 
