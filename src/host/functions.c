@@ -387,13 +387,13 @@ NOINSTR static struct fxt_fn_sym *pe_sym(const struct fxt_fn_table *tab, uintptr
  * set_graph_notrace subtree), a frame is pushed and the return redirected; the slot is the
  * frame's cfa, so the return finds it by the stack pointer. Full shadow stack: not redirected,
  * counted as overflow. Order, for a handler that interrupts (runs the same code above):
- * index claimed, frame written, then the slot redirected - a return through the trampoline
- * always finds its frame complete. */
-NOINSTR void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
+ * index claimed, frame written, then (returned 1) the slot redirected by the trampoline's
+ * call of the body - a return through the trampoline always finds its frame complete. */
+NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
 {
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
   if (mode == FXT_FN_NOP)
-    return; /* a site still enabled while the tracer goes off */
+    return 0; /* a site still enabled while the tracer goes off */
   struct fn_thread *th = &fn_tls;
   check_gen(th);
   struct fxt_fn_table *tab = fxt_fn_table_current();
@@ -406,14 +406,14 @@ NOINSTR void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
       struct fxt_fn_sym *ps = tab ? fxt_fn_sym_at(tab, *slot) : NULL;
       write_call(s, fn, ps, ps ? ps->addr : *slot);
     }
-    return;
+    return 0;
   }
   if (bits == 0)
-    return;
+    return 0;
   uint32_t n = th->n;
   if (n >= FXT_FN_DEPTH) {
     atomic_fetch_add_explicit(&fxt_fn_counts.overflow, 1, memory_order_relaxed);
-    return;
+    return 0;
   }
   th->n = n + 1;
   atomic_signal_fence(memory_order_seq_cst);
@@ -427,7 +427,7 @@ NOINSTR void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   th->nograph += (bits & FRAME_NOGRAPH) != 0;
   th->redirected++;
   atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
-  *slot = (uintptr_t)fxt_fn_pe_return_tramp;
+  return 1;
 }
 
 /* A return through the trampoline: its frame is the topmost redirected one whose slot is sp

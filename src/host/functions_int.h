@@ -131,7 +131,8 @@ void fxt_fn_runtime_setup(void);
  * Code built with -fpatchable-function-entry=FXT_FN_PE_NOPS,FXT_FN_PE_PRE: 9 NOPs before each
  * function's entry fn and 2 at it, fn - 9 recorded in the object's
  * __patchable_function_entries section. Enabled, fn holds `jmp fn-9` (EB F5), fn - 9 `call
- * stub` (the stub jumps to fxt_fn_pe_entry_tramp) and fn - 4 `jmp fn+2` (EB 04). */
+ * stub` (the stub jumps to fxt_fn_pe_entry_tramp) and fn - 4 `jmp *%r11` (41 FF E3: the
+ * entry trampoline returns there with r11 the body, fn + 2, or fxt_fn_pe_call_body). */
 #if defined(__x86_64__) && defined(__linux__)
 #define FXT_FN_PE_SUPPORTED 1
 #else
@@ -141,9 +142,11 @@ void fxt_fn_runtime_setup(void);
 #define FXT_FN_PE_PRE 9
 
 /* The entry trampoline's C (functions.c): fn was called, slot is its return address's slot
- * on the stack. function: the record; function_graph: the shadow frame pushed and *slot
- * redirected to fxt_fn_pe_return_tramp when the call is traced. */
-void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
+ * on the stack. function: the record; function_graph: the shadow frame pushed when the call
+ * is traced. Returns 1 when the return is to be redirected (the frame holds *slot, and the
+ * trampoline calls the body from fxt_fn_pe_call_body, whose return address is
+ * fxt_fn_pe_return_tramp), else 0. */
+int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
 /* The return trampoline's C: sp is the stack pointer after the function's ret. Pops the
  * thread's frame of that slot, writes its record, returns the original return address. */
 uintptr_t fxt_fn_pe_exit(uintptr_t sp);
@@ -151,6 +154,7 @@ uintptr_t fxt_fn_pe_exit(uintptr_t sp);
  * back (functions.c; called by functions_unwind.c). */
 void fxt_fn_pe_unwinding(void);
 void fxt_fn_pe_entry_tramp(void);
+void fxt_fn_pe_call_body(void);
 void fxt_fn_pe_return_tramp(void);
 /* Patches the sites of every loaded object to what the settings want: a site is enabled when
  * the tracer mode is not nop and its function passes the filters (fxt_fn_pe_wanted). Control
