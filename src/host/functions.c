@@ -83,6 +83,8 @@ struct fn_frame {
   uintptr_t site; /* the return address into the caller */
   uintptr_t cfa;  /* | FRAME_* bits */
   uint64_t start;
+  struct fxt_fn_sym *sym; /* fn's symbol when it was pushed, or NULL: its exit names the
+                             record without a second lookup (tables are never freed) */
 };
 
 /* A thread's shadow stack: owner thread only (and its signal handlers, see above). */
@@ -166,7 +168,7 @@ NOINSTR static void write_call(struct fxt_fn_sym *s, uintptr_t fn, struct fxt_fn
 /* ---- the shadow stack ------------------------------------------------------------------- */
 
 /* Pops the top frame (stored or not), keeping the counts of its bits. */
-NOINSTR static void pop(struct fn_thread *th, struct fn_frame *out)
+NOINSTR static inline void pop(struct fn_thread *th, struct fn_frame *out)
 {
   uint32_t n = th->n;
   if (n <= FXT_FN_DEPTH) {
@@ -177,6 +179,7 @@ NOINSTR static void pop(struct fn_thread *th, struct fn_frame *out)
   } else {
     out->fn = 0;
     out->cfa = 0;
+    out->sym = NULL;
   }
   atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
   th->n = n - 1;
@@ -244,12 +247,9 @@ NOINSTR void fxt_fn_runtime_setup(void)
 
 /* A thread that sees a new generation drops the frames of the older one; the first time,
  * it sets its key (one of the first 32 keys: no allocation) so its exit counts what it left
- * open. */
-NOINSTR static void check_gen(struct fn_thread *th)
+ * open. The check is inline in every hook, the change out of line. */
+NOINSTR __attribute__((noinline, cold)) static void new_gen(struct fn_thread *th, uint32_t gen)
 {
-  uint32_t gen = atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed);
-  if (FXT_LIKELY(th->gen == gen))
-    return;
   th->gen = gen;
   atomic_signal_fence(memory_order_seq_cst); /* a handler from here on sees the new gen */
   cut_old(th);
@@ -259,11 +259,18 @@ NOINSTR static void check_gen(struct fn_thread *th)
   }
 }
 
+NOINSTR static inline void check_gen(struct fn_thread *th)
+{
+  uint32_t gen = atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed);
+  if (FXT_UNLIKELY(th->gen != gen))
+    new_gen(th, gen);
+}
+
 /* Whether a call of s is traced, given the frames open (ftrace's rules: set_ftrace_filter
  * and set_ftrace_notrace choose functions; in function_graph, set_graph_function traces
  * only what runs under those functions, set_graph_notrace nothing under them, and
  * max_graph_depth stops at that many traced frames). */
-NOINSTR static bool traced(const struct fn_thread *th, const struct fxt_fn_sym *s,
+NOINSTR static inline bool traced(const struct fn_thread *th, const struct fxt_fn_sym *s,
                            uint32_t mode, uint32_t *frame_bits)
 {
   uint32_t fl = s ? atomic_load_explicit(&s->flags, memory_order_relaxed) : 0;
@@ -308,6 +315,7 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
   f->site = site;
   f->cfa = cfa | bits;
   f->start = 0;
+  f->sym = s;
   th->traced += (bits & FRAME_TRACED) != 0;
   th->nograph += (bits & FRAME_NOGRAPH) != 0;
   if (mode == FXT_FN_GRAPH) {
@@ -363,9 +371,7 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
   uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
   if (thresh && end - f.start < thresh)
     return;
-  struct fxt_fn_table *tab = fxt_fn_table_current();
-  write_record(tab ? fxt_fn_sym_entry(tab, fn) : NULL, fn, FXT_EVENT_DURATION_COMPLETE, f.start,
-               end);
+  write_record(f.sym, fn, FXT_EVENT_DURATION_COMPLETE, f.start, end);
 }
 
 /* ---- the patchable-entry engine's C (functions_tramp.c calls these) -------------------- */
@@ -381,13 +387,13 @@ NOINSTR static struct fxt_fn_sym *pe_sym(const struct fxt_fn_table *tab, uintptr
  * set_graph_notrace subtree), a frame is pushed and the return redirected; the slot is the
  * frame's cfa, so the return finds it by the stack pointer. Full shadow stack: not redirected,
  * counted as overflow. Order, for a handler that interrupts (runs the same code above):
- * index claimed, frame written, then the slot redirected - a return through the trampoline
- * always finds its frame complete. */
-NOINSTR void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
+ * index claimed, frame written, then (returned 1) the slot redirected by the trampoline's
+ * call of the body - a return through the trampoline always finds its frame complete. */
+NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
 {
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
   if (mode == FXT_FN_NOP)
-    return; /* a site still enabled while the tracer goes off */
+    return 0; /* a site still enabled while the tracer goes off */
   struct fn_thread *th = &fn_tls;
   check_gen(th);
   struct fxt_fn_table *tab = fxt_fn_table_current();
@@ -400,14 +406,14 @@ NOINSTR void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
       struct fxt_fn_sym *ps = tab ? fxt_fn_sym_at(tab, *slot) : NULL;
       write_call(s, fn, ps, ps ? ps->addr : *slot);
     }
-    return;
+    return 0;
   }
   if (bits == 0)
-    return;
+    return 0;
   uint32_t n = th->n;
   if (n >= FXT_FN_DEPTH) {
     atomic_fetch_add_explicit(&fxt_fn_counts.overflow, 1, memory_order_relaxed);
-    return;
+    return 0;
   }
   th->n = n + 1;
   atomic_signal_fence(memory_order_seq_cst);
@@ -415,12 +421,13 @@ NOINSTR void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   f->fn = fn;
   f->site = *slot;
   f->cfa = (uintptr_t)slot | bits | FRAME_REDIRECT;
+  f->sym = s;
   f->start = on ? fxt_ticks() : 0;
   th->traced += (bits & FRAME_TRACED) != 0;
   th->nograph += (bits & FRAME_NOGRAPH) != 0;
   th->redirected++;
   atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
-  *slot = (uintptr_t)fxt_fn_pe_return_tramp;
+  return 1;
 }
 
 /* A return through the trampoline: its frame is the topmost redirected one whose slot is sp
@@ -452,8 +459,7 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
   if (f.cfa & FRAME_TRACED) { /* cleared at a switch: set means function_graph still */
     uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
     if (!thresh || end - f.start >= thresh)
-      write_record(pe_sym(fxt_fn_table_current(), f.fn), f.fn, FXT_EVENT_DURATION_COMPLETE,
-                   f.start, end);
+      write_record(f.sym, f.fn, FXT_EVENT_DURATION_COMPLETE, f.start, end);
   }
   return f.site;
 }

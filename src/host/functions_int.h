@@ -86,14 +86,34 @@ struct fxt_fn_settings {
 };
 extern struct fxt_fn_settings fxt_fn_set;
 
-/* The published table (acquire), or NULL before the tracer was first set up. */
-struct fxt_fn_table *fxt_fn_table_current(void);
+/* The published table (acquire), or NULL before the tracer was first set up. Inline with
+ * fxt_fn_sym_entry: both are on every hook's path (functions_syms.c is compiled for size). */
+extern _Atomic(struct fxt_fn_table *) fxt_fn_table_pub;
+static inline struct fxt_fn_table *fxt_fn_table_current(void)
+{
+  /* Acquire pairs with the release store in fxt_fn_table_update: the table is complete. */
+  return atomic_load_explicit(&fxt_fn_table_pub, memory_order_acquire);
+}
 /* Builds the table if none is published or objects were loaded or unloaded since (control
  * side, under fxt_fn_lock: allocates, reads files); the new table keeps the old one's flags
  * for functions of the same name. Returns the current table, or NULL (out of memory). */
 struct fxt_fn_table *fxt_fn_table_update(void);
+/* The slot of addr in a table's hash of entry addresses (mask + 1 slots, linear probing). */
+static inline uint32_t fxt_fn_hash_addr(uintptr_t a, uint32_t mask)
+{
+  return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
 /* The function whose entry is addr, or NULL. Hot path: no lock, no allocation. */
-struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr);
+static inline struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
+{
+  for (uint32_t h = fxt_fn_hash_addr(addr, t->mask);; h = (h + 1) & t->mask) {
+    uint32_t i = t->hash[h];
+    if (i == 0)
+      return NULL;
+    if (t->syms[i - 1].addr == addr)
+      return &t->syms[i - 1];
+  }
+}
 /* The function that contains addr, or NULL (binary search). */
 struct fxt_fn_sym *fxt_fn_sym_at(const struct fxt_fn_table *t, uintptr_t addr);
 
@@ -111,7 +131,8 @@ void fxt_fn_runtime_setup(void);
  * Code built with -fpatchable-function-entry=FXT_FN_PE_NOPS,FXT_FN_PE_PRE: 9 NOPs before each
  * function's entry fn and 2 at it, fn - 9 recorded in the object's
  * __patchable_function_entries section. Enabled, fn holds `jmp fn-9` (EB F5), fn - 9 `call
- * stub` (the stub jumps to fxt_fn_pe_entry_tramp) and fn - 4 `jmp fn+2` (EB 04). */
+ * stub` (the stub jumps to fxt_fn_pe_entry_tramp) and fn - 4 `jmp *%r11` (41 FF E3: the
+ * entry trampoline returns there with r11 the body, fn + 2, or fxt_fn_pe_call_body). */
 #if defined(__x86_64__) && defined(__linux__)
 #define FXT_FN_PE_SUPPORTED 1
 #else
@@ -121,9 +142,11 @@ void fxt_fn_runtime_setup(void);
 #define FXT_FN_PE_PRE 9
 
 /* The entry trampoline's C (functions.c): fn was called, slot is its return address's slot
- * on the stack. function: the record; function_graph: the shadow frame pushed and *slot
- * redirected to fxt_fn_pe_return_tramp when the call is traced. */
-void fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
+ * on the stack. function: the record; function_graph: the shadow frame pushed when the call
+ * is traced. Returns 1 when the return is to be redirected (the frame holds *slot, and the
+ * trampoline calls the body from fxt_fn_pe_call_body, whose return address is
+ * fxt_fn_pe_return_tramp), else 0. */
+int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
 /* The return trampoline's C: sp is the stack pointer after the function's ret. Pops the
  * thread's frame of that slot, writes its record, returns the original return address. */
 uintptr_t fxt_fn_pe_exit(uintptr_t sp);
@@ -138,6 +161,7 @@ void fxt_fn_pe_entry_tramp(void);
 /* Where an unwind that met a redirected return goes on (functions_pe.c: the return
  * trampoline's personality). */
 void fxt_fn_pe_unwind_pad(void);
+void fxt_fn_pe_call_body(void);
 void fxt_fn_pe_return_tramp(void);
 /* Patches the sites of every loaded object to what the settings want: a site is enabled when
  * the tracer mode is not nop and its function passes the filters (fxt_fn_pe_wanted). Control

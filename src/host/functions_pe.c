@@ -145,13 +145,13 @@ static bool all_nops(const uint8_t *b, size_t n)
 }
 
 /* One record: fn - 9. Its 9 pre-entry bytes are NOPs or what an earlier enable wrote there
- * (E8 rel32 EB 04 90 90); fn's 2 bytes NOPs or `jmp fn-9` (then the NOPs were gcc's, 90 90:
+ * (E8 rel32 41 FF E3 90); fn's 2 bytes NOPs or `jmp fn-9` (then the NOPs were gcc's, 90 90:
  * the only form of a site this process enabled and a table rebuild finds enabled). */
 static void add_site(struct collect *c, uintptr_t rec)
 {
   const uint8_t *p = (const uint8_t *)rec;
   uintptr_t fn = rec + FXT_FN_PE_PRE;
-  static const uint8_t tail[] = {0xEB, 0x04, 0x90, 0x90};
+  static const uint8_t tail[] = {0x41, 0xFF, 0xE3, 0x90};
   if (!in_text(c->info, rec, FXT_FN_PE_NOPS) ||
       !(all_nops(p, FXT_FN_PE_PRE) || (p[0] == 0xE8 && memcmp(p + 5, tail, 4) == 0))) {
     c->skipped++;
@@ -419,7 +419,7 @@ int fxt_fn_pe_sync(uint32_t mode)
       break;
     }
     int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(t->fn - FXT_FN_PE_PRE + 5));
-    uint8_t code[9] = {0xE8, 0, 0, 0, 0, 0xEB, 0x04, 0x90, 0x90};
+    uint8_t code[9] = {0xE8, 0, 0, 0, 0, 0x41, 0xFF, 0xE3, 0x90};
     memcpy(code + 1, &rel, 4);
     poke((uintptr_t)p, code, sizeof code);
   }

@@ -27,29 +27,8 @@
 #include "../base/grow.h"
 #include "functions_int.h"
 
-static _Atomic(struct fxt_fn_table *) table;
-
-struct fxt_fn_table *fxt_fn_table_current(void)
-{
-  /* Acquire pairs with the release store in fxt_fn_table_update: the table is complete. */
-  return atomic_load_explicit(&table, memory_order_acquire);
-}
-
-static uint32_t hash_addr(uintptr_t a, uint32_t mask)
-{
-  return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
-{
-  for (uint32_t h = hash_addr(addr, t->mask);; h = (h + 1) & t->mask) {
-    uint32_t i = t->hash[h];
-    if (i == 0)
-      return NULL;
-    if (t->syms[i - 1].addr == addr)
-      return &t->syms[i - 1];
-  }
-}
+/* The published table (functions_int.h: fxt_fn_table_current, fxt_fn_sym_entry). */
+_Atomic(struct fxt_fn_table *) fxt_fn_table_pub;
 
 struct fxt_fn_sym *fxt_fn_sym_at(const struct fxt_fn_table *t, uintptr_t addr)
 {
@@ -311,7 +290,7 @@ struct fxt_fn_table *fxt_fn_table_update(void)
   t->subs = counts[1];
   for (uint32_t i = 0; i < t->n; i++) {
     atomic_store_explicit(&t->syms[i].flags, 0, memory_order_relaxed);
-    uint32_t h = hash_addr(t->syms[i].addr, t->mask);
+    uint32_t h = fxt_fn_hash_addr(t->syms[i].addr, t->mask);
     while (t->hash[h])
       h = (h + 1) & t->mask;
     t->hash[h] = i + 1;
@@ -319,6 +298,6 @@ struct fxt_fn_table *fxt_fn_table_update(void)
   keep_flags(old, t);
   t->prev = old;
   /* Release pairs with the acquire in fxt_fn_table_current. */
-  atomic_store_explicit(&table, t, memory_order_release);
+  atomic_store_explicit(&fxt_fn_table_pub, t, memory_order_release);
   return t;
 }

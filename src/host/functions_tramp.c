@@ -1,32 +1,40 @@
-/* functions_tramp.c - the patchable-entry engine's two trampolines (x86-64, System V ABI),
+/* functions_tramp.c - the patchable-entry engine's trampolines (x86-64, System V ABI),
  * in assembly: what a patched function entry calls, and where function_graph makes a traced
  * function return (functions_pe.c patches the entries; functions.c's fxt_fn_pe_enter and
  * fxt_fn_pe_exit are the C they call).
  *
  * The entry. A site enabled by functions_pe.c runs, at the function's entry fn, `jmp fn-9`,
- * where the 9 bytes before the function (its pre-entry NOPs) hold `call stub; jmp fn+2`: the
+ * where the 9 bytes before the function (its pre-entry NOPs) hold `call stub; jmp *%r11`: the
  * stub (a page near the object) jumps to fxt_fn_pe_entry_tramp. So at the trampoline's first
  * instruction [rsp] is fn - 4 (the return address of that call) and [rsp + 8] is the
  * function's own return address slot, as the function's caller left it: the function has
  * run nothing yet. The trampoline saves every register an argument may be in (rdi rsi rdx rcx
  * r8 r9, rax: the vector count of a variadic call, r10: the static chain, xmm0-7), aligns the
  * stack to 16, calls fxt_fn_pe_enter(fn, slot) and restores them, then returns to fn - 4,
- * whose `jmp fn+2` enters the function's body. Nothing else is touched: the upper halves of
- * ymm/zmm registers are not saved (libfxtrace is built without AVX, so its C code leaves them
- * alone), and the x87 stack is empty at a call by the ABI.
+ * whose `jmp *%r11` goes on: to the function's body fn + 2, or when fxt_fn_pe_enter redirected
+ * the return to fxt_fn_pe_call_body with the body in the slot (r11: a scratch register no
+ * argument uses; the flags are dead at a function's entry). Nothing else is touched: the upper
+ * halves of ymm/zmm registers are not saved (libfxtrace is built without AVX, so its C code
+ * leaves them alone), and the x87 stack is empty at a call by the ABI.
  *
- * The return. fxt_fn_pe_enter may replace the slot's return address by fxt_fn_pe_return_tramp
- * (function_graph), keeping the original in the thread's shadow frame. The function's `ret`
- * then lands here with rsp = slot + 8 and its return value in rax:rdx and xmm0:xmm1; the
- * trampoline saves those, calls fxt_fn_pe_exit(slot + 8), which pops the frame and returns
- * the original return address, restores them and jumps there (r11: a scratch register no
- * return value uses). It stays valid for the life of the process: a return address
+ * The return (function_graph). fxt_fn_pe_enter keeps the slot's return address in the thread's
+ * shadow frame; fxt_fn_pe_call_body pops the body from the slot and calls it, so the slot
+ * holds fxt_fn_pe_return_tramp, the function runs with the stack its caller left (rsp = slot,
+ * its arguments above), and every call and ret stays paired for the CPU's return stack buffer:
+ * the function's ret goes where the RSB says (fxt_fn_pe_return_tramp, pushed by that call),
+ * and so does the return trampoline's, to the caller (the entry's `call stub` was paired with
+ * the entry trampoline's ret). A return address overwritten in its slot, as the kernel's and
+ * uftrace's return hooks do, makes the ret a mispredicted one and the jump back an indirect
+ * branch of many targets (docs/functions.md, Cost: what this saved). The return lands with rsp = slot + 8 and the function's return value in rax:rdx
+ * and xmm0:xmm1; the trampoline saves those, calls fxt_fn_pe_exit(slot + 8), which pops the
+ * frame and returns the original return address, restores them, pushes the address back into
+ * the slot and returns there. It stays valid for the life of the process: a return address
  * redirected before the tracer was switched off still comes here.
  *
  * Unwinding. An unwinder (a C++ exception, pthread_exit's forced unwind, backtrace()) that
  * meets a frame whose return address is fxt_fn_pe_return_tramp looks up the FDE of the byte
- * before it: that byte, a NOP that never runs, is covered by an FDE whose return address is
- * undefined, which DWARF unwinders take as the outermost frame (_URC_END_OF_STACK), as they do
+ * before it: that byte, the last of fxt_fn_pe_call_body's call, is covered by an FDE whose
+ * return address is undefined, which DWARF unwinders take as the outermost frame (_URC_END_OF_STACK), as they do
  * for _start: the walk ends cleanly there instead of reading a made-up caller. Consequences
  * (docs/functions.md): pthread_exit's unwind stops there and glibc jumps to the thread's start
  * (C cleanup handlers still run; C++ destructors of the frames beyond are skipped), and a C++
@@ -71,6 +79,8 @@ __asm__(".text\n"
         "  addq $4, %rdi\n"      /* fn */
         "  leaq 16(%rbp), %rsi\n" /* the function's return address slot */
         "  call fxt_fn_pe_enter\n"
+        "  testl %eax, %eax\n"   /* the flags kept to the jz: mov, movaps, pop, lea leave them */
+        "  movq 8(%rbp), %r11\n" /* fn - 4 */
         "  movq 0(%rsp), %rdi\n"
         "  movq 8(%rsp), %rsi\n"
         "  movq 16(%rsp), %rdx\n"
@@ -90,18 +100,30 @@ __asm__(".text\n"
         "  movq %rbp, %rsp\n"
         "  popq %rbp\n"
         ".cfi_def_cfa %rsp, 8\n"
-        "  ret\n"
+        "  leaq 6(%r11), %r11\n" /* fn + 2: the body */
+        "  jz 1f\n"
+        "  movq %r11, 8(%rsp)\n" /* redirected: the slot holds the body for fxt_fn_pe_call_body */
+        "  leaq fxt_fn_pe_call_body(%rip), %r11\n"
+        "1:\n"
+        "  ret\n" /* to fn - 4, `jmp *%r11` */
         ".cfi_endproc\n"
         ".size fxt_fn_pe_entry_tramp, .-fxt_fn_pe_entry_tramp\n");
 
-/* The return: see above. The NOP before the label is what an unwinder looks up for a return
- * address equal to the label; its FDE says the return address is undefined. */
+/* The call of a redirected function's body and its return: see above. The call's last byte is
+ * what an unwinder looks up for a return address equal to fxt_fn_pe_return_tramp; its FDE says
+ * the return address is undefined. */
 __asm__(".text\n"
         ".p2align 4\n"
         ".cfi_startproc\n"
         ".cfi_personality 0x1b, fxt_fn_pe_personality\n" /* functions_pe.c: unwinding on */
         ".cfi_undefined %rip\n"
-        "  nop\n"
+        ".globl fxt_fn_pe_call_body\n"
+        ".hidden fxt_fn_pe_call_body\n"
+        ".type fxt_fn_pe_call_body, @function\n"
+        "fxt_fn_pe_call_body:\n"
+        "  popq %r11\n"   /* the body, from the slot: rsp is slot + 8 */
+        "  call *%r11\n"  /* the slot is fxt_fn_pe_return_tramp, and so is the RSB's top */
+        ".size fxt_fn_pe_call_body, .-fxt_fn_pe_call_body\n"
         ".globl fxt_fn_pe_return_tramp\n"
         ".hidden fxt_fn_pe_return_tramp\n"
         ".type fxt_fn_pe_return_tramp, @function\n"
@@ -123,7 +145,8 @@ __asm__(".text\n"
         "  movaps 32(%rsp), %xmm1\n"
         "  movq %rbp, %rsp\n"
         "  popq %rbp\n"
-        "  jmp *%r11\n"
+        "  pushq %r11\n" /* into the slot again: a ret the RSB predicts */
+        "  ret\n"
         ".cfi_endproc\n"
         ".size fxt_fn_pe_return_tramp, .-fxt_fn_pe_return_tramp\n");
 

@@ -476,6 +476,12 @@ static const uint8_t *entry_of(int (*f)(int))
   return (const uint8_t *)(uintptr_t)f;
 }
 
+/* The 9 bytes before it. */
+static const uint8_t *pre_entry_of(int (*f)(int))
+{
+  return (const uint8_t *)((uintptr_t)f - FXT_FN_PE_PRE);
+}
+
 static bool nops(const uint8_t *p)
 {
   return (p[0] == 0x90 && p[1] == 0x90) || (p[0] == 0x66 && p[1] == 0x90);
@@ -495,6 +501,10 @@ static void test_pe_patched_bytes(void **state)
   echo("current_tracer", "function");
   assert_int_equal(entry_of(fn_fib)[0], 0xEB); /* jmp fn-9 */
   assert_int_equal(entry_of(fn_fib)[1], 0xF5);
+  assert_int_equal(pre_entry_of(fn_fib)[0], 0xE8); /* call stub */
+  assert_int_equal(pre_entry_of(fn_fib)[5], 0x41); /* jmp *%r11 */
+  assert_int_equal(pre_entry_of(fn_fib)[6], 0xFF);
+  assert_int_equal(pre_entry_of(fn_fib)[7], 0xE3);
   assert_true(nops(entry_of(fn_driver)) && nops(entry_of(fn_pair)) && nops(entry_of(fn_branch)));
   fxt_fn_pe_stats(&st);
   assert_int_equal(st.enabled, 1);
@@ -594,10 +604,12 @@ static void test_registers(void **state)
     struct fn_doubles d = fn_doubles(2.0);
     assert_true(d.x == 2.5 && d.y == 3.5);
     assert_int_equal(fn_varargs(4, 10L, 20.0, 30L, 40.0), 100);
+    assert_int_equal(fn_stack_args(1, 2, 3, 4, 5, 6, 700, 8000), 1 + 4 + 9 + 16 + 25 + 36 + 4900 + 64000);
   }
   stop_and_read();
   assert_int_equal(slices("fn_args") + count(FXT_EVENT_INSTANT, "fn_args"), 2);
   assert_int_equal(slices("fn_varargs") + count(FXT_EVENT_INSTANT, "fn_varargs"), 2);
+  assert_int_equal(slices("fn_stack_args") + count(FXT_EVENT_INSTANT, "fn_stack_args"), 2);
 }
 
 /* Off and on again while a traced function runs. */

@@ -121,6 +121,11 @@ KEEP double fn_args(int a, long b, int c, long d, int e, long f, double x0, doub
          x4 * 5 + x5 * 6 + x6 * 7 + x7 * 8;
 }
 
+KEEP long fn_stack_args(long a1, long a2, long a3, long a4, long a5, long a6, long a7, long a8)
+{
+  return a1 + a2 * 2 + a3 * 3 + a4 * 4 + a5 * 5 + a6 * 6 + a7 * 7 + a8 * 8;
+}
+
 KEEP struct fn_ints fn_ints(long a)
 {
   struct fn_ints r = {a + 1, a + 2};

@@ -31,6 +31,9 @@ struct fn_doubles {
 struct fn_ints fn_ints(long a);          /* {a + 1, a + 2}: rax, rdx */
 struct fn_doubles fn_doubles(double a);  /* {a + 0.5, a + 1.5}: xmm0, xmm1 */
 int fn_tail(int n);                      /* fn_driver(n + 1), a sibling call when it can be */
+/* Two arguments on the stack (the engine calls a redirected function's body with the stack
+ * its caller left): a1 + 2 a2 + ... + 8 a8 */
+long fn_stack_args(long a1, long a2, long a3, long a4, long a5, long a6, long a7, long a8);
 long fn_varargs(int n, ...);             /* n values, long and double alternately: their sum */   /* fn_fib(4), then fn_exit_deep: pthread_exit in fn_exit_leaf */
 
 #endif
