@@ -22,7 +22,10 @@
  * calls it.
  *
  * Off path. Each hook loads fxt_fn_set.mode (relaxed) and returns when it is FXT_FN_NOP: one
- * load and a branch in the hook, and the call the compiler planted.
+ * load and a branch in the hook, and the call the compiler planted. The mode also carries
+ * FXT_FN_PROF, the function profiler (functions_prof.c), which counts whatever the tracer:
+ * it counts a call's hit at its entry and, through the call's frame (start), its time at its
+ * return - with the engine, a profiled call's return is redirected as function_graph's.
  *
  * Shadow stack. Each thread has one in initial-exec TLS (struct fn_thread, no allocation, no
  * lock: a hook may run in any thread at any time, a signal handler included). A frame holds

@@ -188,23 +188,21 @@ static int tables_ready(const struct fxt_fn_table *t)
   return 0;
 }
 
-/* The kernel's kstrtoul (base 10): digits, one '\n' at most (tracefs took off one already,
- * as the kernel's accepts one), nothing else; EINVAL, ERANGE past ULONG_MAX. */
-static int parse_ul(const char *v, unsigned long *out)
+int fxt_fn_prof_parse(const char *v, unsigned long *out)
 {
-  const char *p = v + (*v == '+');
+  /* kstrtoul_from_user reads 66 bytes at most: a sign, 64 digits, a newline. */
+  const char *end = v + strnlen(v, 66), *p = v + (*v == '+'), *digits = p;
   unsigned long n = 0;
   bool overflow = false;
-  const char *d = p;
-  for (; *p >= '0' && *p <= '9'; p++) {
+  for (; p < end && *p >= '0' && *p <= '9'; p++) {
     unsigned digit = (unsigned)(*p - '0');
     overflow |= n > (~0ul - digit) / 10;
     n = n * 10 + digit;
   }
-  if (p == d || *p != 0)
-    return FXT_EINVAL;
-  if (overflow)
+  if (overflow) /* checked first, as _kstrtoull does */
     return FXT_ERANGE;
+  if (p == digits || p != end)
+    return FXT_EINVAL;
   *out = n;
   return 0;
 }
@@ -212,7 +210,7 @@ static int parse_ul(const char *v, unsigned long *out)
 int fxt_fn_prof_write(const char *v)
 {
   unsigned long val;
-  int rc = parse_ul(v, &val);
+  int rc = fxt_fn_prof_parse(v, &val);
   if (rc != 0)
     return rc;
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
