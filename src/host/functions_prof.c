@@ -11,10 +11,11 @@
  * global filter), not set_graph_function, set_graph_notrace nor max_graph_depth (the
  * function_graph tracer's own). A call's hit is counted at its entry on the CPU it runs on;
  * its time, from entry to return (its children's and the time its thread slept included: the
- * kernel's graph-time and sleep-time options, both on by default; fxtrace has neither switch),
- * at its return on the CPU it returns on, when that CPU counted the function - the kernel's
- * profile_graph_return. Times need the return: -finstrument-functions has an exit hook; the
- * patchable-entry engine redirects the return of every profiled call, as function_graph does.
+ * kernel's graph-time and sleep-time options, both on by default; fxtrace has neither
+ * switch), at its return on the CPU it returns on, shown when that CPU counted the function -
+ * the kernel's profile_graph_return. Times need the return: -finstrument-functions has an exit
+ * hook; the patchable-entry engine redirects the return of every profiled call, as
+ * function_graph does.
  * Calls deeper than the shadow stack (overflow) and calls that started before the profile
  * (re)started are not timed.
  *
@@ -22,23 +23,33 @@
  * per_cpu/ (live_ncpus). Tools that read the kernel's files (sum over function*) read these
  * unchanged; a CPU is where the time was spent whichever thread spent it.
  *
- * Tables. One per CPU, allocated at the first enable (control side) and never freed (a hook
- * may be in one at any time): open addressing on the function's entry address, mask + 1 slots
- * with mask + 1 the power of two at least twice the functions the symbol tables list (1024 at
- * the least, 65536 at the most). A slot's fn is claimed once by a compare-and-swap (0 -> fn)
- * and keeps it until a reset; hit, time and time2 (ns, ns^2) are added with relaxed atomic
- * adds: a thread may be moved to another CPU between reading its CPU and adding, so two
- * threads can add to one CPU's slot at once; no lock, no allocation. A call whose function
- * finds no free slot within PROBES of its hash is counted in its CPU's miss counter, shown
- * under the table. Every field is read and written relaxed: a reader merges nothing across
- * fields (a slot seen claimed with no hit yet is not shown, as the kernel skips a record with
- * no hit), and the counts are each exact once the calls are done.
+ * Tables, allocated at the first enable (control side) and never freed (a hook may be in one
+ * at any time), each of mask + 1 slots with mask + 1 the power of two at least twice the
+ * functions the symbol tables list (1024 at the least, 65536 at the most), open addressing:
+ *  - a thread's own table, handed to each of the first THREAD_TABLES threads that count after
+ *    a (re)start, whose slots are (function, CPU) pairs: one writer, so a count is a load and a
+ *    store (no lock prefix); its nested calls (a signal handler inside the update: busy) go to
+ *    the shared tables. Reading such a slot needs no more than its fields' relaxed loads.
+ *  - one shared table per CPU for the threads without one (all handed out, or busy): slots
+ *    claimed by a compare-and-swap, counts added with relaxed atomic adds (a thread may be
+ *    moved to another CPU between reading its CPU and adding, so two threads can add to one
+ *    slot at once).
+ * trace_stat/function<N> merges, per function, CPU N's shared table and the thread tables'
+ * slots of CPU N. A call whose function finds no free slot within PROBES of its hash in the
+ * table it goes to (the thread's, then the CPU's shared one) is counted in its CPU's miss
+ * counter, shown under the table. A thread that exits keeps its table (its counts stay in the
+ * profile); the next (re)start hands the tables out again. Every field is read relaxed but a
+ * slot's fn (acquire, pairing with the claim's release: the slot's CPU is then the
+ * claimer's): a reader merges nothing across fields (a slot seen claimed with no hit yet is
+ * not shown, as the kernel skips a record with no hit), and the counts are each exact once
+ * the calls are done.
  *
  * Publication: the tables pointer is stored with release before FXT_FN_PROF is stored (release,
  * functions_ctl.c's pattern); the hooks load it with acquire (pairs) and find the tables whole.
- * A reset (0 then 1, as the kernel's ftrace_profile_reset) zeroes every slot while the bit is
- * off; a hook that loaded the mode before the bit went off and is still running may add to a
- * slot after the reset (a straggler's call, counted once, never a torn value).
+ * A reset (0 then 1, as the kernel's ftrace_profile_reset) zeroes the tables in use while the
+ * bit is off and raises gen (release; a thread's acquire load of gen then sees them zeroed and
+ * takes a table again); a hook that loaded the mode before the bit went off and is still
+ * running may add to a table after the reset (a straggler's call, counted once at most).
  */
 #define _GNU_SOURCE
 #include <fxtrace/errors.h>
@@ -51,23 +62,40 @@
 #include "live.h"
 
 #define NOINSTR __attribute__((no_instrument_function))
-#define PROBES 32u /* slots a lookup tries before the call is counted as a miss */
+#define PROBES 32u       /* slots a lookup tries before the call is counted as a miss */
+#define THREAD_TABLES 32 /* tables handed to the first threads that count (per reset) */
 
+/* A function's counts: in a CPU's shared table (cpu unused), or in a thread's table, whose
+ * slots are a function on a CPU (fn, cpu). */
 struct prof_slot {
   _Atomic uintptr_t fn;   /* the function's entry address; 0 = free */
-  _Atomic uint64_t hit;   /* calls started on this CPU */
-  _Atomic uint64_t time;  /* ns of the calls returned on this CPU */
+  _Atomic uint32_t cpu;   /* a thread's table: the CPU of these counts (stored before fn) */
+  _Atomic uint64_t hit;   /* calls started on the CPU */
+  _Atomic uint64_t time;  /* ns of the calls returned on the CPU */
   _Atomic uint64_t time2; /* the sum of their squares (ns^2; wraps as the kernel's) */
 };
 
 static struct {
-  _Atomic(struct prof_slot *) slots; /* ncpus tables of mask + 1 slots; NULL before the first
-                                        enable (release/acquire: above) */
+  _Atomic(struct prof_slot *) slots; /* ncpus shared tables then THREAD_TABLES thread tables,
+                                        mask + 1 slots each; NULL before the first enable
+                                        (release/acquire: above) */
   _Atomic uint64_t *miss;            /* per CPU: calls whose function found no slot */
   uint32_t ncpus, mask;              /* written before slots is published, then fixed */
+  _Atomic uint32_t gen;              /* raised at each reset: threads take a table again */
+  _Atomic uint32_t claimed;          /* thread tables handed out since the last reset */
   _Atomic uint64_t since;            /* ticks when the profile last started */
   _Atomic uint64_t ns_mul;           /* ns per tick, 32.32 fixed point */
 } prof = {.ns_mul = (uint64_t)1 << 32};
+
+/* A thread's table: the owner thread only. busy is set while it updates its table: a signal
+ * handler that interrupts the update (and calls a profiled function) counts in the shared
+ * tables instead, so the owner's load-and-store adds never lose one of the handler's. */
+struct prof_thread {
+  struct prof_slot *t; /* NULL: none was left, the thread counts in the shared tables */
+  uint32_t gen;        /* prof.gen it was handed out in; 0: none yet */
+  uint32_t busy;
+};
+static _Thread_local struct prof_thread prof_tls __attribute__((tls_model("initial-exec")));
 
 /* The kernel's profiler follows the global filter: set_ftrace_filter, set_ftrace_notrace. */
 NOINSTR static bool wanted(const struct fxt_fn_sym *s)
@@ -79,35 +107,97 @@ NOINSTR static bool wanted(const struct fxt_fn_sym *s)
   return !(fl & FXT_FN_F_NOTRACE) && (!has_filter || (fl & FXT_FN_F_FILTER));
 }
 
-/* This CPU's table (a CPU number past the tables, which sysconf's count should not give,
- * goes to the last). */
-NOINSTR static struct prof_slot *cpu_table(struct prof_slot *all, uint32_t *cpu)
+/* The CPU the thread runs on (a number past the tables, which sysconf's count should not
+ * give, goes to the last). */
+NOINSTR static uint32_t this_cpu(void)
 {
   uint32_t c = fxt_current_cpu();
-  c = c < prof.ncpus ? c : prof.ncpus - 1;
-  *cpu = c;
-  return all + (size_t)c * (prof.mask + 1);
+  return c < prof.ncpus ? c : prof.ncpus - 1;
 }
 
-/* fn's slot in table t: found, or (claim) a free one taken; NULL when none within PROBES. */
-NOINSTR static struct prof_slot *slot_of(struct prof_slot *t, uintptr_t fn, bool claim)
+/* The (fn, cpu) slot of table t: found, or (claim) a free one taken; NULL when none within
+ * PROBES. A shared table's cpu is 0 in every slot. The claim stores cpu, then takes fn by a
+ * compare-and-swap (release: pairs with the reader's acquire load of fn, which then sees the
+ * slot's cpu); in a shared table two threads may claim at once (one wins, the other goes on),
+ * and storing cpu (0) over a slot another thread claimed changes nothing. */
+NOINSTR static struct prof_slot *slot_of(struct prof_slot *t, uintptr_t fn, uint32_t cpu,
+                                         bool claim)
 {
   uint32_t mask = prof.mask;
-  uint32_t i = (uint32_t)(((uint64_t)fn * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+  uint32_t i = (uint32_t)((((uint64_t)fn ^ cpu) * 0x9E3779B97F4A7C15ull) >> 40) & mask;
   for (uint32_t k = 0; k < PROBES; k++, i = (i + 1) & mask) {
     uintptr_t cur = atomic_load_explicit(&t[i].fn, memory_order_relaxed);
-    if (cur == fn)
+    if (cur == fn && atomic_load_explicit(&t[i].cpu, memory_order_relaxed) == cpu)
       return &t[i];
     if (cur != 0)
       continue;
     if (!claim)
-      return NULL; /* a lookup stops at the first free slot: fn was never claimed past it */
-    if (atomic_compare_exchange_strong_explicit(&t[i].fn, &cur, fn, memory_order_relaxed,
+      return NULL;
+    atomic_store_explicit(&t[i].cpu, cpu, memory_order_relaxed);
+    if (atomic_compare_exchange_strong_explicit(&t[i].fn, &cur, fn, memory_order_release,
                                                 memory_order_relaxed) ||
-        cur == fn)
+        (cur == fn && cpu == 0))
       return &t[i];
   }
   return NULL;
+}
+
+/* The calling thread's table, taken at its first call of a profile (a reset raises gen):
+ * NULL when all were taken, or inside an update of its own (a signal handler's call). The
+ * acquire load of gen pairs with the reset's release store: a thread that sees the new gen
+ * sees the tables zeroed. */
+NOINSTR static struct prof_slot *own_table(struct prof_thread *th, struct prof_slot *all)
+{
+  if (th->busy)
+    return NULL;
+  uint32_t gen = atomic_load_explicit(&prof.gen, memory_order_acquire);
+  if (FXT_LIKELY(th->gen == gen))
+    return th->t;
+  uint32_t i = atomic_fetch_add_explicit(&prof.claimed, 1, memory_order_relaxed);
+  th->t = i < THREAD_TABLES ? all + ((size_t)prof.ncpus + i) * (prof.mask + 1) : NULL;
+  th->gen = gen;
+  return th->t;
+}
+
+/* An add to a counter of the thread's own table: a load and a store (no other writer; the
+ * reader loads it whole). */
+NOINSTR static void own_add(_Atomic uint64_t *c, uint64_t v)
+{
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                        memory_order_relaxed);
+}
+
+/* Adds (hit, time) to fn's counts on cpu: in the thread's table, else in the CPU's shared
+ * one (atomic adds); false when neither has a slot for it. */
+NOINSTR static bool count(struct prof_slot *all, uintptr_t fn, uint32_t cpu, uint64_t hit,
+                          uint64_t ns)
+{
+  struct prof_thread *th = &prof_tls;
+  struct prof_slot *own = own_table(th, all);
+  if (own) {
+    th->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst); /* busy before the slot, for a handler */
+    struct prof_slot *slot = slot_of(own, fn, cpu, true);
+    if (slot) {
+      own_add(&slot->hit, hit);
+      own_add(&slot->time, ns);
+      own_add(&slot->time2, ns * ns);
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    th->busy = 0;
+    if (slot)
+      return true;
+  }
+  struct prof_slot *slot = slot_of(all + (size_t)cpu * (prof.mask + 1), fn, 0, true);
+  if (!slot)
+    return false;
+  if (hit)
+    atomic_fetch_add_explicit(&slot->hit, hit, memory_order_relaxed);
+  if (ns) {
+    atomic_fetch_add_explicit(&slot->time, ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&slot->time2, ns * ns, memory_order_relaxed);
+  }
+  return true;
 }
 
 NOINSTR bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn)
@@ -115,14 +205,11 @@ NOINSTR bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn)
   struct prof_slot *all = atomic_load_explicit(&prof.slots, memory_order_acquire);
   if (!all || !wanted(s))
     return false;
-  uint32_t cpu;
-  struct prof_slot *slot = slot_of(cpu_table(all, &cpu), fn, true);
-  if (!slot) {
-    atomic_fetch_add_explicit(&prof.miss[cpu], 1, memory_order_relaxed);
-    return false;
-  }
-  atomic_fetch_add_explicit(&slot->hit, 1, memory_order_relaxed);
-  return true;
+  uint32_t cpu = this_cpu();
+  if (count(all, fn, cpu, 1, 0))
+    return true;
+  atomic_fetch_add_explicit(&prof.miss[cpu], 1, memory_order_relaxed);
+  return false;
 }
 
 NOINSTR void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end)
@@ -130,15 +217,10 @@ NOINSTR void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end)
   struct prof_slot *all = atomic_load_explicit(&prof.slots, memory_order_acquire);
   if (!all || start < atomic_load_explicit(&prof.since, memory_order_relaxed) || end < start)
     return;
-  uint32_t cpu;
-  struct prof_slot *slot = slot_of(cpu_table(all, &cpu), fn, false);
-  if (!slot)
-    return;
   __extension__ typedef unsigned __int128 u128;
   uint64_t ns = (uint64_t)(((u128)(end - start) *
                             atomic_load_explicit(&prof.ns_mul, memory_order_relaxed)) >> 32);
-  atomic_fetch_add_explicit(&slot->time, ns, memory_order_relaxed);
-  atomic_fetch_add_explicit(&slot->time2, ns * ns, memory_order_relaxed);
+  (void)count(all, fn, this_cpu(), 0, ns);
 }
 
 /* ---- control side (under fxt_fn_lock) -------------------------------------------------- */
@@ -151,21 +233,28 @@ void fxt_fn_prof_rate(uint64_t ticks_per_second)
                         memory_order_relaxed);
 }
 
-/* The tables, allocated the first time (sized for the functions table t lists), else zeroed:
- * the kernel's ftrace_profile_init, which resets a profile already made. */
+/* The tables, allocated the first time (sized for the functions table t lists), else zeroed
+ * (the shared ones and the thread tables handed out), threads sent to take a table again
+ * (gen): the kernel's ftrace_profile_init, which resets a profile already made. */
 static int tables_ready(const struct fxt_fn_table *t)
 {
   struct prof_slot *all = atomic_load_explicit(&prof.slots, memory_order_relaxed);
   if (all) {
-    size_t n = (size_t)prof.ncpus * (prof.mask + 1);
+    uint32_t taken = atomic_load_explicit(&prof.claimed, memory_order_relaxed);
+    size_t n = ((size_t)prof.ncpus + (taken < THREAD_TABLES ? taken : THREAD_TABLES)) *
+               (prof.mask + 1);
     for (size_t i = 0; i < n; i++) {
       atomic_store_explicit(&all[i].fn, 0, memory_order_relaxed);
+      atomic_store_explicit(&all[i].cpu, 0, memory_order_relaxed);
       atomic_store_explicit(&all[i].hit, 0, memory_order_relaxed);
       atomic_store_explicit(&all[i].time, 0, memory_order_relaxed);
       atomic_store_explicit(&all[i].time2, 0, memory_order_relaxed);
     }
     for (uint32_t c = 0; c < prof.ncpus; c++)
       atomic_store_explicit(&prof.miss[c], 0, memory_order_relaxed);
+    atomic_store_explicit(&prof.claimed, 0, memory_order_relaxed);
+    /* Release: pairs with own_table's acquire (the tables zeroed before a thread takes one). */
+    atomic_fetch_add_explicit(&prof.gen, 1, memory_order_release);
     return 0;
   }
   uint32_t slots = 1024;
@@ -173,7 +262,7 @@ static int tables_ready(const struct fxt_fn_table *t)
     slots *= 2;
   uint32_t ncpus = live_ncpus();
   ncpus = ncpus ? ncpus : 1;
-  all = calloc((size_t)ncpus * slots, sizeof *all);
+  all = calloc(((size_t)ncpus + THREAD_TABLES) * slots, sizeof *all);
   _Atomic uint64_t *miss = calloc(ncpus, sizeof *miss);
   if (!all || !miss) {
     free(all);
@@ -183,7 +272,8 @@ static int tables_ready(const struct fxt_fn_table *t)
   prof.ncpus = ncpus;
   prof.mask = slots - 1;
   prof.miss = miss;
-  /* Release: a hook that loads the pointer with acquire sees ncpus, mask and miss. */
+  atomic_store_explicit(&prof.gen, 1, memory_order_relaxed); /* a thread's 0: none yet */
+  /* Release: a hook that loads the pointer with acquire sees ncpus, mask, miss and gen. */
   atomic_store_explicit(&prof.slots, all, memory_order_release);
   return 0;
 }
@@ -297,6 +387,57 @@ static void put_row(struct fxt_tbuf *b, const struct row *r, char *line, size_t 
   fxt_tbuf_puts(b, "\n");
 }
 
+static int fn_cmp(const void *a, const void *b)
+{
+  const struct row *x = a, *y = b;
+  return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+/* cpu's counts, merged: its shared table's and those of the thread tables handed out; rows
+ * (one a function, NULL names) and their number, or -1 (out of memory). */
+static ptrdiff_t gather(struct prof_slot *all, uint32_t cpu, struct row **out)
+{
+  uint32_t taken = atomic_load_explicit(&prof.claimed, memory_order_relaxed);
+  taken = taken < THREAD_TABLES ? taken : THREAD_TABLES;
+  size_t n = 0, cap = 0, size = (size_t)prof.mask + 1;
+  struct row *rows = NULL;
+  for (uint32_t k = 0; k <= taken; k++) { /* k = 0: the shared table, then thread k - 1's */
+    struct prof_slot *t = all + (k == 0 ? cpu : prof.ncpus + k - 1) * size;
+    for (size_t i = 0; i < size; i++) {
+      /* Acquire: pairs with slot_of's release claim (the slot's cpu is the claimer's). */
+      uintptr_t fn = atomic_load_explicit(&t[i].fn, memory_order_acquire);
+      if (fn == 0 || (k > 0 && atomic_load_explicit(&t[i].cpu, memory_order_relaxed) != cpu))
+        continue;
+      if (n == cap) {
+        cap = cap ? 2 * cap : 256;
+        struct row *bigger = realloc(rows, cap * sizeof *rows);
+        if (!bigger) {
+          free(rows);
+          return -1;
+        }
+        rows = bigger;
+      }
+      rows[n++] = (struct row){NULL, fn, atomic_load_explicit(&t[i].hit, memory_order_relaxed),
+                               atomic_load_explicit(&t[i].time, memory_order_relaxed),
+                               atomic_load_explicit(&t[i].time2, memory_order_relaxed)};
+    }
+  }
+  if (n > 1)
+    qsort(rows, n, sizeof *rows, fn_cmp);
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (w > 0 && rows[w - 1].fn == rows[i].fn) {
+      rows[w - 1].hit += rows[i].hit;
+      rows[w - 1].time += rows[i].time;
+      rows[w - 1].time2 += rows[i].time2;
+    } else {
+      rows[w++] = rows[i];
+    }
+  }
+  *out = rows;
+  return (ptrdiff_t)w;
+}
+
 void fxt_fn_prof_stat(uint32_t cpu, struct fxt_tbuf *b)
 {
   fxt_tbuf_puts(b, "  Function                               Hit    Time            Avg"
@@ -309,38 +450,37 @@ void fxt_fn_prof_stat(uint32_t cpu, struct fxt_tbuf *b)
     pthread_mutex_unlock(&fxt_fn_lock);
     return;
   }
-  struct prof_slot *t = all + (size_t)cpu * (prof.mask + 1);
   struct fxt_fn_table *tab = fxt_fn_table_current();
   uint64_t thresh = fxt_fn_thresh_ns();
-  struct row *rows = malloc(((size_t)prof.mask + 1) * sizeof *rows);
-  char (*hex)[2 + 16 + 1] = malloc(((size_t)prof.mask + 1) * sizeof *hex);
-  size_t n = 0;
-  for (uint32_t i = 0; rows && hex && i <= prof.mask; i++) {
-    struct row r = {NULL, atomic_load_explicit(&t[i].fn, memory_order_relaxed),
-                    atomic_load_explicit(&t[i].hit, memory_order_relaxed),
-                    atomic_load_explicit(&t[i].time, memory_order_relaxed),
-                    atomic_load_explicit(&t[i].time2, memory_order_relaxed)};
-    if (r.fn == 0 || r.hit == 0 || (thresh && r.time / r.hit < thresh))
+  struct row *rows = NULL;
+  ptrdiff_t got = gather(all, cpu, &rows);
+  size_t n = got > 0 ? (size_t)got : 0, shown = 0;
+  char (*hex)[2 + 16 + 1] = n ? malloc(n * sizeof *hex) : NULL;
+  for (size_t i = 0; hex && i < n; i++) {
+    struct row r = rows[i];
+    if (r.hit == 0 || (thresh && r.time / r.hit < thresh))
       continue;
     const struct fxt_fn_sym *s = tab ? fxt_fn_sym_entry(tab, r.fn) : NULL;
     if (s) {
       r.name = s->name;
     } else {
-      snprintf(hex[n], sizeof hex[n], "0x%lx", (unsigned long)r.fn);
-      r.name = hex[n];
+      snprintf(hex[shown], sizeof hex[shown], "0x%lx", (unsigned long)r.fn);
+      r.name = hex[shown];
     }
-    rows[n++] = r;
+    rows[shown++] = r;
   }
-  if (n > 1)
-    qsort(rows, n, sizeof *rows, row_cmp);
+  if (shown > 1)
+    qsort(rows, shown, sizeof *rows, row_cmp);
   char line[128];
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < shown; i++)
     put_row(b, &rows[i], line, sizeof line);
   uint64_t miss = atomic_load_explicit(&prof.miss[cpu], memory_order_relaxed);
-  if (miss || !rows || !hex) {
+  if (got < 0 || (n && !hex)) {
+    fxt_tbuf_puts(b, "  # out of memory: the table is not shown\n");
+  } else if (miss) {
     snprintf(line, sizeof line, "  # %llu calls not counted: this CPU's table (%u slots) is full\n",
              (unsigned long long)miss, prof.mask + 1);
-    fxt_tbuf_puts(b, rows && hex ? line : "  # out of memory: the table is not shown\n");
+    fxt_tbuf_puts(b, line);
   }
   free(rows);
   free(hex);

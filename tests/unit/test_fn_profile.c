@@ -398,20 +398,35 @@ static void *worker(void *arg)
   return NULL;
 }
 
-/* Threads counting at once into the CPUs' tables: every call counted once. */
-static void test_threads(void **state)
+/* n threads calling fn_fib(10) LOOPS times each, at once, while the profile runs: every call
+ * counted once. */
+static void run_threads(int n)
 {
-  (void)state;
   echo("function_profile_enabled", "1");
-  pthread_t th[THREADS];
-  pthread_barrier_init(&barrier, NULL, THREADS);
-  for (int i = 0; i < THREADS; i++)
+  pthread_t th[64];
+  pthread_barrier_init(&barrier, NULL, (unsigned)n);
+  for (int i = 0; i < n; i++)
     assert_int_equal(pthread_create(&th[i], NULL, worker, NULL), 0);
-  for (int i = 0; i < THREADS; i++)
+  for (int i = 0; i < n; i++)
     pthread_join(th[i], NULL);
   pthread_barrier_destroy(&barrier);
   echo("function_profile_enabled", "0");
-  assert_int_equal(hits("fn_fib"), (uint64_t)THREADS * LOOPS * fib_calls(10));
+  assert_int_equal(hits("fn_fib"), (uint64_t)n * LOOPS * fib_calls(10));
+}
+
+/* Threads counting at once, each in its own table. */
+static void test_threads(void **state)
+{
+  (void)state;
+  run_threads(THREADS);
+}
+
+/* More threads than the profiler hands tables to (32): the later ones count in the CPUs'
+ * shared tables (atomic adds), merged with the threads' when read. */
+static void test_many_threads(void **state)
+{
+  (void)state;
+  run_threads(40);
 }
 
 int main(void)
@@ -424,6 +439,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_times, setup, teardown),
       cmocka_unit_test_setup_teardown(test_filter_and_tracer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_many_threads, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
