@@ -344,6 +344,12 @@ static int key_max_graph_depth(struct parser *p, struct span v) {
 static int key_tracing_thresh(struct parser *p, struct span v) {
   return count(p, v, "tracing_thresh");
 }
+static int key_function_profile(struct parser *p, struct span v) {
+  static const char *const values[] = {"0", "1"};
+  if (word_index(p, v, values, 2) < 0)
+    return fail(p, v.pos, "function_profile: '%.*s%s' is not 0 or 1", ECHO(p, v));
+  return 0;
+}
 
 static const struct {
   const char *name;
@@ -356,6 +362,7 @@ static const struct {
     {"ftrace_filter", key_ftrace_filter},     {"ftrace_notrace", key_ftrace_notrace},
     {"graph_function", key_graph_function},   {"graph_notrace", key_graph_notrace},
     {"max_graph_depth", key_max_graph_depth}, {"tracing_thresh", key_tracing_thresh},
+    {"function_profile", key_function_profile},
 };
 
 /* The entry [b, e) of the text (without its ';'). */
@@ -375,7 +382,7 @@ static int parse_entry(struct parser *p, size_t b, size_t e) {
   return fail(p, key.pos, "unknown key '%.*s%s' (keys: events, buffer_kb, total_kb, mode, "
                           "output, max_file_kb, clock, buffers, trigger, tracer, "
                           "ftrace_filter, ftrace_notrace, graph_function, graph_notrace, "
-                          "max_graph_depth, tracing_thresh)", ECHO(p, key));
+                          "max_graph_depth, tracing_thresh, function_profile)", ECHO(p, key));
 }
 
 static int parse_entries(struct parser *p) {

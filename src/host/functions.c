@@ -22,7 +22,10 @@
  * calls it.
  *
  * Off path. Each hook loads fxt_fn_set.mode (relaxed) and returns when it is FXT_FN_NOP: one
- * load and a branch in the hook, and the call the compiler planted.
+ * load and a branch in the hook, and the call the compiler planted. The mode also carries
+ * FXT_FN_PROF, the function profiler (functions_prof.c), which counts whatever the tracer:
+ * it counts a call's hit at its entry and, through the call's frame (start), its time at its
+ * return - with the engine, a profiled call's return is redirected as function_graph's.
  *
  * Shadow stack. Each thread has one in initial-exec TLS (struct fn_thread, no allocation, no
  * lock: a hook may run in any thread at any time, a signal handler included). A frame holds
@@ -296,6 +299,8 @@ NOINSTR static inline bool traced(const struct fn_thread *th, const struct fxt_f
 
 NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
 {
+  uint32_t prof = mode & FXT_FN_PROF; /* the profiler (functions_prof.c), whatever the tracer */
+  mode &= FXT_FN_TRACER;
   struct fn_thread *th = &fn_tls;
   check_gen(th);
   uint32_t n = th->n;
@@ -318,12 +323,12 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
   f->sym = s;
   th->traced += (bits & FRAME_TRACED) != 0;
   th->nograph += (bits & FRAME_NOGRAPH) != 0;
-  if (mode == FXT_FN_GRAPH) {
-    if (on)
-      f->start = fxt_ticks(); /* last: the entry's own work is not in the slice */
-    return;
-  }
-  if (!on)
+  bool timed = mode == FXT_FN_GRAPH && on;
+  if (FXT_UNLIKELY(prof))
+    timed |= fxt_fn_prof_enter(s, fn);
+  if (timed)
+    f->start = fxt_ticks(); /* last: the entry's own work is not in the slice */
+  if (mode != FXT_FN_FUNCTION || !on)
     return;
   /* The parent: the frame below when it is the caller's (its cfa not below ours: equal for
    * an inlined call, whose hooks see the containing function's frame), else the
@@ -342,8 +347,10 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
 
 NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
 {
-  uint64_t end = mode == FXT_FN_GRAPH ? fxt_ticks() : 0; /* first: the exit's own work is not
-                                                             in the slice */
+  uint64_t end = mode & (FXT_FN_GRAPH | FXT_FN_PROF) ? fxt_ticks() : 0; /* first: the exit's
+                                                             own work is not in the slice */
+  uint32_t prof = mode & FXT_FN_PROF;
+  mode &= FXT_FN_TRACER;
   struct fn_thread *th = &fn_tls;
   check_gen(th);
   struct fn_frame f;
@@ -366,6 +373,8 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
     /* Deeper than ours: left without its exit, a jump went past it. */
     atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
   }
+  if (FXT_UNLIKELY(prof) && f.start)
+    fxt_fn_prof_exit(fn, f.start, end);
   if (!(f.cfa & FRAME_TRACED) || mode != FXT_FN_GRAPH)
     return;
   uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
@@ -394,6 +403,8 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
   if (mode == FXT_FN_NOP)
     return 0; /* a site still enabled while the tracer goes off */
+  uint32_t prof = mode & FXT_FN_PROF;
+  mode &= FXT_FN_TRACER;
   struct fn_thread *th = &fn_tls;
   check_gen(th);
   struct fxt_fn_table *tab = fxt_fn_table_current();
@@ -401,14 +412,16 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   uint32_t bits = 0;
   bool on = (s || !atomic_load_explicit(&fxt_fn_set.has_filter, memory_order_relaxed)) &&
             traced(th, s, mode, &bits);
+  /* The profiler times its calls through the return, redirected whatever the tracer. */
+  bool timed = FXT_UNLIKELY(prof) && fxt_fn_prof_enter(s, fn);
   if (mode != FXT_FN_GRAPH) {
-    if (on) {
+    if (on && mode == FXT_FN_FUNCTION) {
       struct fxt_fn_sym *ps = tab ? fxt_fn_sym_at(tab, *slot) : NULL;
       write_call(s, fn, ps, ps ? ps->addr : *slot);
     }
-    return 0;
+    on = false; /* no slice */
   }
-  if (bits == 0)
+  if (bits == 0 && !timed)
     return 0;
   uint32_t n = th->n;
   if (n >= FXT_FN_DEPTH) {
@@ -422,7 +435,7 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   f->site = *slot;
   f->cfa = (uintptr_t)slot | bits | FRAME_REDIRECT;
   f->sym = s;
-  f->start = on ? fxt_ticks() : 0;
+  f->start = on || timed ? fxt_ticks() : 0;
   th->traced += (bits & FRAME_TRACED) != 0;
   th->nograph += (bits & FRAME_NOGRAPH) != 0;
   th->redirected++;
@@ -456,6 +469,9 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
     atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
   }
   pop(th, &f);
+  if (FXT_UNLIKELY(atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed) & FXT_FN_PROF) &&
+      f.start)
+    fxt_fn_prof_exit(f.fn, f.start, end);
   if (f.cfa & FRAME_TRACED) { /* cleared at a switch: set means function_graph still */
     uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
     if (!thresh || end - f.start >= thresh)

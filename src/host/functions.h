@@ -20,17 +20,22 @@ enum fxt_fn_file {
   FXT_FN_SET_GRAPH_NOTRACE,
   FXT_FN_MAX_GRAPH_DEPTH,
   FXT_FN_TRACING_THRESH,
+  FXT_FN_FUNCTION_PROFILE_ENABLED,
 };
 void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b);
 int fxt_fn_file_write(enum fxt_fn_file file, const char *v);
 /* A truncating open of a filter file clears it (as the kernel's O_TRUNC). */
 void fxt_fn_file_truncate(enum fxt_fn_file file);
 
+/* trace_stat/function<cpu>: the function profiler's table of that CPU, as the kernel's
+ * (functions_prof.c). */
+void fxt_fn_prof_stat(uint32_t cpu, struct fxt_tbuf *b);
+
 /* The session's trace clock rate, for tracing_thresh (session.c, at each start). */
 void fxt_fn_set_rate(uint64_t ticks_per_second);
 /* Applies FXTRACE's function keys (tracer, ftrace_filter, ftrace_notrace, graph_function,
- * graph_notrace, max_graph_depth, tracing_thresh), each as a write to its file; prints what
- * failed on stderr. */
+ * graph_notrace, max_graph_depth, tracing_thresh, function_profile), each as a write to its
+ * file; prints what failed on stderr. */
 void fxt_fn_apply_config(const char *text);
 
 #endif

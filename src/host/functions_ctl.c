@@ -1,6 +1,7 @@
 /* functions_ctl.c - the function tracer's settings: current_tracer, the function filters,
- * max_graph_depth and tracing_thresh, as ftrace's files read and write them (texts and
- * errnos of the kernel's kernel/trace/ftrace.c and trace.c), and FXTRACE's keys for them.
+ * max_graph_depth, tracing_thresh and function_profile_enabled (its work: functions_prof.c),
+ * as ftrace's files read and write them (texts and errnos of the kernel's
+ * kernel/trace/ftrace.c and trace.c), and FXTRACE's keys for them.
  *
  * Everything here runs on the control side (tracefs writes, session start) under
  * fxt_fn_lock; the hooks read what it sets relaxed (functions_int.h: a change reaches each
@@ -32,11 +33,17 @@ static void set_thresh_ticks(void)
   atomic_store_explicit(&fxt_fn_set.thresh_ticks, t, memory_order_relaxed);
 }
 
+uint64_t fxt_fn_thresh_ns(void)
+{
+  return thresh_us > UINT64_MAX / 1000u ? UINT64_MAX : thresh_us * 1000u;
+}
+
 void fxt_fn_set_rate(uint64_t ticks_per_second)
 {
   pthread_mutex_lock(&fxt_fn_lock);
   rate = ticks_per_second ? ticks_per_second : 1000000000u;
   set_thresh_ticks();
+  fxt_fn_prof_rate(rate);
   pthread_mutex_unlock(&fxt_fn_lock);
 }
 
@@ -49,7 +56,9 @@ static int set_tracer(const char *v)
     mode++;
   if (mode == 3)
     return FXT_EINVAL;
-  if (mode == atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed))
+  /* The profiler's bit (functions_prof.c) is kept: it counts whatever the tracer. */
+  uint32_t prof = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed) & FXT_FN_PROF;
+  if ((mode | prof) == atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed))
     return 0;
   if (mode != FXT_FN_NOP) {
     fxt_fn_runtime_setup();
@@ -62,7 +71,7 @@ static int set_tracer(const char *v)
     atomic_store_explicit(&fxt_fn_set.parent_name, (uint32_t)parent, memory_order_relaxed);
     /* The patchable entries enabled before the mode is stored (a hook that runs first sees
      * nop and returns); a refusal leaves everything as it was. */
-    int rc = fxt_fn_pe_sync(mode);
+    int rc = fxt_fn_pe_sync(mode | prof);
     if (rc != 0)
       return rc;
   }
@@ -70,10 +79,10 @@ static int set_tracer(const char *v)
   atomic_fetch_add_explicit(&fxt_fn_set.gen, 1, memory_order_relaxed);
   /* Release: a hook that loads the mode (relaxed, then the table with acquire) finds the
    * table; the settings it reads relaxed may lag by a call. */
-  atomic_store_explicit(&fxt_fn_set.mode, mode, memory_order_release);
+  atomic_store_explicit(&fxt_fn_set.mode, mode | prof, memory_order_release);
   /* Off: the entries back to their NOPs, after the mode (a hook still reached sees nop).
    * Returns already redirected keep working: the return trampoline never goes away. */
-  return mode == FXT_FN_NOP ? fxt_fn_pe_sync(mode) : 0;
+  return mode == FXT_FN_NOP ? fxt_fn_pe_sync(mode | prof) : 0;
 }
 
 /* The patchable entries for filters just changed. */
@@ -223,6 +232,9 @@ int fxt_fn_file_write(enum fxt_fn_file file, const char *v)
       rc = 0;
     }
     break;
+  case FXT_FN_FUNCTION_PROFILE_ENABLED:
+    rc = fxt_fn_prof_write(v);
+    break;
   default:
     break;
   }
@@ -253,7 +265,8 @@ void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b)
     fxt_tbuf_puts(b, "function_graph function nop\n");
     break;
   case FXT_FN_CURRENT_TRACER:
-    fxt_tbuf_puts(b, k_tracers[atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed)]);
+    fxt_tbuf_puts(b, k_tracers[atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed) &
+                               FXT_FN_TRACER]);
     fxt_tbuf_puts(b, "\n");
     break;
   case FXT_FN_AVAILABLE_FILTER_FUNCTIONS: {
@@ -287,6 +300,11 @@ void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b)
     snprintf(num, sizeof num, "%llu\n", (unsigned long long)thresh_us);
     fxt_tbuf_puts(b, num);
     break;
+  case FXT_FN_FUNCTION_PROFILE_ENABLED:
+    fxt_tbuf_puts(b, atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed) & FXT_FN_PROF
+                         ? "1\n"
+                         : "0\n");
+    break;
   }
   pthread_mutex_unlock(&fxt_fn_lock);
 }
@@ -300,6 +318,7 @@ static const struct {
     {"ftrace_filter", FXT_FN_SET_FTRACE_FILTER},   {"ftrace_notrace", FXT_FN_SET_FTRACE_NOTRACE},
     {"graph_function", FXT_FN_SET_GRAPH_FUNCTION}, {"graph_notrace", FXT_FN_SET_GRAPH_NOTRACE},
     {"max_graph_depth", FXT_FN_MAX_GRAPH_DEPTH},   {"tracing_thresh", FXT_FN_TRACING_THRESH},
+    {"function_profile", FXT_FN_FUNCTION_PROFILE_ENABLED}, /* after the filters, as tracer */
     {"tracer", FXT_FN_CURRENT_TRACER}, /* last: the filters are in place when it starts */
 };
 

@@ -17,6 +17,11 @@
 
 /* current_tracer */
 enum fxt_fn_mode { FXT_FN_NOP = 0, FXT_FN_FUNCTION = 1, FXT_FN_GRAPH = 2 };
+/* fxt_fn_set.mode holds the tracer (enum fxt_fn_mode) in its low bits, FXT_FN_TRACER, and
+ * FXT_FN_PROF while function_profile_enabled is 1 (functions_prof.c): the hooks' one load is
+ * nonzero when either runs; the runtime splits the two. */
+#define FXT_FN_TRACER 3u
+#define FXT_FN_PROF 4u
 
 /* A symbol's filter flags (fxt_fn_sym.flags): what set_ftrace_filter, set_ftrace_notrace,
  * set_graph_function and set_graph_notrace hold, per function, as the kernel keeps them. */
@@ -181,6 +186,28 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st);
 typedef int (*fxt_fn_elf_section_fn)(void *ctx, uint64_t addr, uint64_t size);
 int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
                         fxt_fn_elf_section_fn fn, void *ctx);
+
+/* ---- the function profiler (functions_prof.c) --------------------------------------------
+ * The hooks' side, called when fxt_fn_set.mode has FXT_FN_PROF: a call of fn (s its symbol,
+ * NULL when the table does not know it) starts - its hit counted on the CPU it runs on when
+ * the function passes set_ftrace_filter and set_ftrace_notrace; true when it did, and the
+ * caller then stores the call's start time in its frame. No lock, no allocation. */
+bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn);
+/* A call of fn that started at start (trace-clock ticks, its frame's) ends at end: its time
+ * added to fn's entry on the CPU it returns on (as the kernel: when that CPU counted fn). */
+void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end);
+/* Control side, under fxt_fn_lock: function_profile_enabled written (0, or the kernel's
+ * negative errno: nothing changed) and read. */
+int fxt_fn_prof_write(const char *v);
+/* Its value as the kernel's kstrtoul in base 10 reads it: an optional '+', digits, nothing
+ * else (tracefs took off the one newline the kernel's accepts). 0 and *out set, FXT_EINVAL,
+ * or FXT_ERANGE past ULONG_MAX (fuzz/fuzz_fnprof.c). */
+int fxt_fn_prof_parse(const char *v, unsigned long *out);
+/* The trace clock's rate (functions_ctl.c passes the session's): times shown in ns. */
+void fxt_fn_prof_rate(uint64_t ticks_per_second);
+/* tracing_thresh in ns (functions_ctl.c; under fxt_fn_lock): the profile's rows whose average
+ * is shorter are left out, as the kernel's. */
+uint64_t fxt_fn_thresh_ns(void);
 
 /* Counters of frames the tracer could not close (functions.c). */
 struct fxt_fn_counts {

@@ -56,8 +56,9 @@ static const struct {
     {"set_graph_notrace", N_FUNCTIONS, RD | WR, FXT_FN_SET_GRAPH_NOTRACE},
     {"max_graph_depth", N_FUNCTIONS, RD | WR, FXT_FN_MAX_GRAPH_DEPTH},
     {"tracing_thresh", N_FUNCTIONS, RD | WR, FXT_FN_TRACING_THRESH},
+    {"function_profile_enabled", N_FUNCTIONS, RD | WR, FXT_FN_FUNCTION_PROFILE_ENABLED},
 };
-static const char *const root_dirs[] = {"events", "per_cpu", "per_thread"};
+static const char *const root_dirs[] = {"events", "per_cpu", "per_thread", "trace_stat"};
 
 /* ---- paths ----------------------------------------------------------------------------- */
 
@@ -176,6 +177,14 @@ static int resolve(const char *path, struct fxt_fs_file *f)
     f->cpu = (uint32_t)v;
     return stats_dir(c, n, f, N_CPU_STATS);
   }
+  if (strcmp(c[0], "trace_stat") == 0) { /* function<cpu>: the function profiler's tables */
+    if (n != 2 || strncmp(c[1], "function", 8) != 0 ||
+        !fxt_tfs_parse_uint(c[1] + 8, UINT32_MAX, &v) || v >= live_ncpus())
+      return FXT_ENOENT;
+    f->cpu = (uint32_t)v;
+    f->node = N_FN_STAT;
+    return 0;
+  }
   if (strcmp(c[0], "per_thread") == 0) {
     struct fxt_thread_stats st;
     if (!fxt_tfs_parse_uint(c[1], 0x3fffffff, &v) || fxt_control_thread_stats((pid_t)v, &st) != 0)
@@ -201,6 +210,7 @@ static uint32_t mode_of(const struct fxt_fs_file *f)
   case N_EV_HIST:
   case N_CPU_STATS:
   case N_THREAD_STATS:
+  case N_FN_STAT:
     return RD;
   default:
     for (size_t i = 0; i < sizeof(root_files) / sizeof(root_files[0]); i++)
@@ -385,11 +395,12 @@ int fxt_fs_list(const char *dir, struct fxt_fs_dirent *out, int max)
     n = add(out, max, n, "id", 0);
     n = add(out, max, n, "trigger", 0);
     n = add(out, max, n, "hist", 0);
-  } else if (strcmp(c[0], "per_cpu") == 0 && depth == 1) {
+  } else if ((strcmp(c[0], "per_cpu") == 0 || strcmp(c[0], "trace_stat") == 0) && depth == 1) {
+    bool stat = c[0][0] == 't';
     for (uint32_t i = 0; i < live_ncpus(); i++) {
       char name[32];
-      snprintf(name, sizeof(name), "cpu%u", i);
-      n = add(out, max, n, name, 1);
+      snprintf(name, sizeof(name), "%s%u", stat ? "function" : "cpu", i);
+      n = add(out, max, n, name, !stat);
     }
   } else if (strcmp(c[0], "per_thread") == 0 && depth == 1) {
     pid_t tids[4096];

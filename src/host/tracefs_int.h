@@ -39,6 +39,7 @@ enum node {
   N_CPU_STATS,
   N_THREAD_STATS,
   N_FUNCTIONS,     /* a file of the function tracer: fn_file says which (functions.h) */
+  N_FN_STAT,       /* trace_stat/function<cpu>: the function profiler's table (functions.h) */
 };
 
 struct fxt_fs_file {

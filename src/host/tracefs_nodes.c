@@ -230,6 +230,9 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
   case N_FUNCTIONS:
     fxt_fn_file_read((enum fxt_fn_file)f->fn_file, b);
     break;
+  case N_FN_STAT:
+    fxt_fn_prof_stat(f->cpu, b);
+    break;
   case N_THREAD_STATS: {
     struct fxt_thread_stats st;
     if (fxt_control_thread_stats(f->tid, &st) == 0)

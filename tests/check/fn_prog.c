@@ -1,6 +1,8 @@
 /* fn_prog.c - a program built with the function tracer's flags for functions_record.sh: fib(N)
  * (argv[1]) from a second function, so the call tree and counts are known:
- * main -> fn_run -> fn_fib(N) making C(N) = 1 + C(N-1) + C(N-2) calls (C(0) = C(1) = 1). */
+ * main -> fn_run -> fn_fib(N) making C(N) = 1 + C(N-1) + C(N-2) calls (C(0) = C(1) = 1).
+ * With a second argument (fn_profile_live.sh), it then waits for the end of its stdin before
+ * it returns: its tracefs tree is read meanwhile. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,5 +27,10 @@ int main(int argc, char **argv)
   /* strtol, not atoi: glibc's atoi is an inline function, which Clang instruments */
   int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 10;
   printf("%d\n", fn_run(n));
+  if (argc > 2) {
+    fflush(stdout);
+    while (getchar() != EOF)
+      ;
+  }
   return 0;
 }
