@@ -20,6 +20,7 @@
 
 #include <fxtrace/detail/emit.h>
 
+#include "../base/fgraph_text.h"
 #include "../base/text.h"
 #include "consumer.h"
 #include "../base/cpunote.h"
@@ -46,6 +47,43 @@ struct entry {
   uint64_t lost_before; /* events of this CPU lost just before the run */
   uint64_t first_rec;   /* records pushed into the ring before this run's first (live_iter) */
   char comm[16];
+  /* A line of the function_graph layout (live_fgraph.c): its one record's line, LIVE_LINE_*
+   * (LIVE_LINE_PLAIN: a run of records, each an event); depth: the call's, or for a comment
+   * the innermost open call's + 1 (0: none); cpu: the CPU the record was written on. */
+  uint16_t line;
+  uint16_t depth;
+  uint32_t cpu;
+};
+
+enum {
+  LIVE_LINE_PLAIN = 0,
+  LIVE_LINE_CALL,    /* "f() {" (a call with calls or events inside) */
+  LIVE_LINE_LEAF,    /* duration, "f();" */
+  LIVE_LINE_RETURN,  /* duration, "}": a copy of the call's record, its two times swapped */
+  LIVE_LINE_COMMENT, /* another event inside a call: "/<star> text <star>/" */
+  LIVE_LINE_MARK,    /* the calls that follow were printed before their caller returned */
+};
+
+/* A thread's records held while its outermost traced call is open (live_fgraph.c). */
+struct live_fg_item {
+  uint32_t off, bytes; /* in the thread's data */
+  uint32_t cpu, depth; /* depth: slices only */
+  uint64_t start, end, seq; /* ticks (end: slices only); seq: arrival */
+  bool slice;
+};
+struct live_fg_thread {
+  uint32_t tid;
+  char comm[16];
+  uint64_t used; /* the table's clock at its last record (the least recent is flushed first) */
+  unsigned char *data;
+  size_t len, cap;
+  struct live_fg_item *items;
+  size_t n, cap_items;
+};
+struct live_fg {
+  struct live_fg_thread *t;
+  size_t n, cap;
+  uint64_t clock;
 };
 
 static inline const unsigned char *run_at(const struct entry *e, uint32_t off)
@@ -119,6 +157,13 @@ struct fxt_live_state {
     char comm[16];
   } *cmdlines;
   uint32_t cmdlines_size, cmdlines_next;
+  /* function_graph (live_fgraph.c): the threads' held records, of the CPU rings [0] and of the
+   * copies [1]; the category ref of the function tracer's records once one was seen (0: not
+   * yet), and the last other category of a complete event; trace_pipe's verif_pid state
+   * (its readers share it; reset when one opens). */
+  struct live_fg fg[2];
+  uint16_t fn_category, other_category;
+  struct fxt_fgraph_cpus pipe_fg;
 };
 extern struct fxt_live_state fxt_live;
 
@@ -133,6 +178,25 @@ extern atomic_uint fxt_live_waiters;
 extern atomic_uint fxt_live_pipe_readers;
 
 size_t fxt_live_entry_at(const struct cpu_ring *r, size_t off);
+/* Under lock: pushes records [p, p + len) (nrec of them) of thread tid (named name, 16 bytes)
+ * as one entry on cpu of ring set `set`, with the line fields line, depth, lcpu. */
+void fxt_live_push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
+                   uint32_t nrec, uint32_t tid, const char *name, uint16_t line, uint16_t depth,
+                   uint32_t lcpu);
+/* live_fgraph.c, under lock. fxt_live_fg_take: a kept event record of thread tid on cpu fed
+ * into ring set `set`: true when the function_graph lines took it (a slice, or an event of a
+ * thread holding slices), false when it goes into the set as before. fxt_live_fg_flush_all:
+ * what every thread holds of `set` printed (its outer calls still open: behind a mark).
+ * fxt_live_fg_drop: what `set`'s threads hold discarded. fxt_live_fg_line: the line of
+ * record fe of entry e, read from ring cpu, in the layout; s: the reader's verif_pid state. */
+bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t bytes,
+                      uint32_t tid, const char *name, uint32_t cpu);
+void fxt_live_fg_flush_all(struct cpu_ring *set);
+void fxt_live_fg_drop(struct cpu_ring *set);
+void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struct entry *e,
+                      const struct fxtf_event *fe, uint32_t cpu);
+/* Whether `trace` and `trace_pipe` print the function_graph layout now (current_tracer). */
+bool fxt_live_fg_layout(void);
 struct entry *fxt_live_ring_oldest(struct cpu_ring *r);
 uint64_t fxt_live_count_taken(const struct entry *e);
 void fxt_live_ring_pop(struct cpu_ring *r);

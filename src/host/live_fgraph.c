@@ -1,0 +1,290 @@
+/* live_fgraph.c - the function_graph layout of the live `trace` and `trace_pipe` (live.h), as
+ * the kernel's function_graph tracer prints them (kernel/trace/trace_functions_graph.c; the
+ * lines are src/base/fgraph_text.c's, report's too).
+ *
+ * The kernel writes an entry record at a call and an exit record at its return; fxtrace's
+ * tracer writes one slice at the return, after the slices of the calls inside it, each with
+ * its depth (docs/functions.md, "Records"). So the consumer, as it feeds the view (live.c
+ * feed, under fxt_live.lock), holds a thread's records while its outermost traced call is
+ * open: a slice of depth over 0 starts holding, and every later record of the thread (other
+ * events too: they print inside the calls, as comments) is held until a slice of depth 0
+ * closes the tree. Then the held records, ordered by start (calls of one time by depth), are
+ * turned into lines and pushed into the ring of the CPU the thread is on, one entry per line
+ * (struct entry's line fields): a call with anything inside "f() {", its return "}" (a copy
+ * of its record with the two times swapped, so that the ring's lines stay in time order), a
+ * call with nothing inside "f();", another event "/<star> text <star>/" at the innermost
+ * open call's depth. Readers then format each entry alone: `trace` twice gives the same text,
+ * `trace_pipe` consumes line by line.
+ *
+ * Bounds: a thread holds at most HOLD_BYTES of records and HOLD_THREADS threads hold at once.
+ * Past either (a thread whose outermost call runs long, or a thread that exited inside its
+ * calls), what the thread holds is printed at once, behind a MARK comment line, as a forest:
+ * the calls that returned, nested by their depths, without the callers still open; the rest
+ * of that tree is held anew. A flight recorder's copies (filled from the buffers for each
+ * `trace`) print what their threads hold that way when `trace` is opened.
+ *
+ * Which layout is read: the current tracer's when `trace` is opened, or at each trace_pipe
+ * read (fxt_live_fg_layout). The lines are kept whatever the tracer is: read in the plain
+ * layout, a CALL, LEAF or COMMENT line prints its record as before, a RETURN or MARK nothing.
+ */
+#define _GNU_SOURCE
+#include "live_int.h"
+
+#include "../base/grow.h"
+#include "functions_int.h"
+
+#define HOLD_BYTES (128u << 10)
+#define HOLD_THREADS 64u
+
+static const char k_mark[] = "fxtrace: the calls below returned inside calls still open";
+
+bool fxt_live_fg_layout(void)
+{
+  return atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed) == FXT_FN_GRAPH;
+}
+
+/* ---- the records -------------------------------------------------------------------------- */
+
+/* Whether the event record p (bytes long, header h) is a function_graph slice: a complete
+ * event of category "function" (its ref, interned once per process, is cached). */
+static bool is_slice(uint64_t h)
+{
+  if ((h >> 16 & 0xf) != FXT_EVENT_DURATION_COMPLETE)
+    return false;
+  uint16_t cat = (uint16_t)(h >> 32);
+  if (cat == 0 || (cat & 0x8000))
+    return false;
+  if (cat == fxt_live.fn_category)
+    return true;
+  if (cat == fxt_live.other_category)
+    return false;
+  const char *s;
+  uint32_t n;
+  bool fn = fxt_intern_lookup(cat, &s, &n) && n == 8 && memcmp(s, "function", 8) == 0;
+  if (fn)
+    fxt_live.fn_category = cat;
+  else
+    fxt_live.other_category = cat;
+  return fn;
+}
+
+/* Word k of the record (the caller checked its size). */
+static uint64_t word(const unsigned char *p, uint32_t k)
+{
+  uint64_t w;
+  memcpy(&w, p + 8 * k, 8);
+  return w;
+}
+
+/* A slice's depth: its first argument's value when it is a uint32 (the tracer's "depth"),
+ * else 0. Interned names only (the tracer's records). */
+static uint32_t depth_of(const unsigned char *p, uint32_t bytes)
+{
+  uint64_t h = word(p, 0);
+  uint32_t at = 2 + ((h >> 24 & 0xff) == 0 ? 2 : 0);
+  if ((h >> 20 & 0xf) == 0 || (at + 1) * 8 > bytes)
+    return 0;
+  uint64_t a = word(p, at);
+  return (a & 0xf) == FXT_ARG_UINT32 ? (uint32_t)(a >> 32) : 0;
+}
+
+/* ---- the threads' held records ------------------------------------------------------------ */
+
+static struct live_fg *table_of(struct cpu_ring *set)
+{
+  return &fxt_live.fg[set != NULL && set == fxt_live.copy];
+}
+
+static void forget(struct live_fg *g, size_t i)
+{
+  free(g->t[i].data);
+  free(g->t[i].items);
+  g->t[i] = g->t[--g->n];
+}
+
+static int by_time(const void *x, const void *y)
+{
+  const struct live_fg_item *a = x, *b = y;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  if (a->slice != b->slice) /* a call before an event of its first tick: the event is in it */
+    return a->slice ? -1 : 1;
+  if (a->slice && a->depth != b->depth)
+    return a->depth < b->depth ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* One line: the record at p of t on ring cpu of set. */
+static void push_line(struct cpu_ring *set, uint32_t ring_cpu, const struct live_fg_thread *t,
+                      const unsigned char *p, uint32_t bytes, uint16_t line, uint32_t depth,
+                      uint32_t cpu)
+{
+  fxt_live_push(set, ring_cpu, p, bytes, 1, t->tid, t->comm, line,
+                (uint16_t)(depth < UINT16_MAX ? depth : UINT16_MAX), cpu);
+}
+
+/* A RETURN line: the call's record with its start and end swapped. */
+static void push_return(struct cpu_ring *set, uint32_t ring_cpu, const struct live_fg_thread *t,
+                        const struct live_fg_item *c)
+{
+  static unsigned char copy[MAX_RECORD]; /* under lock */
+  uint32_t words = c->bytes / 8;
+  memcpy(copy, t->data + c->off, c->bytes);
+  memcpy(copy + 8, t->data + c->off + 8 * (words - 1), 8);
+  memcpy(copy + 8 * (words - 1), t->data + c->off + 8, 8);
+  push_line(set, ring_cpu, t, copy, c->bytes, LIVE_LINE_RETURN, c->depth, c->cpu);
+}
+
+/* Prints what thread i of set's table holds as lines into ring cpu of set (behind a MARK when
+ * mark), and forgets it. */
+static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
+{
+  struct live_fg *g = table_of(set);
+  struct live_fg_thread *t = &g->t[i];
+  struct live_fg_item *it = t->items;
+  qsort(it, t->n, sizeof *it, by_time);
+  if (mark && t->n > 0)
+    push_line(set, ring_cpu, t, t->data + it[0].off, it[0].bytes, LIVE_LINE_MARK, 0,
+              it[0].cpu);
+  /* The calls open, as indices into it; the innermost on top. */
+  static size_t open[4096]; /* under lock */
+  size_t nopen = 0;
+  for (size_t k = 0; k < t->n; k++) {
+    const struct live_fg_item *c = &it[k];
+    /* Calls that ended before this starts, or (a call) are as deep as it, are closed. */
+    while (nopen > 0 && (it[open[nopen - 1]].end < c->start ||
+                         (c->slice && it[open[nopen - 1]].depth >= c->depth)))
+      push_return(set, ring_cpu, t, &it[open[--nopen]]);
+    if (!c->slice) {
+      uint32_t d = nopen > 0 ? it[open[nopen - 1]].depth + 1 : 0;
+      push_line(set, ring_cpu, t, t->data + c->off, c->bytes, LIVE_LINE_COMMENT, d, c->cpu);
+      continue;
+    }
+    /* Something inside: the next record, a deeper call or an event before the end. */
+    const struct live_fg_item *x = k + 1 < t->n ? &it[k + 1] : NULL;
+    bool inside = x && (x->slice ? x->depth > c->depth && x->start <= c->end
+                                 : x->start <= c->end);
+    if (inside && nopen == sizeof open / sizeof open[0])
+      inside = false; /* (deeper than the shadow stack: cannot be) */
+    push_line(set, ring_cpu, t, t->data + c->off, c->bytes,
+              inside ? LIVE_LINE_CALL : LIVE_LINE_LEAF, c->depth, c->cpu);
+    if (inside)
+      open[nopen++] = k;
+  }
+  while (nopen > 0)
+    push_return(set, ring_cpu, t, &it[open[--nopen]]);
+  forget(g, i);
+}
+
+/* Thread tid's place in the table, made when make (the least recently fed thread's records
+ * printed first when the table is full); SIZE_MAX when none. */
+static size_t find(struct cpu_ring *set, uint32_t tid, const char *name,
+                   bool make)
+{
+  struct live_fg *g = table_of(set);
+  for (size_t i = 0; i < g->n; i++)
+    if (g->t[i].tid == tid)
+      return i;
+  if (!make)
+    return SIZE_MAX;
+  if (g->n == HOLD_THREADS) {
+    size_t old = 0;
+    for (size_t i = 1; i < g->n; i++)
+      old = g->t[i].used < g->t[old].used ? i : old;
+    flush(set, old, g->t[old].items[g->t[old].n - 1].cpu, true);
+  }
+  if (!fxt_grow((void **)&g->t, &g->cap, g->n + 1, sizeof *g->t, 8))
+    return SIZE_MAX;
+  struct live_fg_thread *t = &g->t[g->n]; /* (a thread in the table holds a record: take's) */
+  memset(t, 0, sizeof *t);
+  t->tid = tid;
+  memcpy(t->comm, name, 16);
+  return g->n++;
+}
+
+bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t bytes,
+                      uint32_t tid, const char *name, uint32_t cpu)
+{
+  uint64_t h = word(p, 0);
+  bool slice = is_slice(h) && bytes >= 32;
+  uint32_t depth = slice ? depth_of(p, bytes) : 0;
+  size_t i = find(set, tid, name, slice && depth > 0);
+  if (i == SIZE_MAX && !(slice && depth == 0))
+    return false; /* an event of a thread that holds nothing: as before */
+  struct live_fg *g = table_of(set);
+  struct live_fg_item c = {.bytes = bytes, .cpu = cpu, .depth = depth, .slice = slice,
+                           .start = word(p, 1), .seq = g->clock++};
+  c.end = slice ? word(p, bytes / 8 - 1) : c.start;
+  if (i == SIZE_MAX) { /* a call with nothing recorded inside: its line alone */
+    struct live_fg_thread t = {.tid = tid};
+    memcpy(t.comm, name, 16);
+    push_line(set, cpu, &t, p, bytes, LIVE_LINE_LEAF, 0, cpu);
+    return true;
+  }
+  struct live_fg_thread *t = &g->t[i];
+  t->used = c.seq;
+  memcpy(t->comm, name, 16);
+  if (!fxt_grow((void **)&t->data, &t->cap, t->len + bytes, 1, 4096) ||
+      !fxt_grow((void **)&t->items, &t->cap_items, t->n + 1, sizeof *t->items, 64)) {
+    flush(set, i, cpu, true); /* no memory: what it holds, and this record as before */
+    return false;
+  }
+  c.off = (uint32_t)t->len;
+  memcpy(t->data + t->len, p, bytes);
+  t->len += bytes;
+  t->items[t->n++] = c;
+  if (slice && depth == 0)
+    flush(set, i, cpu, false);
+  else if (t->len >= HOLD_BYTES)
+    flush(set, i, cpu, true);
+  return true;
+}
+
+void fxt_live_fg_flush_all(struct cpu_ring *set)
+{
+  struct live_fg *g = table_of(set);
+  while (g->n > 0) {
+    const struct live_fg_thread *t = &g->t[g->n - 1];
+    flush(set, g->n - 1, t->n > 0 ? t->items[0].cpu : 0, true);
+  }
+}
+
+void fxt_live_fg_drop(struct cpu_ring *set)
+{
+  struct live_fg *g = table_of(set);
+  while (g->n > 0)
+    forget(g, g->n - 1);
+}
+
+/* ---- a line read ------------------------------------------------------------------------ */
+
+void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struct entry *e,
+                      const struct fxtf_event *fe, uint32_t cpu)
+{
+  if (s->cpu_width == 0)
+    s->cpu_width = fxt_fgraph_cpu_width(fxt_live.ncpus > 0 ? fxt_live.ncpus - 1 : 0);
+  size_t comm_len = strnlen(e->comm, 16);
+  struct fxt_fgraph_thread th = {.key = e->tid, .tid = e->tid,
+                                 .comm = comm_len ? e->comm : NULL, .comm_len = comm_len};
+  fxt_fgraph_prologue(s, b, e->line != LIVE_LINE_PLAIN ? e->cpu : cpu, &th);
+  uint64_t a = fe->ns, z = live_ticks_to_ns(fe->ev.trailer), dur = z > a ? z - a : a - z;
+  switch (e->line) {
+  case LIVE_LINE_CALL:
+  case LIVE_LINE_LEAF:
+    fxt_fgraph_call(b, e->depth, fe->ev.name.data, fe->ev.name.len, e->line == LIVE_LINE_CALL,
+                    dur);
+    return;
+  case LIVE_LINE_RETURN:
+    fxt_fgraph_return(b, e->depth, dur);
+    return;
+  case LIVE_LINE_MARK:
+    fxt_fgraph_comment_start(b, -1);
+    fxt_tbuf_puts(b, k_mark);
+    break;
+  default: /* a comment: held (the innermost open call's depth), or not (none) */
+    fxt_fgraph_comment_start(b, (int64_t)e->depth - 1);
+    fxt_text_event_body(b, fe);
+    break;
+  }
+  fxt_tbuf_puts(b, " */\n");
+}
