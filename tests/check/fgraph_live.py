@@ -13,6 +13,11 @@ differ by a few ns (at most 2 ns + 1e-6 of it here), the rest of its line not. `
 the kernel's function_graph header and the reference's lines, the same text when read again;
 `trace_pipe` the same lines without the header.
 
+Then (fn_live --long) one outermost call holding more calls than the view holds for a thread:
+`trace` must print the marker comment, and every call once, at its depth (as a multiset of
+function and depth: the calls printed early come before their callers' lines), braces
+balanced, nothing lost.
+
   fgraph_live.py FXTRACE FN_LIVE WORKDIR
 """
 import os
@@ -82,4 +87,29 @@ fgraph_ref.compare(near(read[0], fgraph_ref.HEADER + want), fgraph_ref.HEADER + 
 if read[1] != read[0]:
     fail("trace read twice differs")
 fgraph_ref.compare(near(read[2], want), want, "trace_pipe", fail)
-print("fgraph_live: ok (%d lines)" % len(want))
+
+# ---- past the bound ------------------------------------------------------------------------
+fxt, t1, js = (os.path.join(work, n) for n in ("long.fxt", "long_trace", "long.json"))
+subprocess.run([prog, "--long", fxt, t1], check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+items, names, cpus = fgraph_ref.read_json(js, mark)
+CALL = re.compile(r"^ *\d+\) .{14}\|  ( *)(\w+)\(\)( \{|;)$")
+
+
+def calls(lines):
+    return sorted((m.group(2), len(m.group(1)) // 2) for m in map(CALL.match, lines) if m)
+
+
+got = open(t1).read().split("\n")[4:-1]
+ref = fgraph_ref.layout(items, {}, names, width)
+MARK = "/* fxtrace: the calls below returned inside calls still open */"
+if not any(l.endswith(MARK) for l in got):
+    fail("long: no marker line")
+if sum(1 for i in items if i[1] == "X") != len(calls(ref)) or calls(got) != calls(ref):
+    fail("long: the calls (function, depth) differ: %d printed, %d recorded"
+         % (len(calls(got)), len(calls(ref))))
+if sum(l.endswith("{") for l in got) != sum(l.endswith("}") for l in got):
+    fail("long: braces not balanced")
+if any("LOST" in l for l in got):
+    fail("long: events lost")
+print("fgraph_live: ok (%d lines; %d past the bound)" % (len(want), len(got)))

@@ -4,7 +4,11 @@
  * them, then `trace` read twice (TRACE, TRACE2) and `trace_pipe` read until empty (PIPE),
  * through the library's tracefs API.
  *
+ * With --long, one call whose tree is more than the view holds for a thread (fib(18) inside
+ * fn_live_outer: 8361 calls), then `trace` read (TRACE).
+ *
  *   fn_live FILE TRACE TRACE2 PIPE
+ *   fn_live --long FILE TRACE
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
@@ -14,6 +18,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fn_live_traced.h"
 
@@ -42,22 +47,56 @@ static void save(const char *path, const char *text, size_t len)
     die(path, -1);
 }
 
-int main(int argc, char **argv)
+/* The session on file, function_graph on. */
+static void start(const char *file)
 {
-  if (argc != 5)
-    die("usage: fn_live FILE TRACE TRACE2 PIPE", argc);
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0)
-    die("sched_setaffinity", -1);
   struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "demo:*",
-                                   .buffer_kb = 8192, .output = argv[1]};
+                                   .buffer_kb = 8192, .output = file};
   long rc = fxt_session_start(&cfg);
   if (rc != 0)
     die("fxt_session_start", rc);
   if ((rc = fxt_fs_echo("current_tracer", "function_graph")) < 0)
     die("current_tracer", rc);
+}
+
+static void stop(void)
+{
+  long rc;
+  if ((rc = fxt_fs_echo("current_tracer", "nop")) < 0)
+    die("current_tracer nop", rc);
+  if ((rc = fxt_session_stop()) != 0)
+    die("fxt_session_stop", rc);
+}
+
+static char text[2][4 << 20];
+
+static void cat_trace(int i, const char *path)
+{
+  ssize_t n = fxt_fs_cat("trace", text[i], sizeof text[i]); /* the consumer flushed first */
+  if (n < 0 || (size_t)n >= sizeof text[i] - 1)
+    die("trace", n);
+  save(path, text[i], (size_t)n);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc == 4 && strcmp(argv[1], "--long") == 0) {
+    start(argv[2]);
+    if (fxt_fs_echo("buffer_size_kb", "16384") < 0) /* room for all its lines */
+      die("buffer_size_kb", -1);
+    fn_live_outer(18, mark);
+    cat_trace(0, argv[3]);
+    stop();
+    return 0;
+  }
+  if (argc != 5)
+    die("usage: fn_live FILE TRACE TRACE2 PIPE | --long FILE TRACE", argc);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0)
+    die("sched_setaffinity", -1);
+  start(argv[1]);
   /* The view's lines of one CPU are in the order the consumer took the threads' records:
    * taken after each thread's part, they are in time order, as the reference has them. */
   fn_live_outer(8, mark);
@@ -69,15 +108,10 @@ int main(int argc, char **argv)
   fn_live_fib(3);
   mark(0); /* an event of a thread that holds nothing: a comment, not indented */
 
-  static char text[2][1 << 20];
-  ssize_t n[2];
-  for (int i = 0; i < 2; i++) /* each read flushes the consumer first */
-    if ((n[i] = fxt_fs_cat("trace", text[i], sizeof text[i])) < 0 ||
-        (size_t)n[i] >= sizeof text[i] - 1)
-      die("trace", n[i]);
-  save(argv[2], text[0], (size_t)n[0]);
-  save(argv[3], text[1], (size_t)n[1]);
+  cat_trace(0, argv[2]);
+  cat_trace(1, argv[3]);
   struct fxt_fs_file *f;
+  long rc;
   if ((rc = fxt_fs_open("trace_pipe", FXT_FS_READ | FXT_FS_NONBLOCK, &f)) != 0)
     die("trace_pipe", rc);
   static char pipe[1 << 20];
@@ -89,9 +123,6 @@ int main(int argc, char **argv)
     die("trace_pipe read", got);
   fxt_fs_close(f);
   save(argv[4], pipe, len);
-  if ((rc = fxt_fs_echo("current_tracer", "nop")) < 0)
-    die("current_tracer nop", rc);
-  if ((rc = fxt_session_stop()) != 0)
-    die("fxt_session_stop", rc);
+  stop();
   return 0;
 }
