@@ -58,6 +58,7 @@ struct fg {
 };
 
 #define NO_DEPTH UINT32_MAX
+#define RUN_SORT_MAX 4096u /* slices of one time sorted by depth at the most */
 
 struct pend {
   size_t event;
@@ -132,10 +133,12 @@ static int nest_run(struct fg *g) {
  * the positions that thread's slices held; each position whose event changed is noted in
  * remap. Then nested. */
 static int end_run(struct fg *g) {
-  size_t *pos = g->nrun > 1 ? malloc(2 * g->nrun * sizeof *pos) : NULL;
-  if (g->nrun > 1 && pos == NULL)
+  /* (a longer run, a clock that stood still, keeps the file's order: the sort is quadratic) */
+  bool sort = g->nrun > 1 && g->nrun <= RUN_SORT_MAX;
+  size_t *pos = sort ? malloc(2 * g->nrun * sizeof *pos) : NULL;
+  if (sort && pos == NULL)
     return FXT_ENOMEM;
-  size_t *slot = pos + g->nrun; /* one thread's positions in the run */
+  size_t *slot = pos != NULL ? pos + g->nrun : NULL; /* one thread's positions in the run */
   for (size_t k = 0; k < g->nrun && pos != NULL; k++)
     pos[k] = g->run[k].event;
   for (size_t k = 0; k < g->nrun && pos != NULL; k++) {
