@@ -16,7 +16,8 @@ the kernel's function_graph header and the reference's lines, the same text when
 Then (fn_live --long) one outermost call holding more calls than the view holds for a thread:
 `trace` must print the marker comment, and every call once, at its depth (as a multiset of
 function and depth: the calls printed early come before their callers' lines), braces
-balanced, nothing lost.
+balanced, nothing lost. And (fn_live --threads) more threads holding calls at once than the
+view keeps: the same, the marker once at least.
 
   fgraph_live.py FXTRACE FN_LIVE WORKDIR
 """
@@ -92,7 +93,6 @@ fgraph_ref.compare(near(read[2], want), want, "trace_pipe", fail)
 fxt, t1, js = (os.path.join(work, n) for n in ("long.fxt", "long_trace", "long.json"))
 subprocess.run([prog, "--long", fxt, t1], check=True, env=env)
 subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
-items, names, cpus = fgraph_ref.read_json(js, mark)
 CALL = re.compile(r"^ *\d+\) .{14}\|  ( *)(\w+)\(\)( \{|;)$")
 
 
@@ -100,16 +100,28 @@ def calls(lines):
     return sorted((m.group(2), len(m.group(1)) // 2) for m in map(CALL.match, lines) if m)
 
 
-got = open(t1).read().split("\n")[4:-1]
-ref = fgraph_ref.layout(items, {}, names, width)
 MARK = "/* fxtrace: the calls below returned inside calls still open */"
-if not any(l.endswith(MARK) for l in got):
-    fail("long: no marker line")
-if sum(1 for i in items if i[1] == "X") != len(calls(ref)) or calls(got) != calls(ref):
-    fail("long: the calls (function, depth) differ: %d printed, %d recorded"
-         % (len(calls(got)), len(calls(ref))))
-if sum(l.endswith("{") for l in got) != sum(l.endswith("}") for l in got):
-    fail("long: braces not balanced")
-if any("LOST" in l for l in got):
-    fail("long: events lost")
-print("fgraph_live: ok (%d lines; %d past the bound)" % (len(want), len(got)))
+
+
+def check_bound(what, t1, js):
+    items, names, cpus = fgraph_ref.read_json(js, mark)
+    got = open(t1).read().split("\n")[4:-1]
+    ref = fgraph_ref.layout(items, {}, names, width)
+    if not any(l.endswith(MARK) for l in got):
+        fail("%s: no marker line" % what)
+    if sum(1 for i in items if i[1] == "X") != len(calls(ref)) or calls(got) != calls(ref):
+        fail("%s: the calls (function, depth) differ: %d printed, %d recorded"
+             % (what, len(calls(got)), len(calls(ref))))
+    if sum(l.endswith("{") for l in got) != sum(l.endswith("}") for l in got):
+        fail("%s: braces not balanced" % what)
+    if any("LOST" in l for l in got):
+        fail("%s: events lost" % what)
+    return len(got)
+
+
+nlong = check_bound("long", t1, js)
+fxt, t1, js = (os.path.join(work, n) for n in ("threads.fxt", "threads_trace", "threads.json"))
+subprocess.run([prog, "--threads", fxt, t1], check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+nthreads = check_bound("threads", t1, js)
+print("fgraph_live: ok (%d lines; past the bounds %d and %d)" % (len(want), nlong, nthreads))

@@ -5,10 +5,13 @@
  * through the library's tracefs API.
  *
  * With --long, one call whose tree is more than the view holds for a thread (fib(18) inside
- * fn_live_outer: 8361 calls), then `trace` read (TRACE).
+ * fn_live_outer: 8361 calls), then `trace` read (TRACE). With --threads, more threads than
+ * the view holds at once (FN_THREADS), each inside fn_live_outer with calls returned when the
+ * consumer takes their records (they wait, main flushes), then `trace` read (TRACE).
  *
  *   fn_live FILE TRACE TRACE2 PIPE
  *   fn_live --long FILE TRACE
+ *   fn_live --threads FILE TRACE
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
@@ -31,6 +34,26 @@ static void *second(void *arg)
 {
   (void)arg;
   fn_live_outer(6, mark);
+  return NULL;
+}
+
+#define FN_THREADS 65 /* live_fgraph.c HOLD_THREADS + 1 */
+static pthread_barrier_t held, go;
+
+/* mark, and the first time (inside fn_live_outer(5), fib(5) returned) waits for main. */
+static void mark_wait(int n)
+{
+  mark(n);
+  if (n == 5) {
+    pthread_barrier_wait(&held);
+    pthread_barrier_wait(&go);
+  }
+}
+
+static void *waiter(void *arg)
+{
+  (void)arg;
+  fn_live_outer(5, mark_wait);
   return NULL;
 }
 
@@ -89,8 +112,26 @@ int main(int argc, char **argv)
     stop();
     return 0;
   }
+  if (argc == 4 && strcmp(argv[1], "--threads") == 0) {
+    start(argv[2]);
+    pthread_t th[FN_THREADS];
+    pthread_barrier_init(&held, NULL, FN_THREADS + 1);
+    pthread_barrier_init(&go, NULL, FN_THREADS + 1);
+    for (int i = 0; i < FN_THREADS; i++)
+      if (pthread_create(&th[i], NULL, waiter, NULL) != 0)
+        die("pthread_create", i);
+    pthread_barrier_wait(&held);
+    fxt_session_flush(); /* every thread's records so far: each holds its tree */
+    pthread_barrier_wait(&go);
+    for (int i = 0; i < FN_THREADS; i++)
+      pthread_join(th[i], NULL);
+    cat_trace(0, argv[3]);
+    stop();
+    return 0;
+  }
   if (argc != 5)
-    die("usage: fn_live FILE TRACE TRACE2 PIPE | --long FILE TRACE", argc);
+    die("usage: fn_live FILE TRACE TRACE2 PIPE | --long FILE TRACE | --threads FILE TRACE",
+        argc);
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(0, &one);
