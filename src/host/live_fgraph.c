@@ -95,23 +95,53 @@ static struct live_fg *table_of(struct cpu_ring *set)
   return &fxt_live.fg[set != NULL && set == fxt_live.copy];
 }
 
-static void forget(struct live_fg *g, size_t i)
+/* A thread's place freed: its buffers stay for the next tree (no allocation per tree). */
+static void release(struct live_fg_thread *t)
 {
-  free(g->t[i].data);
-  free(g->t[i].items);
-  g->t[i] = g->t[--g->n];
+  t->n = t->len = 0;
 }
 
-static int by_time(const void *x, const void *y)
+/* Whether item a goes before item b: by start; a call before an event of its first tick (the
+ * event is in it); calls of one time by depth; then as they came. */
+static bool before(const struct live_fg_item *a, const struct live_fg_item *b)
 {
-  const struct live_fg_item *a = x, *b = y;
   if (a->start != b->start)
-    return a->start < b->start ? -1 : 1;
-  if (a->slice != b->slice) /* a call before an event of its first tick: the event is in it */
-    return a->slice ? -1 : 1;
+    return a->start < b->start;
+  if (a->slice != b->slice)
+    return a->slice;
   if (a->slice && a->depth != b->depth)
-    return a->depth < b->depth ? -1 : 1;
-  return a->seq < b->seq ? -1 : a->seq > b->seq;
+    return a->depth < b->depth;
+  return a->seq < b->seq;
+}
+
+/* g->ord: the indices of t's items in order (a merge sort, its scratch kept in the table: most
+ * of a tree comes in return order, and a qsort of a tree's items cost a temporary buffer each
+ * time). Returns false when memory ran out. */
+static bool order(struct live_fg *g, const struct live_fg_thread *t)
+{
+  if (!fxt_grow((void **)&g->ord, &g->cap_ord, 2 * t->n, sizeof *g->ord, 256))
+    return false;
+  uint32_t *a = g->ord, *tmp = g->ord + t->n;
+  for (size_t k = 0; k < t->n; k++)
+    a[k] = (uint32_t)k;
+  for (size_t w = 1; w < t->n; w *= 2) {
+    for (size_t lo = 0; lo < t->n; lo += 2 * w) {
+      size_t mid = lo + w < t->n ? lo + w : t->n, hi = lo + 2 * w < t->n ? lo + 2 * w : t->n;
+      size_t i = lo, j = mid, o = lo;
+      while (i < mid && j < hi)
+        tmp[o++] = before(&t->items[a[j]], &t->items[a[i]]) ? a[j++] : a[i++];
+      while (i < mid)
+        tmp[o++] = a[i++];
+      while (j < hi)
+        tmp[o++] = a[j++];
+    }
+    uint32_t *x = a;
+    a = tmp;
+    tmp = x;
+  }
+  if (a != g->ord) /* the result is in the second half */
+    memcpy(g->ord, a, t->n * sizeof *a);
+  return true;
 }
 
 /* One line: the record at p of t on ring cpu of set. */
@@ -136,32 +166,36 @@ static void push_return(struct cpu_ring *set, uint32_t ring_cpu, const struct li
 }
 
 /* Prints what thread i of set's table holds as lines into ring cpu of set (behind a MARK when
- * mark), and forgets it. */
+ * mark), and frees its place. */
 static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
 {
   struct live_fg *g = table_of(set);
   struct live_fg_thread *t = &g->t[i];
-  struct live_fg_item *it = t->items;
-  qsort(it, t->n, sizeof *it, by_time);
-  if (mark && t->n > 0)
-    push_line(set, ring_cpu, t, t->data + it[0].off, it[0].bytes, LIVE_LINE_MARK, 0,
-              it[0].cpu);
-  /* The calls open, as indices into it; the innermost on top. */
-  static size_t open[4096]; /* under lock */
+  const struct live_fg_item *it = t->items;
+  if (t->n == 0 || !order(g, t)) { /* (no memory: what it held is lost) */
+    release(t);
+    return;
+  }
+  const uint32_t *ord = g->ord;
+  if (mark)
+    push_line(set, ring_cpu, t, t->data + it[ord[0]].off, it[ord[0]].bytes, LIVE_LINE_MARK, 0,
+              it[ord[0]].cpu);
+  /* The calls open, as items; the innermost on top. */
+  static const struct live_fg_item *open[4096]; /* under lock */
   size_t nopen = 0;
   for (size_t k = 0; k < t->n; k++) {
-    const struct live_fg_item *c = &it[k];
+    const struct live_fg_item *c = &it[ord[k]];
     /* Calls that ended before this starts, or (a call) are as deep as it, are closed. */
-    while (nopen > 0 && (it[open[nopen - 1]].end < c->start ||
-                         (c->slice && it[open[nopen - 1]].depth >= c->depth)))
-      push_return(set, ring_cpu, t, &it[open[--nopen]]);
+    while (nopen > 0 && (open[nopen - 1]->end < c->start ||
+                         (c->slice && open[nopen - 1]->depth >= c->depth)))
+      push_return(set, ring_cpu, t, open[--nopen]);
     if (!c->slice) {
-      uint32_t d = nopen > 0 ? it[open[nopen - 1]].depth + 1 : 0;
+      uint32_t d = nopen > 0 ? open[nopen - 1]->depth + 1 : 0;
       push_line(set, ring_cpu, t, t->data + c->off, c->bytes, LIVE_LINE_COMMENT, d, c->cpu);
       continue;
     }
     /* Something inside: the next record, a deeper call or an event before the end. */
-    const struct live_fg_item *x = k + 1 < t->n ? &it[k + 1] : NULL;
+    const struct live_fg_item *x = k + 1 < t->n ? &it[ord[k + 1]] : NULL;
     bool inside = x && (x->slice ? x->depth > c->depth && x->start <= c->end
                                  : x->start <= c->end);
     if (inside && nopen == sizeof open / sizeof open[0])
@@ -169,37 +203,44 @@ static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
     push_line(set, ring_cpu, t, t->data + c->off, c->bytes,
               inside ? LIVE_LINE_CALL : LIVE_LINE_LEAF, c->depth, c->cpu);
     if (inside)
-      open[nopen++] = k;
+      open[nopen++] = c;
   }
   while (nopen > 0)
-    push_return(set, ring_cpu, t, &it[open[--nopen]]);
-  forget(g, i);
+    push_return(set, ring_cpu, t, open[--nopen]);
+  release(t);
 }
 
-/* Thread tid's place in the table, made when make (the least recently fed thread's records
- * printed first when the table is full); SIZE_MAX when none. */
-static size_t find(struct cpu_ring *set, uint32_t tid, const char *name,
-                   bool make)
+/* Thread tid's place in the table when it holds records, else SIZE_MAX; with make, a place is
+ * found for it: its own, a free one, a new one up to HOLD_THREADS, else the least recently
+ * fed thread's, whose records are printed first. */
+static size_t find(struct cpu_ring *set, uint32_t tid, const char *name, bool make)
 {
   struct live_fg *g = table_of(set);
-  for (size_t i = 0; i < g->n; i++)
-    if (g->t[i].tid == tid)
+  size_t free_at = SIZE_MAX;
+  for (size_t i = 0; i < g->n; i++) {
+    if (g->t[i].tid == tid && (g->t[i].n > 0 || make))
       return i;
+    if (g->t[i].n == 0 && free_at == SIZE_MAX)
+      free_at = i;
+  }
   if (!make)
     return SIZE_MAX;
-  if (g->n == HOLD_THREADS) {
-    size_t old = 0;
+  if (free_at == SIZE_MAX && g->n == HOLD_THREADS) {
+    free_at = 0;
     for (size_t i = 1; i < g->n; i++)
-      old = g->t[i].used < g->t[old].used ? i : old;
-    flush(set, old, g->t[old].items[g->t[old].n - 1].cpu, true);
+      free_at = g->t[i].used < g->t[free_at].used ? i : free_at;
+    const struct live_fg_thread *t = &g->t[free_at];
+    flush(set, free_at, t->items[t->n - 1].cpu, true);
   }
-  if (!fxt_grow((void **)&g->t, &g->cap, g->n + 1, sizeof *g->t, 8))
-    return SIZE_MAX;
-  struct live_fg_thread *t = &g->t[g->n]; /* (a thread in the table holds a record: take's) */
-  memset(t, 0, sizeof *t);
-  t->tid = tid;
-  memcpy(t->comm, name, 16);
-  return g->n++;
+  if (free_at == SIZE_MAX) {
+    if (!fxt_grow((void **)&g->t, &g->cap, g->n + 1, sizeof *g->t, 8))
+      return SIZE_MAX;
+    memset(&g->t[g->n], 0, sizeof *g->t);
+    free_at = g->n++;
+  }
+  g->t[free_at].tid = tid;
+  memcpy(g->t[free_at].comm, name, 16);
+  return free_at;
 }
 
 bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t bytes,
@@ -243,17 +284,21 @@ bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t byt
 void fxt_live_fg_flush_all(struct cpu_ring *set)
 {
   struct live_fg *g = table_of(set);
-  while (g->n > 0) {
-    const struct live_fg_thread *t = &g->t[g->n - 1];
-    flush(set, g->n - 1, t->n > 0 ? t->items[0].cpu : 0, true);
-  }
+  for (size_t i = 0; i < g->n; i++)
+    if (g->t[i].n > 0)
+      flush(set, i, g->t[i].items[0].cpu, true);
 }
 
 void fxt_live_fg_drop(struct cpu_ring *set)
 {
   struct live_fg *g = table_of(set);
-  while (g->n > 0)
-    forget(g, g->n - 1);
+  for (size_t i = 0; i < g->n; i++) {
+    free(g->t[i].data);
+    free(g->t[i].items);
+  }
+  free(g->t);
+  free(g->ord);
+  memset(g, 0, sizeof *g);
 }
 
 /* ---- a line read ------------------------------------------------------------------------ */

@@ -81,9 +81,11 @@ struct live_fg_thread {
   size_t n, cap_items;
 };
 struct live_fg {
-  struct live_fg_thread *t;
+  struct live_fg_thread *t; /* at most HOLD_THREADS; those with n == 0 hold nothing */
   size_t n, cap;
   uint64_t clock;
+  uint32_t *ord; /* a flush's order of the items, and its sort's scratch */
+  size_t cap_ord;
 };
 
 static inline const unsigned char *run_at(const struct entry *e, uint32_t off)
