@@ -101,41 +101,47 @@ static void release(struct live_fg_thread *t)
   t->n = t->len = 0;
 }
 
-/* Whether item a goes before item b: by start; a call before an event of its first tick (the
- * event is in it); calls of one time by depth; then as they came. */
-static bool before(const struct live_fg_item *a, const struct live_fg_item *b)
+/* An item's place in a flush's order: by start; a call before an event of its first tick (the
+ * event is in it); calls of one time by depth; then as they came (idx: items are kept in
+ * arrival order). Sorted as these keys, not through the items: a tree is thousands of them. */
+struct live_fg_key {
+  uint64_t start;
+  uint32_t rank; /* calls: depth; events: 1 << 31 */
+  uint32_t idx;
+};
+
+static bool before(const struct live_fg_key *a, const struct live_fg_key *b)
 {
   if (a->start != b->start)
     return a->start < b->start;
-  if (a->slice != b->slice)
-    return a->slice;
-  if (a->slice && a->depth != b->depth)
-    return a->depth < b->depth;
-  return a->seq < b->seq;
+  if (a->rank != b->rank)
+    return a->rank < b->rank;
+  return a->idx < b->idx;
 }
 
-/* g->ord: the indices of t's items in order (a merge sort, its scratch kept in the table: most
- * of a tree comes in return order, and a qsort of a tree's items cost a temporary buffer each
- * time). Returns false when memory ran out. */
+/* g->ord: t's items in order (a merge sort, its scratch kept in the table). Returns false
+ * when memory ran out. */
 static bool order(struct live_fg *g, const struct live_fg_thread *t)
 {
   if (!fxt_grow((void **)&g->ord, &g->cap_ord, 2 * t->n, sizeof *g->ord, 256))
     return false;
-  uint32_t *a = g->ord, *tmp = g->ord + t->n;
+  struct live_fg_key *a = g->ord, *tmp = g->ord + t->n;
   for (size_t k = 0; k < t->n; k++)
-    a[k] = (uint32_t)k;
+    a[k] = (struct live_fg_key){t->items[k].start,
+                                t->items[k].slice ? t->items[k].depth : UINT32_C(1) << 31,
+                                (uint32_t)k};
   for (size_t w = 1; w < t->n; w *= 2) {
     for (size_t lo = 0; lo < t->n; lo += 2 * w) {
       size_t mid = lo + w < t->n ? lo + w : t->n, hi = lo + 2 * w < t->n ? lo + 2 * w : t->n;
       size_t i = lo, j = mid, o = lo;
       while (i < mid && j < hi)
-        tmp[o++] = before(&t->items[a[j]], &t->items[a[i]]) ? a[j++] : a[i++];
+        tmp[o++] = before(&a[j], &a[i]) ? a[j++] : a[i++];
       while (i < mid)
         tmp[o++] = a[i++];
       while (j < hi)
         tmp[o++] = a[j++];
     }
-    uint32_t *x = a;
+    struct live_fg_key *x = a;
     a = tmp;
     tmp = x;
   }
@@ -176,15 +182,16 @@ static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
     release(t);
     return;
   }
-  const uint32_t *ord = g->ord;
+  const struct live_fg_key *ord = g->ord;
+  const struct live_fg_item *first = &it[ord[0].idx];
   if (mark)
-    push_line(set, ring_cpu, t, t->data + it[ord[0]].off, it[ord[0]].bytes, LIVE_LINE_MARK, 0,
-              it[ord[0]].cpu);
+    push_line(set, ring_cpu, t, t->data + first->off, first->bytes, LIVE_LINE_MARK, 0,
+              first->cpu);
   /* The calls open, as items; the innermost on top. */
   static const struct live_fg_item *open[4096]; /* under lock */
   size_t nopen = 0;
   for (size_t k = 0; k < t->n; k++) {
-    const struct live_fg_item *c = &it[ord[k]];
+    const struct live_fg_item *c = &it[ord[k].idx];
     /* Calls that ended before this starts, or (a call) are as deep as it, are closed. */
     while (nopen > 0 && (open[nopen - 1]->end < c->start ||
                          (c->slice && open[nopen - 1]->depth >= c->depth)))
@@ -195,7 +202,7 @@ static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
       continue;
     }
     /* Something inside: the next record, a deeper call or an event before the end. */
-    const struct live_fg_item *x = k + 1 < t->n ? &it[ord[k + 1]] : NULL;
+    const struct live_fg_item *x = k + 1 < t->n ? &it[ord[k + 1].idx] : NULL;
     bool inside = x && (x->slice ? x->depth > c->depth && x->start <= c->end
                                  : x->start <= c->end);
     if (inside && nopen == sizeof open / sizeof open[0])

@@ -80,11 +80,12 @@ struct live_fg_thread {
   struct live_fg_item *items;
   size_t n, cap_items;
 };
+struct live_fg_key;
 struct live_fg {
   struct live_fg_thread *t; /* at most HOLD_THREADS; those with n == 0 hold nothing */
   size_t n, cap;
   uint64_t clock;
-  uint32_t *ord; /* a flush's order of the items, and its sort's scratch */
+  struct live_fg_key *ord; /* a flush's order of the items, and its sort's scratch */
   size_t cap_ord;
 };
 
