@@ -148,7 +148,9 @@ uint64_t fxt_live_count_taken(const struct entry *e)
   return n;
 }
 
-static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec, size_t len)
+/* h, the records rec (len bytes) and after them more (more_len bytes: a lines run's words). */
+static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec, size_t len,
+                      const void *more, size_t more_len)
 {
   size_t n = h->size;
   unsigned char *at;
@@ -164,7 +166,9 @@ static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec
   }
   memcpy(at, h, sizeof(*h));
   memcpy(at + sizeof(*h), rec, len);
-  memset(at + sizeof(*h) + len, 0, n - sizeof(*h) - len);
+  if (more_len)
+    memcpy(at + sizeof(*h) + len, more, more_len);
+  memset(at + sizeof(*h) + len + more_len, 0, n - sizeof(*h) - len - more_len);
   r->head = (size_t)(at - r->buf) + n;
   r->payload += n;
   r->count++;
@@ -406,23 +410,23 @@ static uint32_t meta_arg0(const uint64_t *w, uint32_t words)
 }
 
 void fxt_live_push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
-                   uint32_t nrec, uint32_t tid, const char *name, uint16_t line, uint16_t depth,
-                   uint32_t lcpu)
+                   uint32_t nrec, uint32_t tid, const char *name, const uint32_t *lines)
 {
   if (nrec == 0)
     return;
   struct cpu_ring *r = &set[cpu < fxt_live.ncpus ? cpu : 0];
-  struct entry h = {(uint32_t)(sizeof(h) + len), tid, nrec, 0, r->lost_pending,
-                    r->pushed_records, {0}, line, depth, lcpu};
+  uint32_t extra = lines ? (4 * nrec + 7) & ~7u : 0;
+  struct entry h = {(uint32_t)(sizeof(h) + len + extra), tid, nrec, 0, r->lost_pending,
+                    r->pushed_records, {0}, lines ? len : 0, 0};
   memcpy(h.comm, name, 16);
-  ring_push(r, &h, p, len);
+  ring_push(r, &h, p, len, lines, lines ? 4 * nrec : 0);
   r->lost_pending = 0;
 }
 
 static void push_run(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
                      uint32_t nrec, uint32_t tid, const char *name)
 {
-  fxt_live_push(set, cpu, p, len, nrec, tid, name, LIVE_LINE_PLAIN, 0, cpu);
+  fxt_live_push(set, cpu, p, len, nrec, tid, name, NULL);
 }
 
 /* Under lock: live_feed into ring set `set`; the copies (set == fxt_live.copy) take events while

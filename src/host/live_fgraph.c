@@ -150,25 +150,54 @@ static bool order(struct live_fg *g, const struct live_fg_thread *t)
   return true;
 }
 
-/* One line: the record at p of t on ring cpu of set. */
-static void push_line(struct cpu_ring *set, uint32_t ring_cpu, const struct live_fg_thread *t,
-                      const unsigned char *p, uint32_t bytes, uint16_t line, uint32_t depth,
-                      uint32_t cpu)
+/* The lines being gathered into one entry (a run of up to RUN_MAX bytes of records and their
+ * line words) of one thread, for ring cpu of set. Under lock. */
+static struct {
+  unsigned char rec[RUN_MAX + MAX_RECORD];
+  uint32_t words[RUN_MAX / 16 + 1];
+  uint32_t len, n;
+  struct cpu_ring *set;
+  uint32_t cpu, tid;
+  char comm[16];
+} batch;
+
+static void batch_end(void)
 {
-  fxt_live_push(set, ring_cpu, p, bytes, 1, t->tid, t->comm, line,
-                (uint16_t)(depth < UINT16_MAX ? depth : UINT16_MAX), cpu);
+  fxt_live_push(batch.set, batch.cpu, batch.rec, batch.len, batch.n, batch.tid, batch.comm,
+                batch.words);
+  batch.len = batch.n = 0;
+}
+
+static void batch_start(struct cpu_ring *set, uint32_t ring_cpu, uint32_t tid,
+                        const char *comm)
+{
+  batch.set = set;
+  batch.cpu = ring_cpu;
+  batch.tid = tid;
+  memcpy(batch.comm, comm, 16);
+  batch.len = batch.n = 0;
+}
+
+/* One line: the record at p; returns where it was copied (a RETURN line rewrites it). */
+static unsigned char *line(const unsigned char *p, uint32_t bytes, uint32_t kind,
+                           uint32_t depth, uint32_t cpu)
+{
+  if (batch.n > 0 && (batch.len + bytes > RUN_MAX || batch.n == RUN_MAX / 16 + 1))
+    batch_end();
+  unsigned char *at = batch.rec + batch.len;
+  memcpy(at, p, bytes);
+  batch.len += bytes;
+  batch.words[batch.n++] = live_line_word(kind, depth, cpu);
+  return at;
 }
 
 /* A RETURN line: the call's record with its start and end swapped. */
-static void push_return(struct cpu_ring *set, uint32_t ring_cpu, const struct live_fg_thread *t,
-                        const struct live_fg_item *c)
+static void line_return(const struct live_fg_thread *t, const struct live_fg_item *c)
 {
-  static unsigned char copy[MAX_RECORD]; /* under lock */
+  unsigned char *at = line(t->data + c->off, c->bytes, LIVE_LINE_RETURN, c->depth, c->cpu);
   uint32_t words = c->bytes / 8;
-  memcpy(copy, t->data + c->off, c->bytes);
-  memcpy(copy + 8, t->data + c->off + 8 * (words - 1), 8);
-  memcpy(copy + 8 * (words - 1), t->data + c->off + 8, 8);
-  push_line(set, ring_cpu, t, copy, c->bytes, LIVE_LINE_RETURN, c->depth, c->cpu);
+  memcpy(at + 8, t->data + c->off + 8 * (words - 1), 8);
+  memcpy(at + 8 * (words - 1), t->data + c->off + 8, 8);
 }
 
 /* Prints what thread i of set's table holds as lines into ring cpu of set (behind a MARK when
@@ -184,9 +213,9 @@ static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
   }
   const struct live_fg_key *ord = g->ord;
   const struct live_fg_item *first = &it[ord[0].idx];
+  batch_start(set, ring_cpu, t->tid, t->comm);
   if (mark)
-    push_line(set, ring_cpu, t, t->data + first->off, first->bytes, LIVE_LINE_MARK, 0,
-              first->cpu);
+    line(t->data + first->off, first->bytes, LIVE_LINE_MARK, 0, first->cpu);
   /* The calls open, as items; the innermost on top. */
   static const struct live_fg_item *open[4096]; /* under lock */
   size_t nopen = 0;
@@ -195,10 +224,10 @@ static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
     /* Calls that ended before this starts, or (a call) are as deep as it, are closed. */
     while (nopen > 0 && (open[nopen - 1]->end < c->start ||
                          (c->slice && open[nopen - 1]->depth >= c->depth)))
-      push_return(set, ring_cpu, t, open[--nopen]);
+      line_return(t, open[--nopen]);
     if (!c->slice) {
       uint32_t d = nopen > 0 ? open[nopen - 1]->depth + 1 : 0;
-      push_line(set, ring_cpu, t, t->data + c->off, c->bytes, LIVE_LINE_COMMENT, d, c->cpu);
+      line(t->data + c->off, c->bytes, LIVE_LINE_COMMENT, d, c->cpu);
       continue;
     }
     /* Something inside: the next record, a deeper call or an event before the end. */
@@ -207,13 +236,14 @@ static void flush(struct cpu_ring *set, size_t i, uint32_t ring_cpu, bool mark)
                                  : x->start <= c->end);
     if (inside && nopen == sizeof open / sizeof open[0])
       inside = false; /* (deeper than the shadow stack: cannot be) */
-    push_line(set, ring_cpu, t, t->data + c->off, c->bytes,
-              inside ? LIVE_LINE_CALL : LIVE_LINE_LEAF, c->depth, c->cpu);
+    line(t->data + c->off, c->bytes, inside ? LIVE_LINE_CALL : LIVE_LINE_LEAF, c->depth,
+         c->cpu);
     if (inside)
       open[nopen++] = c;
   }
   while (nopen > 0)
-    push_return(set, ring_cpu, t, open[--nopen]);
+    line_return(t, open[--nopen]);
+  batch_end();
   release(t);
 }
 
@@ -264,9 +294,9 @@ bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t byt
                            .start = word(p, 1), .seq = g->clock++};
   c.end = slice ? word(p, bytes / 8 - 1) : c.start;
   if (i == SIZE_MAX) { /* a call with nothing recorded inside: its line alone */
-    struct live_fg_thread t = {.tid = tid};
-    memcpy(t.comm, name, 16);
-    push_line(set, cpu, &t, p, bytes, LIVE_LINE_LEAF, 0, cpu);
+    batch_start(set, cpu, tid, name);
+    line(p, bytes, LIVE_LINE_LEAF, 0, cpu);
+    batch_end();
     return true;
   }
   struct live_fg_thread *t = &g->t[i];
@@ -311,30 +341,30 @@ void fxt_live_fg_drop(struct cpu_ring *set)
 /* ---- a line read ------------------------------------------------------------------------ */
 
 void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struct entry *e,
-                      const struct fxtf_event *fe, uint32_t cpu)
+                      uint32_t word, const struct fxtf_event *fe, uint32_t cpu)
 {
   if (s->cpu_width == 0)
     s->cpu_width = fxt_fgraph_cpu_width(fxt_live.ncpus > 0 ? fxt_live.ncpus - 1 : 0);
   size_t comm_len = strnlen(e->comm, 16);
   struct fxt_fgraph_thread th = {.key = e->tid, .tid = e->tid,
                                  .comm = comm_len ? e->comm : NULL, .comm_len = comm_len};
-  fxt_fgraph_prologue(s, b, e->line != LIVE_LINE_PLAIN ? e->cpu : cpu, &th);
+  uint32_t kind = word & 0xf, depth = word >> 4 & 0xfff;
+  fxt_fgraph_prologue(s, b, e->lines_at ? word >> 16 : cpu, &th);
   uint64_t a = fe->ns, z = live_ticks_to_ns(fe->ev.trailer), dur = z > a ? z - a : a - z;
-  switch (e->line) {
+  switch (kind) {
   case LIVE_LINE_CALL:
   case LIVE_LINE_LEAF:
-    fxt_fgraph_call(b, e->depth, fe->ev.name.data, fe->ev.name.len, e->line == LIVE_LINE_CALL,
-                    dur);
+    fxt_fgraph_call(b, depth, fe->ev.name.data, fe->ev.name.len, kind == LIVE_LINE_CALL, dur);
     return;
   case LIVE_LINE_RETURN:
-    fxt_fgraph_return(b, e->depth, dur);
+    fxt_fgraph_return(b, depth, dur);
     return;
   case LIVE_LINE_MARK:
     fxt_fgraph_comment_start(b, -1);
     fxt_tbuf_puts(b, k_mark);
     break;
   default: /* a comment: held (the innermost open call's depth), or not (none) */
-    fxt_fgraph_comment_start(b, (int64_t)e->depth - 1);
+    fxt_fgraph_comment_start(b, (int64_t)depth - 1);
     fxt_text_event_body(b, fe);
     break;
   }

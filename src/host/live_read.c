@@ -138,15 +138,16 @@ static const struct fxtf_desc *desc_of(const struct fxt_event *ev)
   return &d->desc;
 }
 
-/* Formats the record at offset off of entry e into b, with lost_before events lost in front
+/* Formats the record at offset off (its index idx) of entry e into b, with lost_before events lost in front
  * of it shown as a LOST line: in the function_graph layout when fg (the reader's verif_pid
  * state), else as an event (a function_graph RETURN or MARK line: nothing). Under lock. */
-static void format_record(struct fxt_tbuf *b, const struct entry *e, uint32_t off,
+static void format_record(struct fxt_tbuf *b, const struct entry *e, uint32_t off, uint32_t idx,
                           uint32_t cpu, uint64_t lost_before, struct fxt_fgraph_cpus *fg)
 {
   static struct fxtf_event fe;
   static struct fxtf_thread th;
-  if (!fg && (e->line == LIVE_LINE_RETURN || e->line == LIVE_LINE_MARK)) {
+  uint32_t word = run_line(e, idx), kind = word & 0xf;
+  if (!fg && (kind == LIVE_LINE_RETURN || kind == LIVE_LINE_MARK)) {
     if (lost_before)
       fxt_text_lost(b, cpu, lost_before, false);
     return;
@@ -167,7 +168,7 @@ static void format_record(struct fxt_tbuf *b, const struct entry *e, uint32_t of
   if (fg) {
     if (lost_before)
       fxt_text_lost(b, cpu, lost_before, false);
-    fxt_live_fg_line(fg, b, e, &fe, cpu);
+    fxt_live_fg_line(fg, b, e, word, &fe, cpu);
     return;
   }
   fe.lost_before = lost_before;
@@ -356,8 +357,8 @@ bool live_iter_next(struct live_iter *it, struct fxt_tbuf *b, size_t want)
     struct place *c = &it->p[best];
     /* The header counts the buffers' losses; a LOST line here is what left this ring while
      * the reader was on its way to it. */
-    format_record(b, best_e, c->off, (uint32_t)best % fxt_live.ncpus, c->lost,
-                  it->fgraph ? &it->fg : NULL);
+    format_record(b, best_e, c->off, (uint32_t)(c->rec - best_e->first_rec),
+                  (uint32_t)best % fxt_live.ncpus, c->lost, it->fgraph ? &it->fg : NULL);
     c->lost = 0;
     c->off += rec_bytes(run_at(best_e, c->off));
     c->rec++;
@@ -395,11 +396,11 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
     lost += r->pipe_lost; /* runs evicted before this reader got them */
     size_t before = b->len;
     /* the line's CPU as verif_pid saw it before: the line may not be taken */
-    uint32_t lcpu = e->line != LIVE_LINE_PLAIN ? e->cpu : (uint32_t)c;
+    uint32_t lcpu = e->lines_at ? run_line(e, e->taken_recs) >> 16 : (uint32_t)c;
     struct fxt_fgraph_cpu seen = {0};
     if (fg && lcpu < fg->cap)
       seen = fg->cpu[lcpu];
-    format_record(b, e, e->taken, (uint32_t)c, lost, fg);
+    format_record(b, e, e->taken, e->taken_recs, (uint32_t)c, lost, fg);
     if (b->len > want && taken > 0) { /* not whole: it waits for the next read, untaken */
       b->len = before;
       if (fg && lcpu < fg->cap)
@@ -408,6 +409,7 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
     }
     r->pipe_lost = 0;
     e->taken += rec_bytes(run_at(e, e->taken));
+    e->taken_recs++;
     r->events--;
     r->read++;
     taken++;
