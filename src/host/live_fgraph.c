@@ -9,12 +9,12 @@
  * open: a slice of depth over 0 starts holding, and every later record of the thread (other
  * events too: they print inside the calls, as comments) is held until a slice of depth 0
  * closes the tree. Then the held records, ordered by start (calls of one time by depth), are
- * turned into lines and pushed into the ring of the CPU the thread is on, one entry per line
- * (struct entry's line fields): a call with anything inside "f() {", its return "}" (a copy
+ * turned into lines and pushed into the ring of the CPU the thread is on, as runs of records
+ * with a line word each (struct entry's lines_at): a call with anything inside "f() {", its return "}" (a copy
  * of its record with the two times swapped, so that the ring's lines stay in time order), a
  * call with nothing inside "f();", another event "/<star> text <star>/" at the innermost
- * open call's depth. Readers then format each entry alone: `trace` twice gives the same text,
- * `trace_pipe` consumes line by line.
+ * open call's depth. Readers then format each record alone, from its line word: `trace` twice
+ * gives the same text, `trace_pipe` consumes line by line.
  *
  * Bounds: a thread holds at most HOLD_BYTES of records and HOLD_THREADS threads hold at once.
  * Past either (a thread whose outermost call runs long, or a thread that exited inside its
