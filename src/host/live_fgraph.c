@@ -8,7 +8,9 @@
  * feed, under fxt_live.lock), holds a thread's records while its outermost traced call is
  * open: a slice of depth over 0 starts holding, and every later record of the thread (other
  * events too: they print inside the calls, as comments) is held until a slice of depth 0
- * closes the tree. Then the held records, ordered by start (calls of one time by depth), are
+ * closes the tree. (A slice of depth 0 of a thread that holds nothing, a call with no call
+ * inside, and an event of such a thread stay in the view's runs as any event, and print as a
+ * leaf and a comment.) Then the held records, ordered by start (calls of one time by depth), are
  * turned into lines and pushed into the ring of the CPU the thread is on, as runs of records
  * with a line word each (struct entry's lines_at): a call with anything inside "f() {", its return "}" (a copy
  * of its record with the two times swapped, so that the ring's lines stay in time order), a
@@ -287,18 +289,13 @@ bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t byt
   bool slice = is_slice(h) && bytes >= 32;
   uint32_t depth = slice ? depth_of(p, bytes) : 0;
   size_t i = find(set, tid, name, slice && depth > 0);
-  if (i == SIZE_MAX && !(slice && depth == 0))
-    return false; /* an event of a thread that holds nothing: as before */
+  if (i == SIZE_MAX)
+    return false; /* an event of a thread that holds nothing, or a call of depth 0 with
+                     nothing inside (its line: fxt_live_fg_line's, from its run): as before */
   struct live_fg *g = table_of(set);
   struct live_fg_item c = {.bytes = bytes, .cpu = cpu, .depth = depth, .slice = slice,
                            .start = word(p, 1), .seq = g->clock++};
   c.end = slice ? word(p, bytes / 8 - 1) : c.start;
-  if (i == SIZE_MAX) { /* a call with nothing recorded inside: its line alone */
-    batch_start(set, cpu, tid, name);
-    line(p, bytes, LIVE_LINE_LEAF, 0, cpu);
-    batch_end();
-    return true;
-  }
   struct live_fg_thread *t = &g->t[i];
   t->used = c.seq;
   memcpy(t->comm, name, 16);
@@ -363,7 +360,17 @@ void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struc
     fxt_fgraph_comment_start(b, -1);
     fxt_tbuf_puts(b, k_mark);
     break;
-  default: /* a comment: held (the innermost open call's depth), or not (none) */
+  case LIVE_LINE_PLAIN:
+    if (fxt_fgraph_is_slice_ev(&fe->ev)) { /* a call of a thread that held nothing: a leaf */
+      if (!fxt_fgraph_depth(&fe->ev, &depth))
+        depth = 0;
+      fxt_fgraph_call(b, depth, fe->ev.name.data, fe->ev.name.len, false, dur);
+      return;
+    }
+    fxt_fgraph_comment_start(b, -1); /* an event of a thread that held nothing */
+    fxt_text_event_body(b, fe);
+    break;
+  default: /* a comment inside calls (the innermost open call's depth + 1, 0 for none) */
     fxt_fgraph_comment_start(b, (int64_t)depth - 1);
     fxt_text_event_body(b, fe);
     break;

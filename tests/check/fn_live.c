@@ -147,7 +147,8 @@ int main(int argc, char **argv)
     die("pthread", -1);
   fxt_session_flush();
   fn_live_fib(3);
-  mark(0); /* an event of a thread that holds nothing: a comment, not indented */
+  mark(0);        /* an event of a thread that holds nothing: a comment, not indented */
+  fn_live_fib(1); /* a call with nothing inside, of a thread that holds nothing: a leaf */
 
   cat_trace(0, argv[2]);
   cat_trace(1, argv[3]);
