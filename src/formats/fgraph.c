@@ -5,35 +5,30 @@
  * nesting, to know which slices have a recorded call inside (a second bitmap): the children
  * of a slice come after it in time order, so its line cannot be chosen when it is met. The
  * second prints; calls still open wait in a min-heap by end time and print their "}" before
- * the first event that does not start before them.
+ * the first event that does not start before them. Slices of one time are taken outer first
+ * by their recorded depth (the tracer writes a call after the calls it holds, so the file's
+ * order, which breaks ties of time, is inner first): the first pass keeps a time's slices
+ * until the next time, and notes where that order differs from the index's for the second.
+ * With recorded depths, a slice is inside the innermost open call of its thread that is less
+ * deep and has not ended before it starts; without, inside the one it starts before the end of.
  */
 #include "fgraph.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/fgraph_text.h"
 #include "../base/grow.h"
 #include "../base/text.h"
 #include "heap.h"
 
-bool fxt_fgraph_is_slice(const struct fxtf_event *e) {
-  return e->ev.type == FXT_EVENT_DURATION_COMPLETE && e->ev.category.len == 8 &&
-         memcmp(e->ev.category.data, "function", 8) == 0;
-}
-
-/* The kernel's header: trace.c's "# tracer: %s\n#\n", then __print_graph_headers_flags with
- * funcgraph-cpu and funcgraph-duration. */
-void fxt_fgraph_header(struct fxt_tbuf *b) {
-  fxt_tbuf_puts(b, "# tracer: function_graph\n"
-                   "#\n"
-                   "# CPU  DURATION                  FUNCTION CALLS\n"
-                   "# |     |   |                     |   |   |   |\n");
-}
+bool fxt_fgraph_is_slice(const struct fxtf_event *e) { return fxt_fgraph_is_slice_ev(&e->ev); }
 
 /* An open call, or (first pass) a slice on its thread's stack. */
 struct frame {
   uint64_t start, end;
   uint32_t thread, depth, cpu;
+  uint32_t rdepth; /* the recorded depth, NO_DEPTH when the slice has none */
   uint32_t prev; /* the thread's frame below + 1 (first pass) */
   size_t event;  /* first pass */
 };
@@ -50,12 +45,25 @@ struct fg {
   uint32_t *heap;     /* second pass: open frames by end */
   size_t cap_heap;
   uint32_t nheap;
-  int64_t *last_pid; /* per CPU: the thread its last line was of (-1: none), as verif_pid */
-  size_t cap_cpus;
-  uint32_t ncpus;
-  unsigned cpu_width;
+  struct fxt_fgraph_cpus cpus; /* verif_pid's per-CPU thread, the CPU column's width */
   unsigned char *keep, *parent; /* bitmaps over the events */
   struct fxt_tbuf *b;
+  /* Slices of one time, kept by the first pass until a later time shows the run whole, then
+   * taken by recorded depth (the outer call first: the tracer wrote the inner one first). */
+  struct pend *run;
+  size_t cap_run, nrun;
+  /* Where that order differs from the index's: pairs (position, event index), by position. */
+  size_t *remap;
+  size_t cap_remap, nremap;
+};
+
+#define NO_DEPTH UINT32_MAX
+#define RUN_SORT_MAX 4096u /* slices of one time sorted by depth at the most */
+
+struct pend {
+  size_t event;
+  uint64_t ns, end;
+  uint32_t thread, rdepth;
 };
 
 static bool bit(const unsigned char *m, size_t i) { return (m[i / 8] >> (i % 8)) & 1; }
@@ -93,12 +101,89 @@ static uint64_t end_of(const struct fxtf_event *e) {
 
 /* ---- first pass: the selection, the nesting ------------------------------------------------- */
 
+/* The nesting of the run's slices (g->run, one time), in their order. */
+static int nest_run(struct fg *g) {
+  for (size_t k = 0; k < g->nrun; k++) {
+    const struct pend *p = &g->run[k];
+    uint32_t t = p->thread;
+    /* The thread's calls that ended by this one's start are closed (with recorded depths:
+     * ended before it, or as deep as it), none of them holds it. */
+    while (g->top[t] != 0) {
+      const struct frame *top = &g->frames[g->top[t] - 1];
+      bool depths = top->rdepth != NO_DEPTH && p->rdepth != NO_DEPTH;
+      if (!(depths ? top->end < p->ns || top->rdepth >= p->rdepth : top->end <= p->ns))
+        break;
+      uint32_t done = g->top[t] - 1;
+      g->top[t] = g->frames[done].prev;
+      frame_free(g, done);
+    }
+    if (g->top[t] != 0)
+      set_bit(g->parent, g->frames[g->top[t] - 1].event);
+    uint32_t fr = frame_new(g);
+    if (fr == UINT32_MAX)
+      return FXT_ENOMEM;
+    g->frames[fr] = (struct frame){.end = p->end, .event = p->event, .prev = g->top[t],
+                                   .rdepth = p->rdepth};
+    g->top[t] = fr + 1;
+  }
+  return 0;
+}
+
+/* Each thread's slices of the run by recorded depth (stable: insertion, runs are short), in
+ * the positions that thread's slices held; each position whose event changed is noted in
+ * remap. Then nested. */
+static int end_run(struct fg *g) {
+  /* (a longer run, a clock that stood still, keeps the file's order: the sort is quadratic) */
+  bool sort = g->nrun > 1 && g->nrun <= RUN_SORT_MAX;
+  size_t *pos = sort ? malloc(2 * g->nrun * sizeof *pos) : NULL;
+  if (sort && pos == NULL)
+    return FXT_ENOMEM;
+  size_t *slot = pos != NULL ? pos + g->nrun : NULL; /* one thread's positions in the run */
+  for (size_t k = 0; k < g->nrun && pos != NULL; k++)
+    pos[k] = g->run[k].event;
+  for (size_t k = 0; k < g->nrun && pos != NULL; k++) {
+    bool met = false; /* the thread's slices were sorted at an earlier k */
+    for (size_t j = 0; j < k && !met; j++)
+      met = g->run[j].thread == g->run[k].thread;
+    if (met)
+      continue;
+    size_t ns = 0;
+    for (size_t j = k; j < g->nrun; j++)
+      if (g->run[j].thread == g->run[k].thread)
+        slot[ns++] = j;
+    for (size_t a = 1; a < ns; a++) {
+      struct pend p = g->run[slot[a]];
+      size_t b = a;
+      for (; b > 0 && p.rdepth != NO_DEPTH && g->run[slot[b - 1]].rdepth != NO_DEPTH &&
+             g->run[slot[b - 1]].rdepth > p.rdepth;
+           b--)
+        g->run[slot[b]] = g->run[slot[b - 1]];
+      g->run[slot[b]] = p;
+    }
+  }
+  for (size_t k = 0; k < g->nrun && pos != NULL; k++) {
+    if (g->run[k].event == pos[k])
+      continue;
+    if (!fxt_grow((void **)&g->remap, &g->cap_remap, g->nremap + 2, sizeof *g->remap, 64)) {
+      free(pos);
+      return FXT_ENOMEM;
+    }
+    g->remap[g->nremap++] = pos[k];
+    g->remap[g->nremap++] = g->run[k].event;
+  }
+  free(pos);
+  int rc = nest_run(g);
+  g->nrun = 0;
+  return rc;
+}
+
 static int first_pass(struct fg *g, struct fxt_sel *sel, struct fxtf_event *ev, bool *any,
                       char *err, size_t err_size) {
   size_t n = fxtf_event_count(g->f);
   uint32_t max_cpu = 0;
   bool oom = false;
-  for (size_t i = 0; i < n; i++) {
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
     if (fxtf_event_at(g->f, i, ev, err, err_size) != 0)
       return FXT_EBADMSG;
     if (sel != NULL && !fxt_sel_match(sel, ev, &oom)) {
@@ -112,26 +197,19 @@ static int first_pass(struct fg *g, struct fxt_sel *sel, struct fxtf_event *ev, 
     if (!fxt_fgraph_is_slice(ev))
       continue;
     *any = true;
-    uint32_t t = thread_of(g, ev);
-    /* The thread's calls that ended by this one's start are closed: none of them holds it. */
-    while (g->top[t] != 0 && g->frames[g->top[t] - 1].end <= ev->ns) {
-      uint32_t done = g->top[t] - 1;
-      g->top[t] = g->frames[done].prev;
-      frame_free(g, done);
-    }
-    if (g->top[t] != 0)
-      set_bit(g->parent, g->frames[g->top[t] - 1].event);
-    uint32_t fr = frame_new(g);
-    if (fr == UINT32_MAX)
+    if (g->nrun > 0 && g->run[0].ns != ev->ns)
+      rc = end_run(g);
+    uint32_t depth;
+    struct pend p = {.event = i, .ns = ev->ns, .end = end_of(ev), .thread = thread_of(g, ev),
+                     .rdepth = fxt_fgraph_depth(&ev->ev, &depth) ? depth : NO_DEPTH};
+    if (!fxt_grow((void **)&g->run, &g->cap_run, g->nrun + 1, sizeof *g->run, 16))
       return FXT_ENOMEM;
-    g->frames[fr] = (struct frame){.end = end_of(ev), .event = i, .prev = g->top[t]};
-    g->top[t] = fr + 1;
+    g->run[g->nrun++] = p;
   }
-  unsigned w = 1;
-  for (uint32_t c = max_cpu; c >= 10; c /= 10)
-    w++;
-  g->cpu_width = w;
-  return 0;
+  if (rc == 0 && g->nrun > 0)
+    rc = end_run(g);
+  g->cpus.cpu_width = fxt_fgraph_cpu_width(max_cpu);
+  return rc;
 }
 
 /* ---- second pass: the lines ----------------------------------------------------------------- */
@@ -146,122 +224,13 @@ static bool close_less(const void *ctx, uint32_t a, uint32_t b) {
   return fa->start < fb->start;
 }
 
-static void put_udec(struct fxt_tbuf *b, uint64_t v) {
-  char buf[24], *p = buf + sizeof buf;
-  do {
-    *--p = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  fxt_tbuf_put(b, p, (size_t)(buf + sizeof buf - p));
-}
-
-static void put_spaces(struct fxt_tbuf *b, size_t n) {
-  static const char k_sp[] = "                                                                ";
-  for (size_t k; n > 0; n -= k) {
-    k = n < sizeof k_sp - 1 ? n : sizeof k_sp - 1;
-    fxt_tbuf_put(b, k_sp, k);
-  }
-}
-
-/* print_graph_cpu: " %*d) ". */
-static void put_cpu(struct fg *g, uint32_t cpu) {
-  char buf[12], *p = buf + sizeof buf;
-  uint32_t v = cpu;
-  do {
-    *--p = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  size_t len = (size_t)(buf + sizeof buf - p);
-  fxt_tbuf_put(g->b, " ", 1);
-  put_spaces(g->b, len < g->cpu_width ? g->cpu_width - len : 0);
-  fxt_tbuf_put(g->b, p, len);
-  fxt_tbuf_put(g->b, ") ", 2);
-}
-
-/* print_graph_proc: "comm-pid" (comm cut to 7 bytes) centred in 14 columns. */
-static void put_proc(struct fg *g, uint32_t thread) {
-  const struct fxtf_thread *t = &g->threads[thread];
-  const char *comm = t->named ? t->comm.data : "<...>";
-  size_t clen = t->named ? t->comm.len : 5;
-  if (clen > 7)
-    clen = 7;
-  char buf[24], *p = buf + sizeof buf;
-  uint64_t v = t->tid;
-  do {
-    *--p = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  size_t plen = (size_t)(buf + sizeof buf - p), len = clen + plen + 1;
-  size_t spaces = len < 14 ? 14 - len : 0;
-  put_spaces(g->b, spaces / 2);
-  fxt_tbuf_put(g->b, comm, clen);
-  fxt_tbuf_put(g->b, "-", 1);
-  fxt_tbuf_put(g->b, p, plen);
-  put_spaces(g->b, spaces - spaces / 2);
-}
-
-/* Each line starts here: verif_pid's context-switch block when the CPU's lines change
- * thread, then the CPU column. */
+/* The line's prologue: verif_pid's block, the CPU column. */
 static void prologue(struct fg *g, uint32_t cpu, uint32_t thread) {
-  if (cpu >= g->ncpus) {
-    if (!fxt_grow((void **)&g->last_pid, &g->cap_cpus, (size_t)cpu + 1, sizeof *g->last_pid,
-                  8)) {
-      g->b->oom = true;
-      return;
-    }
-    for (uint32_t c = g->ncpus; c <= cpu; c++)
-      g->last_pid[c] = -1;
-    g->ncpus = cpu + 1;
-  }
-  int64_t prev = g->last_pid[cpu];
-  if (prev != (int64_t)thread) {
-    g->last_pid[cpu] = thread;
-    if (prev != -1) {
-      size_t at = g->b->len;
-      fxt_tbuf_puts(g->b, " ------------------------------------------\n");
-      put_cpu(g, cpu);
-      put_proc(g, (uint32_t)prev);
-      fxt_tbuf_puts(g->b, " => ");
-      put_proc(g, thread);
-      fxt_tbuf_puts(g->b, "\n ------------------------------------------\n\n");
-      fxt_text_utf8_fix(g->b, at);
-    }
-  }
-  put_cpu(g, cpu);
-}
-
-/* trace_find_mark: the first threshold the duration exceeds. */
-static char mark_of(uint64_t ns) {
-  static const struct {
-    uint64_t ns;
-    char sym;
-  } k_marks[] = {{1000000000u, '$'}, {100000000u, '@'}, {10000000u, '*'},
-                 {1000000u, '#'},    {100000u, '!'},    {10000u, '+'}};
-  for (size_t i = 0; i < sizeof k_marks / sizeof k_marks[0]; i++)
-    if (ns > k_marks[i].ns)
-      return k_marks[i].sym;
-  return ' ';
-}
-
-/* print_graph_duration: the mark, microseconds with the nanoseconds truncated so that the
- * number has at most 7 digits (and its point), " us ", padding to 8, "|  ". */
-static void put_duration(struct fxt_tbuf *b, uint64_t ns) {
-  char head[2] = {mark_of(ns), ' '};
-  fxt_tbuf_put(b, head, 2);
-  size_t at = b->len;
-  put_udec(b, ns / 1000);
-  size_t len = b->len - at;
-  if (len < 7) {
-    unsigned rem = (unsigned)(ns % 1000);
-    char frac[4] = {'.', (char)('0' + rem / 100), (char)('0' + rem / 10 % 10),
-                    (char)('0' + rem % 10)};
-    size_t digits = 8 - len - 1 < 3 ? 8 - len - 1 : 3; /* snprintf's size min(5, 8 - len) */
-    fxt_tbuf_put(b, frac, digits + 1);
-    len += digits + 1;
-  }
-  fxt_tbuf_puts(b, " us ");
-  put_spaces(b, len < 8 ? 8 - len : 0);
-  fxt_tbuf_puts(b, "|  ");
+  const struct fxtf_thread *t = &g->threads[thread];
+  struct fxt_fgraph_thread ft = {.key = thread, .tid = t->tid,
+                                 .comm = t->named ? t->comm.data : NULL,
+                                 .comm_len = t->named ? t->comm.len : 0};
+  fxt_fgraph_prologue(&g->cpus, g->b, cpu, &ft);
 }
 
 static void close_one(struct fg *g) {
@@ -270,41 +239,42 @@ static void close_one(struct fg *g) {
   fxtf_heap_sift_down(g->heap, g->nheap, 0, close_less, g);
   struct frame *c = &g->frames[fr];
   prologue(g, c->cpu, c->thread);
-  put_duration(g->b, c->end - c->start);
-  put_spaces(g->b, (size_t)c->depth * 2);
-  fxt_tbuf_puts(g->b, "}\n");
+  fxt_fgraph_return(g->b, c->depth, c->end - c->start);
   if (g->top[c->thread] > 0)
     g->top[c->thread]--;
   frame_free(g, fr);
 }
 
-/* The calls that ended by t, in end order. */
-static void close_until(struct fg *g, uint64_t t) {
-  while (g->nheap > 0 && g->frames[g->heap[0]].end <= t)
+/* The calls that ended by e's time, in end order; a call that ends when e, a slice of its
+ * thread recorded deeper, starts stays open (it holds e). */
+static void close_until(struct fg *g, const struct fxtf_event *e) {
+  uint32_t depth = NO_DEPTH, t = thread_of(g, e);
+  if (fxt_fgraph_is_slice(e) && !fxt_fgraph_depth(&e->ev, &depth))
+    depth = NO_DEPTH;
+  while (g->nheap > 0) {
+    const struct frame *c = &g->frames[g->heap[0]];
+    if (c->end > e->ns || (c->end == e->ns && depth != NO_DEPTH && c->thread == t &&
+                           c->rdepth != NO_DEPTH && c->rdepth < depth))
+      break;
     close_one(g);
+  }
 }
 
 static int slice(struct fg *g, const struct fxtf_event *e, bool has_children) {
   uint32_t t = thread_of(g, e), cpu = cpu_of(e), depth = g->top[t];
   uint64_t end = end_of(e);
   prologue(g, cpu, t);
-  size_t at = g->b->len;
-  if (has_children)
-    fxt_tbuf_puts(g->b, "              |  ");
-  else
-    put_duration(g->b, end - e->ns);
-  put_spaces(g->b, (size_t)depth * 2);
-  fxt_tbuf_put(g->b, e->ev.name.data ? e->ev.name.data : "", e->ev.name.len);
-  fxt_tbuf_puts(g->b, has_children ? "() {\n" : "();\n");
-  fxt_text_utf8_fix(g->b, at);
+  fxt_fgraph_call(g->b, depth, e->ev.name.data, e->ev.name.len, has_children, end - e->ns);
   if (!has_children)
     return 0;
   uint32_t fr = frame_new(g);
   if (fr == UINT32_MAX ||
       !fxt_grow((void **)&g->heap, &g->cap_heap, (size_t)g->nheap + 1, sizeof *g->heap, 64))
     return FXT_ENOMEM;
+  uint32_t rdepth;
   g->frames[fr] = (struct frame){.start = e->ns, .end = end, .thread = t, .depth = depth,
-                                 .cpu = cpu};
+                                 .cpu = cpu,
+                                 .rdepth = fxt_fgraph_depth(&e->ev, &rdepth) ? rdepth : NO_DEPTH};
   g->top[t]++;
   g->heap[g->nheap] = fr;
   fxtf_heap_sift_up(g->heap, g->nheap++, close_less, g);
@@ -318,10 +288,7 @@ static void comment(struct fg *g, const struct fxtf_event *e) {
   uint32_t t = thread_of(g, e);
   int64_t depth = (int64_t)g->top[t] - 1;
   prologue(g, cpu_of(e), t);
-  fxt_tbuf_puts(g->b, "              |  ");
-  if (depth > 0)
-    put_spaces(g->b, (size_t)(depth + 1) * 2);
-  fxt_tbuf_puts(g->b, "/* ");
+  fxt_fgraph_comment_start(g->b, depth);
   fxt_text_event_body(g->b, e);
   fxt_tbuf_puts(g->b, " */\n");
 }
@@ -334,12 +301,18 @@ static int second_pass(struct fg *g, struct fxtf_event *ev, size_t flush_bytes,
   g->free_head = 0;
   g->nframes = 0;
   fxt_fgraph_header(g->b);
-  for (size_t i = 0; i < n; i++) {
+  size_t r = 0; /* the next pair of remap */
+  for (size_t pos = 0; pos < n; pos++) {
+    size_t i = pos;
+    if (r < g->nremap && g->remap[r] == pos) {
+      i = g->remap[r + 1];
+      r += 2;
+    }
     if (!bit(g->keep, i))
       continue;
     if (fxtf_event_at(g->f, i, ev, err, err_size) != 0)
       return FXT_EBADMSG;
-    close_until(g, ev->ns);
+    close_until(g, ev);
     if (ev->lost_before || ev->lost_unknown)
       fxt_text_lost(g->b, ev->cpu, ev->lost_before, ev->lost_unknown);
     if (fxt_fgraph_is_slice(ev)) {
@@ -393,6 +366,8 @@ int fxt_fgraph_print(const struct fxtf_file *f, struct fxt_sel *sel, struct fxt_
   free(g.parent);
   free(g.frames);
   free(g.heap);
-  free(g.last_pid);
+  fxt_fgraph_cpus_free(&g.cpus);
+  free(g.run);
+  free(g.remap);
   return rc;
 }

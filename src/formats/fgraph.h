@@ -11,8 +11,9 @@
  *    1)   0.123 us    |    leaf();
  *    1)   1.234 us    |  }
  *
- * The nesting is rebuilt per thread from the slices' intervals: a slice that starts before
- * the innermost open slice of its thread ends is inside it. A call with a recorded call inside
+ * The nesting is rebuilt per thread from the slices' intervals and recorded depths (their
+ * argument "depth", when they have it): a slice that starts before the innermost open slice of
+ * its thread ends (is deeper than it) is inside it; slices of one time print outer first. A call with a recorded call inside
  * prints "f() {" at its start and "}" with its duration at its end; one without prints "f();"
  * with its duration. What filters or tracing_thresh left out is not there: the depth is that
  * of the recorded calls. Lines are in time order across threads (an end at the time of its

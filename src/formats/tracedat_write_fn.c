@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/fgraph_text.h"
 #include "../base/grow.h"
 
 #define SYM_BASE UINT64_C(0xffffffff81000000)
 #define SYM_STEP 16u
+#define UNCOUNTED UINT32_MAX /* a record's depth until fxt_td_fn_patch counts it */
 
 /* The kernel's formats (Linux 6.18, events/ftrace/<event>/format), "%u" the ID. */
 static const char k_common[] =
@@ -144,6 +146,8 @@ int fxt_td_fn_graph(struct fxt_td_fn *f, const struct fxt_event *ev, int32_t pid
   if (func == 0 || p == NULL)
     return FXT_ENOMEM;
   put_le(p + 8, func, 8);
+  uint32_t depth;
+  put_le(p + 16, fxt_fgraph_depth(ev, &depth) && depth != UNCOUNTED ? depth : UNCOUNTED, 4);
   if (exit) {
     put_le(p + 24, start, 8);
     put_le(p + 32, end, 8);
@@ -170,6 +174,8 @@ const void *fxt_td_fn_patch(struct fxt_td_fn *f, const void *payload, uint32_t s
   bool exit = type == f->id_exit && size == FXT_TD_FN_EXIT_BYTES;
   if (!exit && !(type == f->id_entry && size == FXT_TD_FN_ENTRY_BYTES))
     return payload;
+  if (get_le(p + 16, 4) != UNCOUNTED)
+    return payload; /* the recorded depth */
   uint64_t *open = fxt_jmap_get(&f->open, get_le(p + 4, 4), 0);
   if (open == NULL)
     return NULL;

@@ -12,11 +12,12 @@
  * (0xffffffff81000000 + 16 * (n + 1)), stable for a given input, and the kallsyms section
  * lists them ("<addr> t <name>"), so trace-cmd prints names.
  *
- * Depth: the kernel's is the call's on its thread's return stack. Here the records of a CPU
- * are written in time order, an entry and its exit on the CPU of the slice (its exit's), and
- * the depth of each is the number of its thread's calls open on that CPU's records before it
- * (fxt_td_fn_patch, when the pages are made): the recorded nesting, as `fxtrace report` prints
- * it, as long as a thread's nested calls ended on one CPU.
+ * Depth: the kernel's is the call's on its thread's return stack, as the slice's argument
+ * "depth" records it (docs/functions.md), which both records take. A slice without one (a file
+ * written before the argument): the records of a CPU are written in time order, an entry and
+ * its exit on the CPU of the slice (its exit's), and the depth of each is the number of its
+ * thread's calls open on that CPU's records before it (fxt_td_fn_patch, when the pages are
+ * made): the recorded nesting, as long as a thread's nested calls ended on one CPU.
  */
 #ifndef FXTRACE_FORMATS_TRACEDAT_WRITE_FN_H
 #define FXTRACE_FORMATS_TRACEDAT_WRITE_FN_H
@@ -61,15 +62,16 @@ int fxt_td_fn_reserve(struct fxt_td_fn *f, struct fxt_td_ev_table *t);
 /* The record of a call (FXT_TD_FN_CALL) into out (replaced). 0 or FXT_ENOMEM. */
 int fxt_td_fn_call(struct fxt_td_fn *f, const struct fxt_event *ev, int32_t pid,
                    struct fxt_tbuf *out);
-/* The entry (exit false) or exit record of a slice from start to end ns; depth 0 (set by
- * fxt_td_fn_patch). 0 or FXT_ENOMEM. */
+/* The entry (exit false) or exit record of a slice from start to end ns; its depth the
+ * recorded one, else UINT32_MAX (set by fxt_td_fn_patch). 0 or FXT_ENOMEM. */
 int fxt_td_fn_graph(struct fxt_td_fn *f, const struct fxt_event *ev, int32_t pid, bool exit,
                     uint64_t start, uint64_t end, struct fxt_tbuf *out);
 
 /* Pages: a new pass over the sorted records (cpu_change false) or a new CPU's records. */
 void fxt_td_fn_restart(struct fxt_td_fn *f);
-/* The record as written: payload itself, or, for an entry or exit, a copy in buf (room for
- * FXT_TD_FN_EXIT_BYTES) with its depth set. NULL when memory ran out. */
+/* The record as written: payload itself, or, for an entry or exit without a recorded depth,
+ * a copy in buf (room for FXT_TD_FN_EXIT_BYTES) with its depth set. NULL when memory ran
+ * out. */
 const void *fxt_td_fn_patch(struct fxt_td_fn *f, const void *payload, uint32_t size,
                             unsigned char *buf);
 

@@ -59,7 +59,10 @@
  *   function_graph  a complete (duration) event, category "function", named for the
  *                   function, from entry to exit, written at the exit: a slice on the thread's
  *                   track in Perfetto; one record per call, and tracing_thresh can leave out
- *                   short calls without having written their entry
+ *                   short calls without having written their entry. One argument "depth"
+ *                   (uint32, in the argument's header word): the traced frames open below
+ *                   it, 0 for the outermost (the kernel's ftrace_graph_ent.depth), which
+ *                   readers nest by: a call's children return, so are written, before it
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
@@ -131,27 +134,29 @@ NOINSTR static uint32_t name_ref(struct fxt_fn_sym *s, uintptr_t fn)
 
 /* ---- records ---------------------------------------------------------------------------- */
 
-/* One record named for the function: function_graph's complete event [start, last = its end],
- * or function's instant (now; last = its one argument, the parent). */
+/* One record named for the function, with one argument word: function_graph's complete event
+ * [start, end] (arg: its depth), or function's instant (now; arg: the parent). */
 NOINSTR static void write_record(struct fxt_fn_sym *s, uintptr_t fn, uint32_t etype,
-                                 uint64_t start, uint64_t last)
+                                 uint64_t start, uint64_t end, uint64_t arg)
 {
   struct fxt_tslot *t = fxt_emit_enter();
   if (!t)
     return;
   uint32_t cpu = fxt_current_cpu();
-  uint32_t nargs = etype == FXT_EVENT_INSTANT;
-  uint64_t now = nargs ? fxt_ticks() : last; /* an instant's time: read inside the emission */
-  start = nargs ? now : start;
+  bool instant = etype == FXT_EVENT_INSTANT;
+  uint64_t now = instant ? fxt_ticks() : end; /* an instant's time: read inside the emission */
+  start = instant ? now : start;
   uint32_t cat = atomic_load_explicit(&fxt_fn_set.category, memory_order_relaxed);
-  uint32_t words = 3 + fxt_emit_thread_words(t);
-  uint64_t hdr = fxt_w_event(etype, nargs) | fxt_w_size(words) | t->thread_bits |
+  uint32_t words = 3 + !instant + fxt_emit_thread_words(t);
+  uint64_t hdr = fxt_w_event(etype, 1) | fxt_w_size(words) | t->thread_bits |
                  fxt_w_event_strings(cat, name_ref(s, fn));
   struct fxt_cursor c;
   if (fxt_emit_reserve(t, cpu, now, hdr, &c)) {
     fxt_put(&c, hdr);
     fxt_put_event_head(&c, t, start);
-    fxt_put(&c, last);
+    fxt_put(&c, arg);
+    if (!instant)
+      fxt_put(&c, end);
     fxt_emit_commit(t, &c);
     fxt_fast_refresh(t);
   }
@@ -163,9 +168,18 @@ NOINSTR static void write_call(struct fxt_fn_sym *s, uintptr_t fn, struct fxt_fn
                                uintptr_t parent)
 {
   uint32_t arg = atomic_load_explicit(&fxt_fn_set.parent_name, memory_order_relaxed);
-  write_record(s, fn, FXT_EVENT_INSTANT, 0,
+  write_record(s, fn, FXT_EVENT_INSTANT, 0, 0,
                fxt_w_arg(FXT_ARG_STRING, 1, arg) |
                    (uint64_t)name_ref(ps, parent) << FXT_ARG_STRING_VALUE_SHIFT);
+}
+
+/* function_graph: the slice [start, end], its argument "depth" the traced frames below it
+ * (th->traced once its own frame is popped: 0 for the outermost traced call). */
+NOINSTR static void write_slice(struct fxt_fn_sym *s, uintptr_t fn, uint64_t start,
+                                uint64_t end, uint32_t depth)
+{
+  uint32_t arg = atomic_load_explicit(&fxt_fn_set.depth_name, memory_order_relaxed);
+  write_record(s, fn, FXT_EVENT_DURATION_COMPLETE, start, end, fxt_w_arg_u32(arg, depth));
 }
 
 /* ---- the shadow stack ------------------------------------------------------------------- */
@@ -380,7 +394,7 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
   uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
   if (thresh && end - f.start < thresh)
     return;
-  write_record(f.sym, fn, FXT_EVENT_DURATION_COMPLETE, f.start, end);
+  write_slice(f.sym, fn, f.start, end, th->traced);
 }
 
 /* ---- the patchable-entry engine's C (functions_tramp.c calls these) -------------------- */
@@ -475,7 +489,7 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
   if (f.cfa & FRAME_TRACED) { /* cleared at a switch: set means function_graph still */
     uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
     if (!thresh || end - f.start >= thresh)
-      write_record(f.sym, f.fn, FXT_EVENT_DURATION_COMPLETE, f.start, end);
+      write_slice(f.sym, f.fn, f.start, end, th->traced);
   }
   return f.site;
 }

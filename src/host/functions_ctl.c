@@ -65,8 +65,10 @@ static int set_tracer(const char *v)
     if (!fxt_fn_table_update())
       return FXT_ENOMEM;
     int cat = fxt_intern_cstr("function"), parent = fxt_intern_cstr("parent");
-    if (cat <= 0 || parent <= 0)
+    int depth = fxt_intern_cstr("depth");
+    if (cat <= 0 || parent <= 0 || depth <= 0)
       return FXT_ENOSPC;
+    atomic_store_explicit(&fxt_fn_set.depth_name, (uint32_t)depth, memory_order_relaxed);
     atomic_store_explicit(&fxt_fn_set.category, (uint32_t)cat, memory_order_relaxed);
     atomic_store_explicit(&fxt_fn_set.parent_name, (uint32_t)parent, memory_order_relaxed);
     /* The patchable entries enabled before the mode is stored (a hook that runs first sees

@@ -88,6 +88,7 @@ struct fxt_fn_settings {
   _Atomic uint64_t thresh_ticks;  /* tracing_thresh in trace-clock ticks, 0 = off */
   _Atomic uint32_t category;      /* interned "function" */
   _Atomic uint32_t parent_name;   /* interned "parent" (the function tracer's argument) */
+  _Atomic uint32_t depth_name;    /* interned "depth" (function_graph's argument) */
 };
 extern struct fxt_fn_settings fxt_fn_set;
 

@@ -148,7 +148,9 @@ uint64_t fxt_live_count_taken(const struct entry *e)
   return n;
 }
 
-static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec, size_t len)
+/* h, the records rec (len bytes) and after them more (more_len bytes: a lines run's words). */
+static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec, size_t len,
+                      const void *more, size_t more_len)
 {
   size_t n = h->size;
   unsigned char *at;
@@ -164,7 +166,9 @@ static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec
   }
   memcpy(at, h, sizeof(*h));
   memcpy(at + sizeof(*h), rec, len);
-  memset(at + sizeof(*h) + len, 0, n - sizeof(*h) - len);
+  if (more_len)
+    memcpy(at + sizeof(*h) + len, more, more_len);
+  memset(at + sizeof(*h) + len + more_len, 0, n - sizeof(*h) - len - more_len);
   r->head = (size_t)(at - r->buf) + n;
   r->payload += n;
   r->count++;
@@ -296,6 +300,7 @@ void live_clear(void)
     ring_empty(&fxt_live.cpu[i]);
     fxt_live.cpu[i].overrun = fxt_live.cpu[i].lost_pending = fxt_live.cpu[i].pipe_lost = 0;
   }
+  fxt_live_fg_drop(fxt_live.cpu); /* and what the threads held for their lines */
   /* Everything emitted until now is old: what is still on its way is discarded. */
   fxt_live.clear_ticks = fxt_ticks();
   fxt_live.gen++;
@@ -306,6 +311,8 @@ void live_clear(void)
 static void copy_empty(void)
 {
   fxt_live.gen++;
+  if (fxt_live.copy)
+    fxt_live_fg_drop(fxt_live.copy);
   for (uint32_t i = 0; fxt_live.copy && i < fxt_live.ncpus; i++) {
     ring_empty(&fxt_live.copy[i]);
     struct cpu_ring *c = &fxt_live.copy[i];
@@ -336,6 +343,7 @@ void live_atfork_child(void)
     fxt_live.cpu[i].lost_pending = fxt_live.cpu[i].pipe_lost = 0;
   }
   copy_empty(); /* (fxt_live.gen moves: the parent's readers' places are gone) */
+  fxt_live_fg_drop(fxt_live.cpu);
   atomic_store_explicit(&fxt_live_pipe_readers, 0, memory_order_relaxed); /* the parent's files */
 }
 
@@ -401,19 +409,24 @@ static uint32_t meta_arg0(const uint64_t *w, uint32_t words)
   return at < words ? (uint32_t)(w[at] >> 32) : 0;
 }
 
-/* Under lock: pushes records [p, p + len) (nrec of them) as one run on cpu of ring set `set`
- * (fxt_live.cpu or fxt_live.copy). */
-static void push_run(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
-                     uint32_t nrec, uint32_t tid, const char *name)
+void fxt_live_push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
+                   uint32_t nrec, uint32_t tid, const char *name, const uint32_t *lines)
 {
   if (nrec == 0)
     return;
   struct cpu_ring *r = &set[cpu < fxt_live.ncpus ? cpu : 0];
-  struct entry h = {(uint32_t)(sizeof(h) + len), tid, nrec, 0, r->lost_pending,
-                    r->pushed_records, {0}};
+  uint32_t extra = lines ? (4 * nrec + 7) & ~7u : 0;
+  struct entry h = {(uint32_t)(sizeof(h) + len + extra), tid, nrec, 0, r->lost_pending,
+                    r->pushed_records, {0}, lines ? len : 0, 0};
   memcpy(h.comm, name, 16);
-  ring_push(r, &h, p, len);
+  ring_push(r, &h, p, len, lines, lines ? 4 * nrec : 0);
   r->lost_pending = 0;
+}
+
+static void push_run(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
+                     uint32_t nrec, uint32_t tid, const char *name)
+{
+  fxt_live_push(set, cpu, p, len, nrec, tid, name, NULL);
 }
 
 /* Under lock: live_feed into ring set `set`; the copies (set == fxt_live.copy) take events while
@@ -449,13 +462,16 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
     bool on = fxt_live.on || atomic_load_explicit(&fxt_session_active, memory_order_relaxed);
     bool keep = event && !fxt_meta_is_bookkeeping(h) && (on || copy) &&
                 rec_ticks(p + off) >= fxt_live.clear_ticks;
-    if (!keep || off + bytes - run > RUN_MAX) { /* the run ends before this record */
+    /* function_graph's lines take the slices and what a thread holding them emits */
+    bool lines = keep && fxt_live_fg_take(set, p + off, bytes, tid, name, *cpu);
+    fed |= lines;
+    if (!keep || lines || off + bytes - run > RUN_MAX) { /* the run ends before this record */
       push_run(set, *cpu, p + run, off - run, nrec, tid, name); /* carry is 0 while nrec > 0 */
       fed |= nrec != 0;
-      run = keep ? off : off + bytes;
+      run = keep && !lines ? off : off + bytes;
       nrec = 0;
     }
-    if (keep) {
+    if (keep && !lines) {
       if (nrec++ == 0 && carry) { /* the first record of a run */
         set[*cpu < fxt_live.ncpus ? *cpu : 0].lost_pending += carry;
         carry = 0;
@@ -578,6 +594,12 @@ void live_copy_clear(void)
 void live_pipe_open(void)
 {
   atomic_fetch_add_explicit(&fxt_live_pipe_readers, 1, memory_order_relaxed);
+  if (live_init() != 0)
+    return;
+  pthread_mutex_lock(&fxt_live.lock);
+  fxt_fgraph_cpus_free(&fxt_live.pipe_fg); /* a new reader's lines start without a block */
+  memset(&fxt_live.pipe_fg, 0, sizeof fxt_live.pipe_fg);
+  pthread_mutex_unlock(&fxt_live.lock);
 }
 
 void live_pipe_close(void)

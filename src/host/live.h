@@ -15,6 +15,9 @@
  * first, and the copies are emptied once the reader is done. While a trace_pipe is open
  * (live_pipe_open) the consumer drains the buffers into the first set as in the other modes.
  *
+ * While current_tracer is function_graph, readers print the kernel's function_graph layout,
+ * whose lines the consumer prepares as it feeds the view (live_fgraph.c).
+ *
  * All state is under one mutex: the consumer appends, readers (trace snapshots, trace_pipe)
  * read; none of it is on the emit path.
  */

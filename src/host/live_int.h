@@ -20,6 +20,7 @@
 
 #include <fxtrace/detail/emit.h>
 
+#include "../base/fgraph_text.h"
 #include "../base/text.h"
 #include "consumer.h"
 #include "../base/cpunote.h"
@@ -46,6 +47,52 @@ struct entry {
   uint64_t lost_before; /* events of this CPU lost just before the run */
   uint64_t first_rec;   /* records pushed into the ring before this run's first (live_iter) */
   char comm[16];
+  /* function_graph lines (live_fgraph.c): 0 for a run of events; else the run's records are
+   * lines, and lines_at is the offset in the run of their line words (a uint32 per record:
+   * live_line_word). taken_recs: the records of the run trace_pipe took. */
+  uint32_t lines_at;
+  uint32_t taken_recs;
+};
+
+/* A line word: its kind (LIVE_LINE_*), depth (the call's; a comment's: the innermost open
+ * call's + 1, 0 for none) and the CPU its record was written on. */
+static inline uint32_t live_line_word(uint32_t kind, uint32_t depth, uint32_t cpu)
+{
+  return kind | (depth < 0xfff ? depth : 0xfff) << 4 | (cpu < 0xffff ? cpu : 0xffff) << 16;
+}
+
+enum {
+  LIVE_LINE_PLAIN = 0,
+  LIVE_LINE_CALL,    /* "f() {" (a call with calls or events inside) */
+  LIVE_LINE_LEAF,    /* duration, "f();" */
+  LIVE_LINE_RETURN,  /* duration, "}": a copy of the call's record, its two times swapped */
+  LIVE_LINE_COMMENT, /* another event inside a call: "/<star> text <star>/" */
+  LIVE_LINE_MARK,    /* the calls that follow were printed before their caller returned */
+};
+
+/* A thread's records held while its outermost traced call is open (live_fgraph.c). */
+struct live_fg_item {
+  uint32_t off, bytes; /* in the thread's data */
+  uint32_t cpu, depth; /* depth: slices only */
+  uint64_t start, end, seq; /* ticks (end: slices only); seq: arrival */
+  bool slice;
+};
+struct live_fg_thread {
+  uint32_t tid;
+  char comm[16];
+  uint64_t used; /* the table's clock at its last record (the least recent is flushed first) */
+  unsigned char *data;
+  size_t len, cap;
+  struct live_fg_item *items;
+  size_t n, cap_items;
+};
+struct live_fg_key;
+struct live_fg {
+  struct live_fg_thread *t; /* at most HOLD_THREADS; those with n == 0 hold nothing */
+  size_t n, cap;
+  uint64_t clock;
+  struct live_fg_key *ord; /* a flush's order of the items, and its sort's scratch */
+  size_t cap_ord;
 };
 
 static inline const unsigned char *run_at(const struct entry *e, uint32_t off)
@@ -53,9 +100,19 @@ static inline const unsigned char *run_at(const struct entry *e, uint32_t off)
   return (const unsigned char *)(e + 1) + off;
 }
 
+/* Bytes of the run's records. */
 static inline uint32_t run_len(const struct entry *e)
 {
-  return e->size - (uint32_t)sizeof(*e);
+  return e->lines_at ? e->lines_at : e->size - (uint32_t)sizeof(*e);
+}
+
+/* The line word of record idx of a lines run (0: LIVE_LINE_PLAIN for a run of events). */
+static inline uint32_t run_line(const struct entry *e, uint32_t idx)
+{
+  uint32_t w = 0;
+  if (e->lines_at)
+    memcpy(&w, run_at(e, e->lines_at + 4 * idx), 4);
+  return w;
 }
 
 /* Bytes of the FXT record at p (normal or large header). */
@@ -119,6 +176,13 @@ struct fxt_live_state {
     char comm[16];
   } *cmdlines;
   uint32_t cmdlines_size, cmdlines_next;
+  /* function_graph (live_fgraph.c): the threads' held records, of the CPU rings [0] and of the
+   * copies [1]; the category ref of the function tracer's records once one was seen (0: not
+   * yet), and the last other category of a complete event; trace_pipe's verif_pid state
+   * (its readers share it; reset when one opens). */
+  struct live_fg fg[2];
+  uint16_t fn_category, other_category;
+  struct fxt_fgraph_cpus pipe_fg;
 };
 extern struct fxt_live_state fxt_live;
 
@@ -133,6 +197,24 @@ extern atomic_uint fxt_live_waiters;
 extern atomic_uint fxt_live_pipe_readers;
 
 size_t fxt_live_entry_at(const struct cpu_ring *r, size_t off);
+/* Under lock: pushes records [p, p + len) (nrec of them) of thread tid (named name, 16 bytes)
+ * as one entry on cpu of ring set `set`; lines: their line words (NULL: a run of events). */
+void fxt_live_push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
+                   uint32_t nrec, uint32_t tid, const char *name, const uint32_t *lines);
+/* live_fgraph.c, under lock. fxt_live_fg_take: a kept event record of thread tid on cpu fed
+ * into ring set `set`: true when the function_graph lines took it (a slice, or an event of a
+ * thread holding slices), false when it goes into the set as before. fxt_live_fg_flush_all:
+ * what every thread holds of `set` printed (its outer calls still open: behind a mark).
+ * fxt_live_fg_drop: what `set`'s threads hold discarded. fxt_live_fg_line: the line of
+ * record fe of entry e (its line word), read from ring cpu, in the layout; s: the reader's verif_pid state. */
+bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t bytes,
+                      uint32_t tid, const char *name, uint32_t cpu);
+void fxt_live_fg_flush_all(struct cpu_ring *set);
+void fxt_live_fg_drop(struct cpu_ring *set);
+void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struct entry *e,
+                      uint32_t word, const struct fxtf_event *fe, uint32_t cpu);
+/* Whether `trace` and `trace_pipe` print the function_graph layout now (current_tracer). */
+bool fxt_live_fg_layout(void);
 struct entry *fxt_live_ring_oldest(struct cpu_ring *r);
 uint64_t fxt_live_count_taken(const struct entry *e);
 void fxt_live_ring_pop(struct cpu_ring *r);

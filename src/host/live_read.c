@@ -138,13 +138,20 @@ static const struct fxtf_desc *desc_of(const struct fxt_event *ev)
   return &d->desc;
 }
 
-/* Formats the record at offset off of entry e into b, with lost_before events lost in front
- * of it shown as a LOST line. Under lock. */
-static void format_record(struct fxt_tbuf *b, const struct entry *e, uint32_t off,
-                          uint32_t cpu, uint64_t lost_before)
+/* Formats the record at offset off (its index idx) of entry e into b, with lost_before events lost in front
+ * of it shown as a LOST line: in the function_graph layout when fg (the reader's verif_pid
+ * state), else as an event (a function_graph RETURN or MARK line: nothing). Under lock. */
+static void format_record(struct fxt_tbuf *b, const struct entry *e, uint32_t off, uint32_t idx,
+                          uint32_t cpu, uint64_t lost_before, struct fxt_fgraph_cpus *fg)
 {
   static struct fxtf_event fe;
   static struct fxtf_thread th;
+  uint32_t word = run_line(e, idx), kind = word & 0xf;
+  if (!fg && (kind == LIVE_LINE_RETURN || kind == LIVE_LINE_MARK)) {
+    if (lost_before)
+      fxt_text_lost(b, cpu, lost_before, false);
+    return;
+  }
   memset(&fe, 0, sizeof(fe));
   memset(&th, 0, sizeof(th));
   if (!parse_event(run_at(e, off), rec_bytes(run_at(e, off)), &fe.ev))
@@ -158,6 +165,12 @@ static void format_record(struct fxt_tbuf *b, const struct entry *e, uint32_t of
   fe.desc = desc_of(&fe.ev);
   fe.ns = live_ticks_to_ns(fe.ev.timestamp);
   fe.cpu = cpu;
+  if (fg) {
+    if (lost_before)
+      fxt_text_lost(b, cpu, lost_before, false);
+    fxt_live_fg_line(fg, b, e, word, &fe, cpu);
+    return;
+  }
   fe.lost_before = lost_before;
   fxt_text_event(b, &fe);
 }
@@ -218,6 +231,8 @@ struct live_iter {
   uint64_t gen; /* fxt_live.gen at open: when it moves, what is left is gone */
   uint32_t nr;  /* rings at open: the CPUs', then the copies' */
   bool done;
+  bool fgraph;                /* the function_graph layout (the tracer at open) */
+  struct fxt_fgraph_cpus fg;  /* its verif_pid state */
   struct place {
     uint64_t seq;   /* entry: its number among those the ring ever held (popped + index) */
     size_t pos;     /* its offset in the ring's storage, while seq is still held */
@@ -270,8 +285,11 @@ struct live_iter *live_iter_open(struct fxt_tbuf *b)
     pthread_mutex_unlock(&fxt_live.lock);
     return NULL;
   }
+  if (fxt_live.copy) /* the copies just filled: what their threads hold is shown too */
+    fxt_live_fg_flush_all(fxt_live.copy);
   it->gen = fxt_live.gen;
   it->nr = nr;
+  it->fgraph = fxt_live_fg_layout();
   uint64_t entries = 0, overrun = 0;
   for (uint32_t k = 0; k < nr; k++) {
     struct cpu_ring *r = ring_k(k);
@@ -286,6 +304,11 @@ struct live_iter *live_iter_open(struct fxt_tbuf *b)
     c->off = e ? e->taken : 0;
     c->rec = e ? e->first_rec + fxt_live_count_taken(e) : r->pushed_records;
     c->read = r->read;
+  }
+  if (it->fgraph) { /* the kernel's function_graph `trace`: its own header only */
+    fxt_fgraph_header(b);
+    pthread_mutex_unlock(&fxt_live.lock);
+    return it;
   }
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   char head[160];
@@ -334,7 +357,8 @@ bool live_iter_next(struct live_iter *it, struct fxt_tbuf *b, size_t want)
     struct place *c = &it->p[best];
     /* The header counts the buffers' losses; a LOST line here is what left this ring while
      * the reader was on its way to it. */
-    format_record(b, best_e, c->off, (uint32_t)best % fxt_live.ncpus, c->lost);
+    format_record(b, best_e, c->off, (uint32_t)(c->rec - best_e->first_rec),
+                  (uint32_t)best % fxt_live.ncpus, c->lost, it->fgraph ? &it->fg : NULL);
     c->lost = 0;
     c->off += rec_bytes(run_at(best_e, c->off));
     c->rec++;
@@ -351,14 +375,17 @@ bool live_iter_next(struct live_iter *it, struct fxt_tbuf *b, size_t want)
 
 void live_iter_close(struct live_iter *it)
 {
+  if (it)
+    fxt_fgraph_cpus_free(&it->fg);
   free(it);
 }
 
 size_t live_consume(struct fxt_tbuf *b, size_t want)
 {
   live_init();
-  size_t taken = 0;
+  size_t taken = 0, start = b->len;
   pthread_mutex_lock(&fxt_live.lock);
+  struct fxt_fgraph_cpus *fg = fxt_live_fg_layout() ? &fxt_live.pipe_fg : NULL;
   while (b->len < want) {
     int c = oldest_cpu();
     if (c < 0)
@@ -368,13 +395,21 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
     uint64_t lost = e->taken == 0 ? e->lost_before : 0;
     lost += r->pipe_lost; /* runs evicted before this reader got them */
     size_t before = b->len;
-    format_record(b, e, e->taken, (uint32_t)c, lost);
+    /* the line's CPU as verif_pid saw it before: the line may not be taken */
+    uint32_t lcpu = e->lines_at ? run_line(e, e->taken_recs) >> 16 : (uint32_t)c;
+    struct fxt_fgraph_cpu seen = {0};
+    if (fg && lcpu < fg->cap)
+      seen = fg->cpu[lcpu];
+    format_record(b, e, e->taken, e->taken_recs, (uint32_t)c, lost, fg);
     if (b->len > want && taken > 0) { /* not whole: it waits for the next read, untaken */
       b->len = before;
+      if (fg && lcpu < fg->cap)
+        fg->cpu[lcpu] = seen;
       break;
     }
     r->pipe_lost = 0;
     e->taken += rec_bytes(run_at(e, e->taken));
+    e->taken_recs++;
     r->events--;
     r->read++;
     taken++;
@@ -382,7 +417,7 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
       fxt_live_ring_pop(r);
   }
   pthread_mutex_unlock(&fxt_live.lock);
-  return taken;
+  return b->len > start ? taken : 0; /* (lines the layout does not print: nothing to read) */
 }
 
 bool live_wait(int timeout_ms)

@@ -24,9 +24,25 @@
 
 static struct fxt_thread_ref A, B, C;
 
+/* The kernel's function_graph header (__print_graph_headers_flags, default flags). */
+#define HEADER                                                                              \
+  "# tracer: function_graph\n"                                                              \
+  "#\n"                                                                                     \
+  "# CPU  DURATION                  FUNCTION CALLS\n"                                        \
+  "# |     |   |                     |   |   |   |\n"
+
 static void slice(struct fxt_thread_ref th, const char *name, uint64_t start, uint64_t dur) {
   struct fxt_event e = event(FXT_EVENT_DURATION_COMPLETE, th, inl("function"), inl(name), start);
   e.trailer = start + dur;
+  put(&e);
+}
+
+/* A slice with its recorded depth (the tracer's "depth" argument). */
+static void slice_at(struct fxt_thread_ref th, const char *name, uint64_t start, uint64_t dur,
+                     uint32_t depth) {
+  struct fxt_event e = event(FXT_EVENT_DURATION_COMPLETE, th, inl("function"), inl(name), start);
+  e.trailer = start + dur;
+  arg(&e, FXT_ARG_UINT32, inl("depth"))->value.u32 = depth;
   put(&e);
 }
 
@@ -34,6 +50,23 @@ static bool sink(void *ctx, struct fxt_tbuf *b) {
   fxt_tbuf_put(ctx, b->data, b->len);
   b->len = 0;
   return true;
+}
+
+/* The built file's layout into out (NUL-terminated), flushed a line at a time. */
+static void render(struct fxt_tbuf *out) {
+  struct fxtf_file *f = NULL;
+  char err[256];
+  assert_int_equal(fxtf_load(g_buf, g_len, &f, err, sizeof err), 0);
+  struct fxt_tbuf b;
+  fxt_tbuf_init(&b);
+  fxt_tbuf_init(out);
+  bool any = false;
+  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1, sink, out, &any, err, sizeof err), 0);
+  assert_true(any);
+  sink(out, &b);
+  fxt_tbuf_put(out, "", 1);
+  fxt_tbuf_free(&b);
+  fxtf_close(f);
 }
 
 static void build(void) {
@@ -68,24 +101,13 @@ static void build(void) {
 static void test_layout(void **state) {
   (void)state;
   build();
-  struct fxtf_file *f = NULL;
-  char err[256];
-  assert_int_equal(fxtf_load(g_buf, g_len, &f, err, sizeof err), 0);
-  struct fxt_tbuf b, out;
-  fxt_tbuf_init(&b);
-  fxt_tbuf_init(&out);
-  bool any = false;
-  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1, sink, &out, &any, err, sizeof err), 0);
-  assert_true(any);
-  sink(&out, &b);
+  struct fxt_tbuf out;
+  render(&out);
   /* " %*d) " with the width of the highest CPU, 12; the duration column: mark, ' ', usecs,
    * '.' and the nanoseconds cut so the number has 7 digits at most, " us ", spaces up to 8
    * characters of number, "|  "; then 2 spaces per depth. */
   const char *want =
-      "# tracer: function_graph\n"
-      "#\n"
-      "# CPU  DURATION                  FUNCTION CALLS\n"
-      "# |     |   |                     |   |   |   |\n"
+      HEADER
       " 12)               |  main() {\n"
       " 12) @ 100000.0 us |    c1();\n"     /* 100000 us + 1 ns: 6 digits, 1 decimal */
       " 12) * 10000.00 us |    c2();\n"     /* 5 digits, 2 decimals */
@@ -104,11 +126,8 @@ static void test_layout(void **state) {
       " ------------------------------------------\n"
       "\n"
       " 12)   1.234 us    |  b();\n";
-  fxt_tbuf_put(&out, "", 1);
   assert_string_equal(out.data, want);
-  fxt_tbuf_free(&b);
   fxt_tbuf_free(&out);
-  fxtf_close(f);
 }
 
 /* A file without slices prints nothing and says so (report prints its plain layout). */
@@ -131,10 +150,47 @@ static void test_no_slices(void **state) {
   fxtf_close(f);
 }
 
+/* Calls of one thread that start in the same nanosecond nest by their recorded depths, the
+ * outer first, though the file has the inner first (it returned first); also when the outer
+ * one ends when it starts, with the inner one (zero-length calls of a coarse clock); a third
+ * thread's call of that time between them in the file stays its own. */
+static void test_same_start(void **state) {
+  (void)state;
+  file_start(10, S);
+  A = fxt_thread_inline(10, 11);
+  B = fxt_thread_inline(20, 21);
+  cpu(A, 0, 0);
+  cpu(B, 0, 1);
+  slice_at(A, "k", 1000, 100, 1);  /* written first: it returned first */
+  slice_at(B, "b", 1000, 7, 0);
+  slice_at(A, "s", 1200, 50, 1);
+  slice_at(A, "p", 1000, 500, 0);  /* holds k and s */
+  slice_at(A, "k2", 5000, 0, 2);
+  slice_at(A, "k1", 5000, 0, 1);
+  slice_at(A, "p2", 5000, 0, 0);   /* holds k1, which holds k2 */
+  struct fxt_tbuf out;
+  render(&out);
+  const char *want =
+      HEADER
+      " 0)               |  p() {\n"     /* in k's place in the file: A's first */
+      " 1)   0.007 us    |  b();\n"       /* its place kept; CPU 1's first line */
+      " 0)   0.100 us    |    k();\n"
+      " 0)   0.050 us    |    s();\n"
+      " 0)   0.500 us    |  }\n"
+      " 0)               |  p2() {\n"
+      " 0)               |    k1() {\n"
+      " 0)   0.000 us    |      k2();\n"
+      " 0)   0.000 us    |    }\n"
+      " 0)   0.000 us    |  }\n";
+  assert_string_equal(out.data, want);
+  fxt_tbuf_free(&out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layout),
       cmocka_unit_test(test_no_slices),
+      cmocka_unit_test(test_same_start),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

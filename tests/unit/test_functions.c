@@ -40,6 +40,7 @@ struct ev {
   char parent[64];     /* function tracer: the "parent" argument */
   uint64_t start, end; /* end: complete events only */
   uint64_t tid;
+  uint32_t depth;      /* complete events: the "depth" argument (UINT32_MAX: none) */
 };
 
 static struct ev evs[MAX_EVENTS];
@@ -57,6 +58,14 @@ static uint64_t fib_calls(int n)
     b = c;
   }
   return n == 0 ? a : b;
+}
+
+/* Calls of fib(n)'s tree at recursion level l (fib(n) itself at 0). */
+static uint64_t fib_level(int n, uint32_t l)
+{
+  if (l == 0)
+    return 1;
+  return n < 2 ? 0 : fib_level(n - 1, l - 1) + fib_level(n - 2, l - 1);
 }
 
 static void copy_str(char *dst, size_t size, const struct fxt_str_ref *r)
@@ -119,6 +128,10 @@ static void stop_and_read(void)
     v->tid = e->thread.thread_koid;
     if (e->num_args == 1 && fxtcount_is(&e->args[0].name, "parent"))
       copy_str(v->parent, sizeof(v->parent), &e->args[0].value.str);
+    v->depth = UINT32_MAX;
+    if (e->type == FXT_EVENT_DURATION_COMPLETE && e->num_args == 1 &&
+        e->args[0].type == FXT_ARG_UINT32 && fxtcount_is(&e->args[0].name, "depth"))
+      v->depth = e->args[0].value.u32;
   }
   free(buf);
   unlink(path);
@@ -140,7 +153,9 @@ static uint64_t slices(const char *name)
 }
 
 /* The slices of each thread nest: sorted by start (then longest first), each one ends by the
- * end of every slice still open around it. Returns the deepest nesting seen. */
+ * end of every slice still open around it. Returns the deepest nesting seen; depth_bad: the
+ * slices whose recorded depth is not the number of slices open around them. */
+static size_t depth_bad;
 static int by_start(const void *x, const void *y)
 {
   const struct ev *a = x, *b = y;
@@ -159,6 +174,7 @@ static int check_nesting(void)
     if (evs[i].type == FXT_EVENT_DURATION_COMPLETE)
       sorted[n++] = evs[i];
   qsort(sorted, n, sizeof(*sorted), by_start);
+  depth_bad = 0;
   static const struct ev *open[4096];
   int depth = 0, deepest = 0;
   for (size_t i = 0; i < n; i++) {
@@ -172,6 +188,7 @@ static int check_nesting(void)
                (unsigned long long)open[depth - 1]->start,
                (unsigned long long)open[depth - 1]->end);
     assert_true(depth < 4096);
+    depth_bad += e->depth != (uint32_t)depth;
     open[depth++] = e;
     deepest = depth > deepest ? depth : deepest;
   }
@@ -208,6 +225,16 @@ static void test_graph_counts(void **state)
   assert_int_equal(slices("fn_fib"), fib_calls(15)); /* 1973 */
   /* fn_driver, then fib(15) down to fib(1): 15 levels of fib under it */
   assert_int_equal(check_nesting(), 16);
+  assert_int_equal(depth_bad, 0); /* each slice's depth: the slices open around it */
+  /* and the recursion's: fn_driver at 0, fib's calls at level L - 1 of fib(15)'s tree at L */
+  for (uint32_t d = 0; d <= 16; d++) {
+    uint64_t got = 0;
+    for (size_t i = 0; i < nevs; i++)
+      got += evs[i].type == FXT_EVENT_DURATION_COMPLETE && evs[i].depth == d;
+    if (got != (d == 0 ? 1 : fib_level(15, d - 1)))
+      fail_msg("%llu slices at depth %u, want %llu", (unsigned long long)got, d,
+               (unsigned long long)(d == 0 ? 1 : fib_level(15, d - 1)));
+  }
   assert_int_equal(cut_count(), cut);
 }
 
@@ -342,6 +369,7 @@ static void test_filters(void **state)
   assert_int_equal(slices("fn_driver"), 1);
   assert_int_equal(slices("fn_fib"), 1);
   assert_int_equal(check_nesting(), 2);
+  assert_int_equal(depth_bad, 0);
 }
 
 /* tracing_thresh: calls shorter than it leave no slice. */
@@ -399,6 +427,7 @@ static void test_signal(void **state)
   assert_int_equal(slices("fn_on_signal"), 1);
   assert_int_equal(slices("fn_fib"), fib_calls(5) + fib_calls(3));
   assert_int_equal(check_nesting(), 1 + 1 + 5); /* outer, handler, fib(5) .. fib(1) */
+  assert_int_equal(depth_bad, 0);
 }
 
 /* A thread that exits from inside traced functions: what it finished is there, nesting; the

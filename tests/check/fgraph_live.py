@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""function_graph in the live `trace` and `trace_pipe` files (src/host/live_fgraph.c) against
+the layout rebuilt here (fgraph_ref.py, the kernel's rules) from the JSON conversion of the
+same session's file.
+
+fn_live (tests/check/fn_live.c) records, under function_graph, call trees of two threads one
+after the other, pinned to CPU 0, with events inside the calls and one outside, then reads
+`trace` twice and `trace_pipe` until it is empty through the library's tracefs API. The clock
+is CLOCK_MONOTONIC (FXTRACE_CLOCK), so the live view's times and the file's are the same
+nanoseconds; but the file maps them through its clock syncs (each a pair of reads of the
+clock, a few ns apart: a slope off 1 by about 1e-7) and the view does not, so a duration may
+differ by a few ns (at most 2 ns + 1e-6 of it here), the rest of its line not. `trace` must be
+the kernel's function_graph header and the reference's lines, the same text when read again;
+`trace_pipe` the same lines without the header.
+
+Then (fn_live --long) one outermost call holding more calls than the view holds for a thread:
+`trace` must print the marker comment, and every call once, at its depth (as a multiset of
+function and depth: the calls printed early come before their callers' lines), braces
+balanced, nothing lost. And (fn_live --threads) more threads holding calls at once than the
+view keeps: the same, the marker once at least.
+
+  fgraph_live.py FXTRACE FN_LIVE WORKDIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fgraph_ref  # noqa: E402
+
+fxtrace, prog, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+fxt, t1, t2, pipe, js = (os.path.join(work, n) for n in
+                         ("live.fxt", "trace1", "trace2", "pipe", "live.json"))
+env = dict(os.environ, FXTRACE_CLOCK="monotonic")
+subprocess.run([prog, fxt, t1, t2, pipe], check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+
+
+def mark(e):  # the program's own events: "mark: x=N" as an ad-hoc event's text
+    return "%s: x=%d" % (e["name"], e["args"]["x"]) if e.get("cat") == "demo" else None
+
+
+items, names, cpus = fgraph_ref.read_json(js, mark)
+for tid, c in cpus.items():
+    if c != {0}:
+        fail("thread %d on CPUs %s though pinned to 0" % (tid, c))
+if len(names) < 2 or sum(1 for i in items if i[1] == "e") != 5:
+    fail("the recording lacks its threads or events: %d threads, %d events"
+         % (len(names), sum(1 for i in items if i[1] == "e")))
+# The CPU column's width: the highest possible CPU's digits, as the kernel's nr_cpu_ids.
+possible = open("/sys/devices/system/cpu/possible").read().strip()
+width = len(str(max(int(p.split("-")[-1]) for p in possible.split(","))))
+want = fgraph_ref.layout(items, {tid: 0 for tid in cpus}, names, width)
+if not any(w.startswith(" ------") for w in want) or not any("() {" in w for w in want):
+    fail("the reference has no context switch or no nesting")
+
+DUR = re.compile(r"^( *\d+\) )(.) (\d+(?:\.\d+)?) us +\|  (.*)$")
+
+
+def same(g, w):
+    """Lines equal but for a duration a few ns apart."""
+    mg, mw = DUR.match(g), DUR.match(w)
+    if g == w or not mg or not mw or mg.group(1, 2, 4) != mw.group(1, 2, 4):
+        return g == w
+    a, b = float(mg.group(3)) * 1000, float(mw.group(3)) * 1000
+    return abs(a - b) <= 2 + 1e-6 * b + (10 if "." not in mw.group(3) else 0)
+
+
+def near(got, want):
+    """got's lines with those that are the reference's but for a duration made the reference's."""
+    lines = got.split("\n")
+    return "\n".join(w if i < len(want) and same(g, want[i]) else g
+                     for i, (g, w) in enumerate(zip(lines, want + [None] * len(lines))))
+
+
+read = [open(p).read() for p in (t1, t2, pipe)]
+fgraph_ref.compare(near(read[0], fgraph_ref.HEADER + want), fgraph_ref.HEADER + want, "trace",
+                   fail)
+if read[1] != read[0]:
+    fail("trace read twice differs")
+fgraph_ref.compare(near(read[2], want), want, "trace_pipe", fail)
+
+# ---- past the bound ------------------------------------------------------------------------
+fxt, t1, js = (os.path.join(work, n) for n in ("long.fxt", "long_trace", "long.json"))
+subprocess.run([prog, "--long", fxt, t1], check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+CALL = re.compile(r"^ *\d+\) .{14}\|  ( *)(\w+)\(\)( \{|;)$")
+
+
+def calls(lines):
+    return sorted((m.group(2), len(m.group(1)) // 2) for m in map(CALL.match, lines) if m)
+
+
+MARK = "/* fxtrace: the calls below returned inside calls still open */"
+
+
+def check_bound(what, t1, js):
+    items, names, cpus = fgraph_ref.read_json(js, mark)
+    got = open(t1).read().split("\n")[4:-1]
+    ref = fgraph_ref.layout(items, {}, names, width)
+    if not any(l.endswith(MARK) for l in got):
+        fail("%s: no marker line" % what)
+    if sum(1 for i in items if i[1] == "X") != len(calls(ref)) or calls(got) != calls(ref):
+        fail("%s: the calls (function, depth) differ: %d printed, %d recorded"
+             % (what, len(calls(got)), len(calls(ref))))
+    if sum(l.endswith("{") for l in got) != sum(l.endswith("}") for l in got):
+        fail("%s: braces not balanced" % what)
+    if any("LOST" in l for l in got):
+        fail("%s: events lost" % what)
+    return len(got)
+
+
+nlong = check_bound("long", t1, js)
+fxt, t1, js = (os.path.join(work, n) for n in ("threads.fxt", "threads_trace", "threads.json"))
+subprocess.run([prog, "--threads", fxt, t1], check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+nthreads = check_bound("threads", t1, js)
+print("fgraph_live: ok (%d lines; past the bounds %d and %d)" % (len(want), nlong, nthreads))
