@@ -117,6 +117,23 @@ static void formats_before_emission(void **state)
   assert_int_equal(fxt_session_stop(), 0);
 }
 
+/* A new filter on event EV (events/tfb/EV/filter) and the trace emptied: the events fired
+ * next are what flushed_trace() shows. */
+static void refilter(const char *ev, const char *expr)
+{
+  char path[64];
+  snprintf(path, sizeof path, "events/tfb/%s/filter", ev);
+  echo(path, expr, 0);
+  echo("trace", "", 0);
+}
+
+/* The trace once what was fired is flushed. */
+static const char *flushed_trace(void)
+{
+  assert_int_equal(fxt_session_flush(), 0);
+  return cat("trace");
+}
+
 static void counter_filter(void **state)
 {
   (void)state;
@@ -134,11 +151,9 @@ static void counter_filter(void **state)
   assert_int_equal(sscanf(h, "\nTotals:\n    Hits: %lu", &hits), 1);
   assert_int_equal(hits, want);
   echo("events/tfb/ctr/trigger", "!hist:keys=common_pid if k1 > 5 && k2 != 0", 0);
-  echo("events/tfb/ctr/filter", "k1 > 5", 0);
-  echo("trace", "", 0);
+  refilter("ctr", "k1 > 5");
   fire_counters(-3);
-  assert_int_equal(fxt_session_flush(), 0);
-  const char *t = cat("trace");
+  const char *t = flushed_trace();
   assert_true(want > 0 && want < N);
   assert_int_equal(count(t, " ctr: "), want);
   for (const char *p = t; (p = strstr(p, " ctr: id=3 k1=")) != NULL; p++)
@@ -161,20 +176,16 @@ static void instant_filter(void **state)
 {
   (void)state;
   start_live();
-  echo("events/tfb/inst/filter", "who == \"even\" && n >= 40 && b == 1 && d < 45", 0);
-  echo("trace", "", 0);
+  refilter("inst", "who == \"even\" && n >= 40 && b == 1 && d < 45");
   fire_instants();
   unsigned want = 0;
   for (int i = 0; i < N; i++)
     want += i % 3 == 0 && i >= 40 && i % 5 == 0 && i / 4.0 < 45;
-  assert_int_equal(fxt_session_flush(), 0);
   assert_true(want > 0);
-  assert_int_equal(count(cat("trace"), " inst: "), want);
-  echo("events/tfb/inst/filter", "big >= 0x1400000000 && u < 30", 0); /* i in 10..29 */
-  echo("trace", "", 0);
+  assert_int_equal(count(flushed_trace(), " inst: "), want);
+  refilter("inst", "big >= 0x1400000000 && u < 30"); /* i in 10..29 */
   fire_instants();
-  assert_int_equal(fxt_session_flush(), 0);
-  assert_int_equal(count(cat("trace"), " inst: "), 20);
+  assert_int_equal(count(flushed_trace(), " inst: "), 20);
   assert_int_equal(fxt_session_stop(), 0);
 }
 
@@ -193,11 +204,9 @@ static void sites_differ(void **state)
 {
   (void)state;
   start_live();
-  echo("events/tfb/mix/filter", "b == 7", 0);
-  echo("trace", "", 0);
+  refilter("mix", "b == 7");
   fire_mix();
-  assert_int_equal(fxt_session_flush(), 0);
-  const char *t = cat("trace");
+  const char *t = flushed_trace();
   /* b == 7: i = 7 and 17 at the first site, 7 and 15 at the second; none at the third. */
   assert_int_equal(count(t, " mix: "), 4);
   assert_int_equal(count(t, " mix: a=7 b=7"), 1);
@@ -206,18 +215,14 @@ static void sites_differ(void **state)
   /* The event's fields are every site's, a site without one reads it as 0. */
   struct fline f[16];
   assert_int_equal(own_fields(cat("events/tfb/mix/format"), f, 16), 2);
-  echo("events/tfb/mix/filter", "b == 0", 0);
-  echo("trace", "", 0);
+  refilter("mix", "b == 0");
   fire_mix();
-  assert_int_equal(fxt_session_flush(), 0);
-  t = cat("trace");
+  t = flushed_trace();
   assert_int_equal(count(t, " mix: "), 2 + 3 + 20);
-  echo("events/tfb/req/filter", "id == 4", 0);
-  echo("trace", "", 0);
+  refilter("req", "id == 4");
   for (uint64_t i = 0; i < 10; i++)
     FXT_ASYNC_BEGIN("tfb", "req", i);
-  assert_int_equal(fxt_session_flush(), 0);
-  assert_int_equal(count(cat("trace"), " req: "), 1);
+  assert_int_equal(count(flushed_trace(), " req: "), 1);
   assert_int_equal(fxt_session_stop(), 0);
 }
 
@@ -281,11 +286,9 @@ static void tracedat_agrees(void **state)
   }
   /* The same filter live. */
   start_live();
-  echo("events/tfb/ctr/filter", "k1 > 5", 0);
-  echo("trace", "", 0);
+  refilter("ctr", "k1 > 5");
   fire_counters(0);
-  assert_int_equal(fxt_session_flush(), 0);
-  unsigned nlive = k1_values(cat("trace"), by_live, N);
+  unsigned nlive = k1_values(flushed_trace(), by_live, N);
   assert_int_equal(fxt_session_stop(), 0);
   unsigned want = 0;
   for (int i = 0; i < N; i++)
