@@ -16,6 +16,8 @@
 //   tracks   the flame chart's track groups (what the panel shows on the left): name and
 //            nesting level (a process, then its threads one level down)
 //   entries  the number of entries in the flame chart's timeline data
+//   untreed  the slices the panel left out of its thread trees (Renderer.entryToNode; the
+//            flame chart draws no such slice): per slice [tid, name, ts, dur], for the message
 //   shown    the trace events of the file the parsed trace holds, per phase
 // Exits 1 with a message when the panel fails to load a file within 120 s.
 import { chromium } from 'playwright-core';
@@ -64,18 +66,24 @@ async function load(page, input) {
 
     const threads = [];
     const shown = {};
+    const untreed = [];
+    const treed = data.Renderer.entryToNode;
     for (const [pid, proc] of data.Renderer.processes) {
       for (const [tid, th] of proc.threads) {
         const slices = th.entries.map(
           (e) => [e.name, e.ts, e.dur ?? null, e.fxt_be === 1, e.ph]);
-        for (const e of th.entries) shown[e.ph] = (shown[e.ph] || 0) + 1;
+        for (const e of th.entries) {
+          shown[e.ph] = (shown[e.ph] || 0) + 1;
+          if (treed && !treed.has(e)) untreed.push([tid, e.name, e.ts, e.dur ?? null]);
+        }
         threads.push({ pid, tid, name: th.name ?? null, slices });
       }
     }
     const flows = data.Flows.flows.map((f) => f.map((e) => [e.pid, e.tid, e.name, e.ts]));
     const timeline = panel.getFlameChart().getMainDataProvider().timelineData();
     const tracks = (timeline.groups || []).map((g) => [g.name, g.style?.nestingLevel ?? null]);
-    return { loadMs, threads, flows, tracks, entries: timeline.entryLevels.length, shown };
+    return { loadMs, threads, flows, tracks, entries: timeline.entryLevels.length, shown,
+             untreed };
   }, { text, name: input.split('/').pop() });
   return model;
 }

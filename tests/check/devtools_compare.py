@@ -128,6 +128,21 @@ def ns_of(us_float):
     return int(round(us_float * 1000))
 
 
+def untreed_why(model):
+    """Each slice the panel left out of its thread's tree, with the slices of that thread that
+    contain its start (in ns): the panel drops a slice that ends after the one it starts in."""
+    out = []
+    by_tid = {t["tid"]: t["slices"] for t in model["threads"]}
+    for tid, name, ts, dur in model.get("untreed", []):
+        s, e = ns_of(ts), ns_of(ts) + ns_of(dur or 0)
+        around = sorted((ns_of(t), ns_of(t) + ns_of(d or 0), n) for n, t, d, _, _ in
+                        by_tid.get(tid, []) if ns_of(t) <= s < ns_of(t) + ns_of(d or 0)
+                        and (n, ns_of(t)) != (name, s))
+        out.append("tid %d: %r [%d, %d] ns not drawn; slices around its start: %r"
+                   % (tid, name, s, e, around))
+    return out
+
+
 def multiset_diff(want, got):
     w, g = collections.Counter(want), collections.Counter(got)
     return sorted((w - g).elements())[:5], sorted((g - w).elements())[:5]
@@ -256,6 +271,7 @@ def main():
     if model["entries"] != n_complete + n_pairs:
         problems.append("the flame chart has %d entries for %d slices"
                         % (model["entries"], n_complete + n_pairs))
+        problems += untreed_why(model)
 
     # Flows.
     for fid, ev in rflows.items():
