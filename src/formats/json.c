@@ -296,7 +296,7 @@ static int on_end(struct conv *c, const struct fxt_event *ev, uint64_t ns) {
   FXT_JSON_LIT(&c->ev, ",\"ts\":");
   fxt_json_us(&c->ev, bg.ns);
   FXT_JSON_LIT(&c->ev, ",\"dur\":");
-  fxt_json_us(&c->ev, ns > bg.ns ? ns - bg.ns : 0);
+  fxt_json_dur(&c->ev, bg.ns, ns);
   if (bg.args_len + end_len) {
     FXT_JSON_LIT(&c->ev, ",\"args\":{");
     fxt_json_put(&c->ev, t->text.data + bg.off + bg.head_len, bg.args_len);
@@ -336,7 +336,7 @@ static int emit_event(struct conv *c, const struct fxt_event *ev) {
     end = ns_of(c, ev->trailer);
     end = end > ns ? end : ns;
     FXT_JSON_LIT(b, ",\"dur\":");
-    fxt_json_us(b, end - ns);
+    fxt_json_dur(b, ns, end);
     break;
   case FXT_EVENT_ASYNC_BEGIN:
   case FXT_EVENT_ASYNC_INSTANT:

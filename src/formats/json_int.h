@@ -66,6 +66,12 @@ void fxt_json_double(struct fxt_tbuf *b, double v);
 void fxt_json_hex(struct fxt_tbuf *b, uint64_t v);
 /* Nanoseconds as microseconds with three decimals: 1234567 -> 1234.567. */
 void fxt_json_us(struct fxt_tbuf *b, uint64_t ns);
+/* The duration from start to end (ns), for a reader that adds it to the start as doubles, as
+ * Chromium's DevTools does to nest slices: three decimals where that sum is the end's own
+ * double (fxt_json_us of end), else the shortest decimal of end's double minus start's, which
+ * is. So a slice that ends in the nanosecond the next one starts does not end after it (the
+ * panel drops a slice that ends after the one it starts in). */
+void fxt_json_dur(struct fxt_tbuf *b, uint64_t start, uint64_t end);
 /* ,"args":{...}; counter samples keep only numeric arguments (and always have "args"). A name
  * an earlier argument already has becomes "name #2", "name #3"... (JSON keys are unique). */
 void fxt_json_args(struct fxt_tbuf *b, const struct fxt_arg *args, uint32_t n, bool counter);

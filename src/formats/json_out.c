@@ -6,6 +6,7 @@
 
 #include "fxtfile_int.h" /* fxtf_grow_size */
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,24 @@ void fxt_json_us(struct fxt_tbuf *b, uint64_t ns) {
   char d[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
                (char)('0' + frac % 10)};
   fxt_json_put(b, d, 4);
+}
+
+void fxt_json_dur(struct fxt_tbuf *b, uint64_t start, uint64_t end) {
+  uint64_t dur = end > start ? end - start : 0;
+  /* Below 2^53 ns the integers are exact doubles and a division is rounded once: each is the
+   * double a reader gets from the three decimals fxt_json_us writes. */
+  if (FLT_EVAL_METHOD == 0 && dur != 0 && end < (UINT64_C(1) << 53)) { /* no wider sums */
+    double s = (double)start / 1000.0, e = (double)end / 1000.0;
+    double d3 = (double)dur / 1000.0;
+    if (s + d3 != e) {
+      double d = e - s; /* exact where start >= end / 2 (Sterbenz) */
+      if (s + d == e && d > 0) {
+        fxt_json_double(b, d);
+        return;
+      }
+    }
+  }
+  fxt_json_us(b, dur);
 }
 
 /* ---- map ---------------------------------------------------------------------------------- */

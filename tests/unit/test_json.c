@@ -333,6 +333,50 @@ static void test_values_direct(void **state) {
   fxt_tbuf_free(&b);
 }
 
+/* A duration read back and added to its start's time as doubles (as DevTools nests slices)
+ * gives the end's time exactly, and rounds to the nanoseconds: the slice of the demo that
+ * ends in the nanosecond the next starts (DevTools dropped it with three decimals), and a
+ * sweep of starts and lengths. Three decimals where they add up. */
+static double us_text(uint64_t ns, char *buf, size_t size) {
+  struct fxt_tbuf b;
+  fxt_tbuf_init(&b);
+  fxt_json_us(&b, ns);
+  snprintf(buf, size, "%s", fxt_tbuf_str(&b));
+  fxt_tbuf_free(&b);
+  return strtod(buf, NULL);
+}
+
+static void check_dur(uint64_t start, uint64_t end) {
+  char ts[64], te[64], td[64];
+  double s = us_text(start, ts, sizeof ts), e = us_text(end, te, sizeof te);
+  struct fxt_tbuf b;
+  fxt_tbuf_init(&b);
+  fxt_json_dur(&b, start, end);
+  snprintf(td, sizeof td, "%s", fxt_tbuf_str(&b));
+  fxt_tbuf_free(&b);
+  double d = strtod(td, NULL);
+  if (s + d != e || (uint64_t)(d * 1000 + 0.5) != end - start)
+    fail_msg("ts %s + dur %s != end %s", ts, td, te);
+}
+
+static void test_dur_adds_up(void **state) {
+  (void)state;
+  check_dur(UINT64_C(38343217273079), UINT64_C(38343217344616)); /* 71.537 adds up wrong */
+  uint64_t x = 88172645463325252u;
+  for (int k = 0; k < 100000; k++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    uint64_t start = x % (UINT64_C(1) << 49), len = (x >> 49) % 100000000;
+    check_dur(start, start + len);
+  }
+  struct fxt_tbuf b;
+  fxt_tbuf_init(&b);
+  fxt_json_dur(&b, 1000, 2500);
+  fxt_tbuf_put(&b, " ", 1);
+  fxt_json_dur(&b, 7, 7);
+  assert_string_equal(fxt_tbuf_str(&b), "1.500 0.000");
+  fxt_tbuf_free(&b);
+}
+
 /* ---- two providers, losses, cpu ------------------------------------------------------------ */
 
 /* Provider 100: its clock syncs, ticks 1000 -> 5e9 and 3001000 -> 5e9 + 1e6, make 3 ticks per
@@ -642,6 +686,7 @@ int main(void) {
       cmocka_unit_test(test_strings),
       cmocka_unit_test(test_numbers),
       cmocka_unit_test(test_values_direct),
+      cmocka_unit_test(test_dur_adds_up),
       cmocka_unit_test(test_two_providers_losses),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_streaming),
