@@ -198,7 +198,7 @@ void fxt_json_dur(struct fxt_tbuf *b, uint64_t start, uint64_t end) {
     double d3 = (double)dur / 1000.0;
     if (s + d3 != e) {
       double d = e - s; /* exact where start >= end / 2 (Sterbenz) */
-      if (s + d == e && d > 0) {
+      if (s + d == e) {
         fxt_json_double(b, d);
         return;
       }

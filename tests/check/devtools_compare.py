@@ -130,14 +130,15 @@ def ns_of(us_float):
 
 def untreed_why(model):
     """Each slice the panel left out of its thread's tree, with the slices of that thread that
-    contain its start (in ns): the panel drops a slice that ends after the one it starts in."""
+    contain or end at its start (in ns): the panel drops a slice that ends after the one it
+    starts in, and `ts + dur` added as doubles can put a slice's end past the next's start."""
     out = []
-    by_tid = {t["tid"]: t["slices"] for t in model["threads"]}
+    spans = {t["tid"]: [(ns_of(ts), ns_of(ts) + ns_of(d or 0), n)
+                        for n, ts, d, _, _ in t["slices"]] for t in model["threads"]}
     for tid, name, ts, dur in model.get("untreed", []):
         s, e = ns_of(ts), ns_of(ts) + ns_of(dur or 0)
-        around = sorted((ns_of(t), ns_of(t) + ns_of(d or 0), n) for n, t, d, _, _ in
-                        by_tid.get(tid, []) if ns_of(t) <= s < ns_of(t) + ns_of(d or 0)
-                        and (n, ns_of(t)) != (name, s))
+        around = sorted(sp for sp in spans.get(tid, [])
+                        if sp[0] <= s <= sp[1] and sp != (s, e, name))
         out.append("tid %d: %r [%d, %d] ns not drawn; slices around its start: %r"
                    % (tid, name, s, e, around))
     return out
