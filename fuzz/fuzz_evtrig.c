@@ -68,7 +68,7 @@ static void hist(const char *text, size_t len)
       union fxt_value v[3] = {{.u = 7}, {.s = "abc"}, {.p = "12345678"}};
       uint32_t lens[3] = {0, 3, 8};
       struct fxt_filter_common c = {.type = 1, .pid = 42, .cpu = 0, .comm = "fuzz"};
-      fxt_evtrig_hist_count(h, &tp, v, lens, &c);
+      fxt_evtrig_hist_count(h, v, lens, &c);
       struct fxt_tbuf t;
       fxt_tbuf_init(&t);
       fxt_evtrig_hist_show(h, NULL, true, &t);
