@@ -12,11 +12,20 @@
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
-#include <fxtrace/session.h>
-#include <inttypes.h>
-#include <stdio.h>
+
+#include "emit_commands.h"
 
 static volatile uint64_t sink;
+
+static void fire(uint64_t i)
+{
+  FXT_COUNTER("ahp", "ctr", i % 3, FXT_I64("k", (int64_t)((i * 7) % 13) - 3), FXT_U64("v", i));
+  FXT_INSTANT("ahp", "inst", FXT_STR("who", i % 3 ? "odd" : "even"), FXT_U64("n", i));
+  {
+    FXT_SCOPE("ahp", "work");
+    sink += i;
+  }
+}
 
 int main(int argc, char **argv)
 {
@@ -26,32 +35,5 @@ int main(int argc, char **argv)
   }
   struct fxt_session_config cfg = {.struct_size = sizeof cfg, .events = "ahp:*",
                                    .output = argv[1]};
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "adhoc_hist_prog: cannot start the session\n");
-    return 1;
-  }
-  uint64_t i = 0, n;
-  char line[64];
-  while (fgets(line, sizeof(line), stdin)) {
-    if (sscanf(line, "emit %" SCNu64, &n) != 1) {
-      fprintf(stderr, "adhoc_hist_prog: unknown command: %s", line);
-      return 2;
-    }
-    for (uint64_t end = i + n; i < end; i++) {
-      FXT_COUNTER("ahp", "ctr", i % 3, FXT_I64("k", (int64_t)((i * 7) % 13) - 3),
-                  FXT_U64("v", i));
-      FXT_INSTANT("ahp", "inst", FXT_STR("who", i % 3 ? "odd" : "even"), FXT_U64("n", i));
-      {
-        FXT_SCOPE("ahp", "work");
-        sink += i;
-      }
-    }
-    printf("emitted %" PRIu64 "\n", i);
-    fflush(stdout);
-  }
-  if (fxt_session_stop() != 0) {
-    fprintf(stderr, "adhoc_hist_prog: stopping the session failed\n");
-    return 1;
-  }
-  return 0;
+  return emit_commands("adhoc_hist_prog", &cfg, fire);
 }
