@@ -17,28 +17,18 @@ from the one the trigger counted).
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
-fxtrace, prog, work = sys.argv[1:4]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import livectl  # noqa: E402
+
+fxtrace, prog_path, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
 out = os.path.join(work, "run.fxt")
-rt = tempfile.mkdtemp(prefix="fxah.")  # a short runtime directory: the socket's path
-os.rmdir(rt)  # the program creates it, 0700
-env = dict(os.environ, FXTRACE_DIR=rt, FXTRACE_CLOCK="monotonic")
-p = subprocess.Popen([prog, out], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                     text=True)
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    if p.poll() is None:
-        p.kill()
-    shutil.rmtree(rt, ignore_errors=True)
-    sys.exit(1)
+prog = livectl.Prog(fxtrace, [prog_path, out], env={"FXTRACE_CLOCK": "monotonic"},
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+p, fail, tool = prog.p, prog.fail, prog.tool
 
 
 def emit(n):
@@ -46,24 +36,6 @@ def emit(n):
     p.stdin.flush()
     return int(p.stdout.readline().split()[1])
 
-
-def tool(*args):
-    r = subprocess.run([fxtrace] + [str(a) for a in args], capture_output=True, text=True,
-                       env=env)
-    if r.returncode != 0:
-        fail("fxtrace %s: %d %s" % (" ".join(map(str, args)), r.returncode, r.stderr))
-    return r.stdout
-
-
-sock = os.path.join(rt, "%d.sock" % p.pid)
-for _ in range(400):
-    if os.path.exists(sock):
-        break
-    if p.poll() is not None:
-        fail("the program exited")
-    time.sleep(0.05)
-else:
-    fail("no control socket %s" % sock)
 
 before = emit(50)  # not counted: before the triggers
 TRIGGERS = {
@@ -79,7 +51,7 @@ hists = {ev: tool("cat", p.pid, "events/ahp/%s/hist" % ev) for ev in TRIGGERS}
 p.stdin.close()
 if p.wait() != 0:
     fail("the program failed")
-shutil.rmtree(rt, ignore_errors=True)
+prog.clean()
 
 # The recorded rounds: every event's fields, in order; those of rounds >= before counted.
 rounds = {"ctr": [], "inst": [], "work": []}
