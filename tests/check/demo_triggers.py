@@ -2,7 +2,7 @@
 """Triggers on the running demo change what is recorded as the kernel's would on its events.
 
 The demo runs recording demo:block_produced and demo:block_done to a file (block mode: nothing
-dropped). Once it runs, B is chosen a few thousand blocks past the newest seq its live `trace`
+dropped). Once it runs, B is chosen 7000 blocks or more past the newest seq its live `trace`
 shows, and through the tool (fxtrace write) these triggers are written (the kernel's semantics
 in brackets, Documentation/trace/events.rst 6.2 and kernel/trace/trace_events_trigger.c):
 
@@ -48,7 +48,7 @@ p, fail, tool, until = prog.p, prog.fail, prog.tool, prog.until
 seqs = []
 until(lambda: seqs.extend(int(s) for s in re.findall(
     r" block_produced: seq=(\d+)", tool("cat", p.pid, "trace"))) or seqs, "block_produced")
-B = (max(seqs) // 1000 + 4) * 1000
+B = (max(seqs) // 1000 + 8) * 1000  # 7000 blocks or more ahead: seconds, at its rate
 EV = "events/demo/%s/trigger"
 HIST = "hist:keys=worker if seq >= %d && seq < %d" % (B + 600, B + 1600)
 ENABLE = "enable_event:demo:block_committed:1 if seq == %d" % (B + 400)
