@@ -313,8 +313,12 @@ int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32
   free(e->trig);
   e->trig = copy;
   e->ntrig = n;
-  struct fxt_tracepoint *tp = e->nfields == 0 ? fxt_tracepoint_by_id(id) : NULL;
-  if (tp) /* an ad-hoc event's fields, for its triggers' conditions */
+  /* An ad-hoc event's fields, for its triggers' conditions and histograms, made now against
+   * fxt_registry_event_fields: again at each change, as a site registered since (a library
+   * loaded) may have added some. Sites are listed in registration order, so the fields an
+   * earlier filter or trigger was compiled against keep their places. */
+  struct fxt_tracepoint *tp = fxt_tracepoint_by_id(id);
+  if (tp)
     set_fields(e, tp);
   e->soft = soft;
   e->cond = cond;
