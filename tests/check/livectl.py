@@ -1,6 +1,8 @@
 """A traced program under live control for the check scripts (adhoc_hist_live.py,
 demo_triggers.py): started with its own runtime directory (FXTRACE_DIR, short for the socket's
-path), its socket waited for, the tool run on it, a failure that kills it and cleans up."""
+path), its socket waited for, the tool run on it, a failure (or the script's exit, however)
+that kills it and cleans up."""
+import atexit
 import os
 import shutil
 import subprocess
@@ -16,14 +18,19 @@ class Prog:
         os.rmdir(self.rt)  # the program creates it, 0700
         self.env = dict(os.environ, FXTRACE_DIR=self.rt, **(env or {}))
         self.p = subprocess.Popen(argv, env=self.env, **popen)
+        atexit.register(self.kill)  # a script that dies leaves no program running
         sock = os.path.join(self.rt, "%d.sock" % self.p.pid)
         self.until(lambda: os.path.exists(sock), "control socket %s" % sock, 20)
 
-    def fail(self, msg):
-        print("FAIL: " + msg)
+    def kill(self):
         if self.p.poll() is None:
             self.p.kill()
+            self.p.wait()
         self.clean()
+
+    def fail(self, msg):
+        print("FAIL: " + msg)
+        self.kill()
         sys.exit(1)
 
     def clean(self):
