@@ -192,8 +192,8 @@ static int object_sites(struct dl_phdr_info *info, size_t sz, void *ctx)
   bool exe = c->exe;
   c->exe = false;
   const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
-  if (!path || path[0] != '/')
-    return 0; /* the vDSO */
+  if (!path || !strchr(path, '/'))
+    return 0; /* the vDSO (a name without a file); a relative path is the cwd's */
   for (int i = 0; i < info->dlpi_phnum; i++) /* libfxtrace.so itself */
     if (info->dlpi_phdr[i].p_type == PT_LOAD && !exe &&
         c->self - info->dlpi_addr - info->dlpi_phdr[i].p_vaddr <
@@ -379,7 +379,12 @@ static bool wanted(const struct fxt_fn_sym *sym, uint32_t mode)
   return !(fl & FXT_FN_F_NOTRACE) && (!has_filter || (fl & FXT_FN_F_FILTER));
 }
 
-int fxt_fn_pe_sync(uint32_t mode)
+/* fxt_fn_pe_sync's work, inside a dl_iterate_phdr callback: glibc holds its lock
+ * (dl_load_write_lock) there, which dlclose takes to unmap an object and unlink it, so every
+ * object the sites were collected from stays mapped until the patching is done (a dlclose in
+ * another thread waits). Nothing here takes the loader's other lock (dl_load_lock: dlopen,
+ * dlsym), which dlclose holds while it waits for this one. */
+static int sync_held(uint32_t mode)
 {
   struct sites *s = sites_update();
   if (!s)
@@ -448,6 +453,27 @@ int fxt_fn_pe_sync(uint32_t mode)
     protect(s->v[chg[i]].fn - FXT_FN_PE_PRE, FXT_FN_PE_NOPS, PROT_READ | PROT_EXEC);
   free(chg);
   return rc;
+}
+
+struct sync_call {
+  uint32_t mode;
+  int rc;
+};
+
+static int sync_object(struct dl_phdr_info *info, size_t sz, void *ctx)
+{
+  (void)info;
+  (void)sz;
+  struct sync_call *c = ctx;
+  c->rc = sync_held(c->mode);
+  return 1; /* once: the first object, the executable */
+}
+
+int fxt_fn_pe_sync(uint32_t mode)
+{
+  struct sync_call c = {mode, 0};
+  dl_iterate_phdr(sync_object, &c);
+  return c.rc;
 }
 
 void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)

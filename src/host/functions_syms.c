@@ -194,7 +194,7 @@ static int object_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
   struct build *b = ctx;
   const char *name = info->dlpi_name;
   bool exe = b->nobjs == 0; /* the executable comes first */
-  if (!exe && (!name || name[0] != '/'))
+  if (!exe && (!name || !strchr(name, '/')))
     return 0; /* the vDSO: no file */
   if (!fxt_grow((void **)&b->objs, &b->objcap, b->nobjs + 1, sizeof(*b->objs), 16)) {
     b->failed = true;
