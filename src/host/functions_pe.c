@@ -67,12 +67,15 @@ struct site {
 struct sites {
   struct site *v; /* sorted by fn */
   size_t n;
-  uint64_t adds, subs, skipped; /* dl_iterate_phdr's counters when collected */
-  struct sites *prev; /* the sites this replaced: the trap handler may still read them, so
-                       * never freed (one per change of the loaded objects), kept reachable */
+  uint64_t adds, subs; /* dl_iterate_phdr's counters when last published */
+  uint64_t skipped;
+  uint64_t sig; /* fxt_fn_dl_signature() of the objects collected */
+  struct sites *prev; /* the sites collected before: the trap handler may still read them, so
+                       * never freed (one per set of loaded objects), kept reachable */
 };
 
 static _Atomic(struct sites *) sites_pub;
+static struct sites *sites_all; /* every list collected, newest first (control side) */
 static struct sigaction old_trap;
 static int membarrier_cmd; /* 0 until registered */
 
@@ -223,6 +226,17 @@ static struct sites *sites_update(void)
   fxt_fn_dl_counts(counts);
   if (old && old->adds == counts[0] && old->subs == counts[1])
     return old;
+  /* The same objects as a list collected before (a library loaded again where it was): that
+   * list. Called inside dl_iterate_phdr (sync_held): no object comes or goes meanwhile. */
+  uint64_t sig = fxt_fn_dl_signature();
+  for (struct sites *a = sites_all; a; a = a->prev)
+    if (a->sig == sig) {
+      a->adds = counts[0];
+      a->subs = counts[1];
+      /* Release pairs with the acquire in on_trap (the list was whole already). */
+      atomic_store_explicit(&sites_pub, a, memory_order_release);
+      return a;
+    }
   struct collect c = {.exe = true, .self = (uintptr_t)fxt_fn_pe_entry_tramp};
   dl_iterate_phdr(object_sites, &c);
   struct sites *s = calloc(1, sizeof(*s));
@@ -238,7 +252,9 @@ static struct sites *sites_update(void)
   s->skipped = c.skipped;
   s->adds = counts[0];
   s->subs = counts[1];
-  s->prev = old;
+  s->sig = sig;
+  s->prev = sites_all;
+  sites_all = s;
   /* Release pairs with the acquire in on_trap. The old array stays allocated. */
   atomic_store_explicit(&sites_pub, s, memory_order_release);
   return s;
