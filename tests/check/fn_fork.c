@@ -95,7 +95,7 @@ int main(int argc, char **argv)
       fflush(stdout);
       return finish(2 * child_calls);
     }
-    int st;
+    int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
       fprintf(stderr, "fn_fork: child %d: status %d\n", (int)pid, st);
       failed = 1;
