@@ -35,11 +35,14 @@ KEEP static int fn_leaf(int x)
   return x + 1;
 }
 
+/* Its store to sink keeps two calls with the same argument two calls (clang folds the second
+ * of a function without side effects into the first). */
 KEEP static int fn_loop(int n)
 {
   int s = 0;
   for (int i = 0; i < n; i++)
     s += fn_leaf(i);
+  sink = s;
   return s;
 }
 
