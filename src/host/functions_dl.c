@@ -29,7 +29,9 @@
  * stack (left by a longjmp) is popped as cut as any, and the patching holds dl_iterate_phdr's
  * lock, which dlclose takes to unmap an object (functions_pe.c).
  *
- * Only in the shared library, as functions_unwind.c.
+ * In libfxtrace.a too: a program linked with it whose objects call dlopen (module.c does)
+ * takes this dlopen from the archive, and its own calls of dlopen go through it; a library's
+ * calls go to libc's (the executable does not export it).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
