@@ -16,7 +16,7 @@
  * (live_pipe_open) the consumer drains the buffers into the first set as in the other modes.
  *
  * While current_tracer is function_graph, readers print the kernel's function_graph layout,
- * whose lines the consumer prepares as it feeds the view (live_fgraph.c).
+ * whose lines they make from the records the consumer pushed, as they read (live_fgraph.c).
  *
  * All state is under one mutex: the consumer appends, readers (trace snapshots, trace_pipe)
  * read; none of it is on the emit path.

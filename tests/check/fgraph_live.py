@@ -19,6 +19,14 @@ function and depth: the calls printed early come before their callers' lines), b
 balanced, nothing lost. And (fn_live --threads) more threads holding calls at once than the
 view keeps: the same, the marker once at least.
 
+Then (fn_live --split) the layout made as the files are read, across its edges: `trace`
+opened while a thread is inside its outermost call and read after the call returned must be
+the header and the trees that closed before it (main's first); the first of two trace_pipe
+reads, made while a thread is inside its call, the trees before that thread's; every
+trace_pipe read together, the reference without the first tree of "fn_clear", which was inside
+that call at a read and when `trace` was emptied (what it held then is gone, and its call
+started before: nothing of it prints, not even when the thread's next tree is printed).
+
   fgraph_live.py FXTRACE FN_LIVE WORKDIR
 """
 import os
@@ -124,4 +132,38 @@ fxt, t1, js = (os.path.join(work, n) for n in ("threads.fxt", "threads_trace", "
 subprocess.run([prog, "--threads", fxt, t1], check=True, env=env)
 subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
 nthreads = check_bound("threads", t1, js)
-print("fgraph_live: ok (%d lines; past the bounds %d and %d)" % (len(want), nlong, nthreads))
+
+# ---- the layout made as the files are read --------------------------------------------------
+nmain = len(want)
+fxt, t1, p1, pall, js = (os.path.join(work, n) for n in
+                         ("split.fxt", "split_trace", "split_pipe1", "split_pipe", "split.json"))
+subprocess.run([prog, "--split", fxt, t1, p1, pall], check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+items, names, cpus = fgraph_ref.read_json(js, mark)
+tid_of = {n: t for t, n in names.items()}
+if any(n not in tid_of for n in ("fn_open", "fn_split", "fn_clear")):
+    fail("split: threads missing from the recording: %s" % sorted(names.values()))
+
+
+def first(name):
+    return min(i[0] for i in items if i[2] == tid_of[name])
+
+
+def ref(keep):
+    return fgraph_ref.layout([i for i in items if keep(i)], {t: 0 for t in cpus}, names, width)
+
+
+want = ref(lambda i: i[0] < first("fn_open"))
+fgraph_ref.compare(near(open(t1).read(), fgraph_ref.HEADER + want), fgraph_ref.HEADER + want,
+                   "split: trace opened inside a call", fail)
+want = ref(lambda i: i[0] < first("fn_split"))
+fgraph_ref.compare(near(open(p1).read(), want), want, "split: trace_pipe inside a call", fail)
+again = sorted(i[0] for i in items if i[2] == tid_of["fn_clear"] and i[3] == "fn_live_outer")
+if len(again) != 2:
+    fail("split: fn_clear made %d trees, not 2" % len(again))
+want = ref(lambda i: i[2] != tid_of["fn_clear"] or i[0] >= again[1])
+if sum(w.endswith("fn_live_outer() {") for w in want) != 5:
+    fail("split: the reference has not the 5 trees printed: %s" % want)
+fgraph_ref.compare(near(open(pall).read(), want), want, "split: trace_pipe's reads", fail)
+print("fgraph_live: ok (%d lines; past the bounds %d and %d; split %d)"
+      % (nmain, nlong, nthreads, len(want)))
