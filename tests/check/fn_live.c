@@ -15,7 +15,8 @@
  * "fn_split" inside its outermost call at a trace_pipe read (PIPE1: the trees before it) and
  * out of it at the next; a thread "fn_clear" inside its call at a trace_pipe read and when
  * `trace` is emptied (`echo > trace`: what it held is gone), then a tree of its own, then one
- * of main. PIPE: every trace_pipe read, PIPE1 its first.
+ * of main; then a tree of main that a `trace` reader in the plain layout is inside when
+ * trace_pipe arranges it (plain_reader_ends). PIPE: every trace_pipe read, PIPE1 its first.
  *
  *   fn_live FILE TRACE TRACE2 PIPE
  *   fn_live --long FILE TRACE
@@ -179,6 +180,41 @@ static void pin_cpu0(void)
     die("sched_setaffinity", -1);
 }
 
+/* A `trace` reader in the plain layout (current_tracer nop), its place in a tree not arranged
+ * yet, when `trace` opened in the function_graph layout arranges the tree: the entries
+ * under its place are taken out and put back as lines, so it reads no further than the
+ * 4096 bytes it had (of its last line, what that read left: under 256 bytes), not the rest
+ * of the tree (about 8 KiB of fib(10)'s 177 calls), nor what took their place. */
+static void plain_reader_ends(struct fxt_fs_file *p, char *pipe, size_t cap, size_t *len)
+{
+  fn_live_outer(10, mark);
+  fxt_session_flush();
+  long rc;
+  struct fxt_fs_file *t;
+  if ((rc = fxt_fs_echo("current_tracer", "nop")) < 0)
+    die("current_tracer nop", rc);
+  if ((rc = fxt_fs_open("trace", FXT_FS_READ, &t)) != 0)
+    die("trace", rc);
+  ssize_t got = fxt_fs_read(t, text[0], 4096); /* the header */
+  if (got <= 0 || (got = fxt_fs_read(t, text[0], 4096)) != 4096)
+    die("trace (plain) read", got);
+  if ((rc = fxt_fs_echo("current_tracer", "function_graph")) < 0)
+    die("current_tracer", rc);
+  struct fxt_fs_file *arrange; /* opened in the layout: arranges, consumes nothing */
+  if ((rc = fxt_fs_open("trace", FXT_FS_READ, &arrange)) != 0)
+    die("trace", rc);
+  fxt_fs_close(arrange);
+  size_t after = 0;
+  while ((got = fxt_fs_read(t, text[0], sizeof text[0])) > 0)
+    after += (size_t)got;
+  if (got < 0)
+    die("trace (plain) read after", got);
+  fxt_fs_close(t);
+  pipe_read(p, pipe, cap, len);
+  if (after >= 256)
+    die("a plain trace reader read on after an arrangement, bytes", (long)after);
+}
+
 static int split(const char *file, const char *trace, const char *pipe1, const char *pipe)
 {
   static char text_pipe[1 << 20];
@@ -220,6 +256,7 @@ static int split(const char *file, const char *trace, const char *pipe1, const c
   fn_live_outer(2, mark);
   fxt_session_flush();
   pipe_read(p, text_pipe, sizeof text_pipe, &len);
+  plain_reader_ends(p, text_pipe, sizeof text_pipe, &len);
   fxt_fs_close(p);
   save(pipe, text_pipe, len);
   stop();
