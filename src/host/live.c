@@ -642,6 +642,24 @@ void live_copy_clear(void)
   pthread_mutex_unlock(&fxt_live.lock);
 }
 
+/* The options' word: written by the options files' writers, read by the view's readers.
+ * Relaxed: a word of bits that publishes nothing else; a read sees the last write or the one
+ * before (as a `trace` opened while the option is written). */
+static atomic_uint fg_options;
+
+uint32_t live_fg_options(void)
+{
+  return atomic_load_explicit(&fg_options, memory_order_relaxed);
+}
+
+void live_set_fg_option(uint32_t bit, bool on)
+{
+  if (on)
+    atomic_fetch_or_explicit(&fg_options, bit, memory_order_relaxed);
+  else
+    atomic_fetch_and_explicit(&fg_options, ~bit, memory_order_relaxed);
+}
+
 void live_pipe_open(void)
 {
   atomic_fetch_add_explicit(&fxt_live_pipe_readers, 1, memory_order_relaxed);

@@ -437,32 +437,34 @@ void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struc
   struct fxt_fgraph_thread th = {.key = e->tid, .tid = e->tid,
                                  .comm = comm_len ? e->comm : NULL, .comm_len = comm_len};
   uint32_t kind = word & 0xf, depth = word >> 4 & 0xfff;
-  fxt_fgraph_prologue(s, b, e->lines_at ? word >> 16 : cpu, &th);
+  fxt_fgraph_prologue_at(s, b, e->lines_at ? word >> 16 : cpu, &th, fe->ns);
   uint64_t a = fe->ns, z = live_ticks_to_ns(fe->ev.trailer), dur = z > a ? z - a : a - z;
+  const char *name = fe->ev.name.data;
+  uint32_t o = s->opts, len = fe->ev.name.len;
   switch (kind) {
   case LIVE_LINE_CALL:
   case LIVE_LINE_LEAF:
-    fxt_fgraph_call(b, depth, fe->ev.name.data, fe->ev.name.len, kind == LIVE_LINE_CALL, dur);
+    fxt_fgraph_call_opts(b, o, depth, name, len, kind == LIVE_LINE_CALL, dur);
     return;
   case LIVE_LINE_RETURN:
-    fxt_fgraph_return(b, depth, dur);
+    fxt_fgraph_return_opts(b, o, depth, name, len, dur);
     return;
   case LIVE_LINE_MARK:
-    fxt_fgraph_comment_start(b, -1);
+    fxt_fgraph_comment_start_opts(b, o, -1);
     fxt_tbuf_puts(b, k_mark);
     break;
   case LIVE_LINE_PLAIN:
     if (fxt_fgraph_is_slice_ev(&fe->ev)) { /* a call of a thread that held nothing: a leaf */
       if (!fxt_fgraph_depth(&fe->ev, &depth))
         depth = 0;
-      fxt_fgraph_call(b, depth, fe->ev.name.data, fe->ev.name.len, false, dur);
+      fxt_fgraph_call_opts(b, o, depth, name, len, false, dur);
       return;
     }
-    fxt_fgraph_comment_start(b, -1); /* an event of a thread that held nothing */
+    fxt_fgraph_comment_start_opts(b, o, -1); /* an event of a thread that held nothing */
     fxt_text_event_body(b, fe);
     break;
   default: /* a comment inside calls (the innermost open call's depth + 1, 0 for none) */
-    fxt_fgraph_comment_start(b, (int64_t)depth - 1);
+    fxt_fgraph_comment_start_opts(b, o, (int64_t)depth - 1);
     fxt_text_event_body(b, fe);
     break;
   }

@@ -313,7 +313,8 @@ struct live_iter *live_iter_open(struct fxt_tbuf *b)
     c->read = r->read;
   }
   if (it->fgraph) { /* the kernel's function_graph `trace`: its own header only */
-    fxt_fgraph_header(b);
+    it->fg.opts = live_fg_options();
+    fxt_fgraph_header_opts(b, it->fg.opts);
     pthread_mutex_unlock(&fxt_live.lock);
     return it;
   }
@@ -399,8 +400,10 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
   size_t taken = 0, start = b->len;
   pthread_mutex_lock(&fxt_live.lock);
   struct fxt_fgraph_cpus *fg = fxt_live_fg_layout() ? &fxt_live.pipe_fg : NULL;
-  if (fg) /* the layout made of what the consumer pushed since the last read */
+  if (fg) { /* the layout made of what the consumer pushed since the last read */
     fxt_live_fg_arrange(fxt_live.cpu);
+    fg->opts = live_fg_options();
+  }
   while (b->len < want) {
     int c = oldest_cpu();
     if (c < 0)

@@ -22,6 +22,12 @@
  *   fn_live --long FILE TRACE
  *   fn_live --threads FILE TRACE
  *   fn_live --split FILE TRACE PIPE1 PIPE
+ *
+ * With --options, main's tree and a second thread's, then `trace` read (OUT.K) with each
+ * set K of options/funcgraph-* (OPTS: "abstime=1,cpu=0", every other option at the
+ * kernel's default), and trace_pipe (OUT.pipe) with the last.
+ *
+ *   fn_live --options FILE OUT OPTS...
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
@@ -32,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fn_live_traced.h"
 
@@ -263,8 +270,84 @@ static int split(const char *file, const char *trace, const char *pipe1, const c
   return 0;
 }
 
+static const char *const k_opts[] = {"abstime", "cpu", "duration", "overhead", "proc", "tail"};
+
+/* options/funcgraph-* as the kernel's defaults, then as set says ("name=v,..."). */
+static void set_options(const char *set)
+{
+  long rc;
+  char path[128], item[64];
+  for (size_t i = 0; i < sizeof k_opts / sizeof k_opts[0]; i++) {
+    bool on = strcmp(k_opts[i], "cpu") == 0 || strcmp(k_opts[i], "duration") == 0 ||
+              strcmp(k_opts[i], "overhead") == 0;
+    snprintf(path, sizeof path, "options/funcgraph-%s", k_opts[i]);
+    if ((rc = fxt_fs_echo(path, on ? "1" : "0")) < 0)
+      die(path, rc);
+  }
+  for (const char *p = set; *p;) {
+    size_t n = strcspn(p, ",");
+    snprintf(item, sizeof item, "%.*s", (int)n, p);
+    char *eq = strchr(item, '=');
+    if (!eq)
+      die("option without =", -1);
+    *eq = 0;
+    snprintf(path, sizeof path, "options/funcgraph-%s", item);
+    if ((rc = fxt_fs_echo(path, eq + 1)) < 0)
+      die(path, rc);
+    char back[8];
+    if (fxt_fs_cat(path, back, sizeof back) != 2 || back[0] != eq[1])
+      die("an option read back", -1);
+    p += n + (p[n] == ',');
+  }
+}
+
+/* mark, then 50 us at least: the call around it takes over 10 us (a duration with a mark) */
+static void mark_slow(int n)
+{
+  mark(n);
+  struct timespec t = {0, 50000};
+  while (nanosleep(&t, &t) != 0)
+    ;
+}
+
+static int options(const char *file, const char *out, int n, char **sets)
+{
+  pin_cpu0();
+  start(file);
+  char back[8], path[512];
+  if (fxt_fs_cat("options/funcgraph-cpu", back, sizeof back) != 2 || strcmp(back, "1\n") != 0)
+    die("options/funcgraph-cpu is not 1 by default", -1);
+  if (fxt_fs_echo("options/funcgraph-tail", "2") != FXT_EINVAL)
+    die("options/funcgraph-tail took 2", -1);
+  fn_live_outer(4, mark_slow);
+  fxt_session_flush();
+  pthread_t th;
+  if (pthread_create(&th, NULL, second, NULL) != 0 || pthread_join(th, NULL) != 0)
+    die("pthread", -1);
+  fxt_session_flush();
+  for (int i = 0; i < n; i++) {
+    set_options(sets[i]);
+    snprintf(path, sizeof path, "%s.%d", out, i);
+    cat_trace(0, path);
+  }
+  struct fxt_fs_file *f;
+  long rc;
+  if ((rc = fxt_fs_open("trace_pipe", FXT_FS_READ | FXT_FS_NONBLOCK, &f)) != 0)
+    die("trace_pipe", rc);
+  size_t len = 0;
+  pipe_read(f, text[1], sizeof text[1], &len);
+  fxt_fs_close(f);
+  snprintf(path, sizeof path, "%s.pipe", out);
+  save(path, text[1], len);
+  set_options("");
+  stop();
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc >= 5 && strcmp(argv[1], "--options") == 0)
+    return options(argv[2], argv[3], argc - 4, argv + 4);
   if (argc == 6 && strcmp(argv[1], "--split") == 0)
     return split(argv[2], argv[3], argv[4], argv[5]);
   if (argc == 4 && strcmp(argv[1], "--long") == 0) {
