@@ -4,9 +4,9 @@
 # LIMIT bytes, and no code of the file tools in it (no definition of src/formats' objects, no
 # FXT decoder: a traced process converts, reads, imports and recovers nothing itself).
 # Usage: text_size.sh LIBFXTRACE_SO LIMIT WHY_NOT FORMATS_OBJECTS (colon-separated)
-# WHY_NOT is empty where the limit applies (gcc, RelWithDebInfo or Release, no sanitizer),
-# else what the build is: the size is then only printed (another compiler, -O0 or a
-# sanitizer's code make another number) and the test skips (77) once the symbols are checked.
+# WHY_NOT is empty where the limit applies (gcc, RelWithDebInfo, no sanitizer), else what the
+# build is: the size is then only printed (another compiler, -O3, -O0 or a sanitizer's code
+# make another number) and the test skips (77) once the symbols are checked.
 set -eu
 so=$1 limit=$2 why_not=$3 objects=$4
 defs=$(mktemp)
