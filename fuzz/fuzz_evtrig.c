@@ -10,7 +10,8 @@
  *  - the line a read prints for it ends in one '\n' and starts with the command's name;
  *  - hist: its attributes (src/host/evtrig_hist.c) parse to 0 or FXT_EINVAL, every range
  *    within them, a size a power of two in [128, 131072]; checked against an event with a
- *    number, a string and a char array (at the smallest size), a histogram is made or
+ *    number, a string and a char array, and against an ad-hoc counter (its id and two
+ *    arguments: an ad-hoc event's fields), at the smallest size, a histogram is made or
  *    FXT_EINVAL returned (with a caret within the command when it logs), and one event
  *    counted and its `hist` text printed ends in the totals.
  */
@@ -35,6 +36,7 @@ static void check(int ok)
 
 static const struct fxt_field k_fields[] = {
     {"key", FXT_TYPE_U64, 0}, {"name", FXT_TYPE_STR, 16}, {"arr", FXT_TYPE_BYTES, 8}};
+static const struct fxt_field k_args[] = {{"k", FXT_TYPE_S64, 0}, {"who", FXT_TYPE_STR, 0}};
 
 static void hist(const char *text, size_t len)
 {
@@ -51,30 +53,36 @@ static void hist(const char *text, size_t len)
     check(a.vals.at + a.vals.len <= len && a.sort.at + a.sort.len <= len);
     check(a.name.at + a.name.len <= len);
     check(a.size >= 128 && a.size <= 131072 && (a.size & (a.size - 1)) == 0);
-    struct fxt_tracepoint tp;
-    memset(&tp, 0, sizeof(tp));
-    tp.kind = FXT_TP_TYPED;
-    tp.system = "s";
-    tp.name = "e";
-    tp.fields = k_fields;
-    tp.nfields = 3;
-    a.size = 128;
-    struct fxt_evtrig_hist *h = NULL;
-    rc = fxt_evtrig_hist_new(&tp, param, &a, &h, &err);
-    check(rc == 0 || rc == FXT_EINVAL);
-    check(rc == 0 || err.code == 0 || err.pos <= 5 + len);
-    check((rc == 0) == (h != NULL));
-    if (h) {
-      union fxt_value v[3] = {{.u = 7}, {.s = "abc"}, {.p = "12345678"}};
-      uint32_t lens[3] = {0, 3, 8};
-      struct fxt_filter_common c = {.type = 1, .pid = 42, .cpu = 0, .comm = "fuzz"};
-      fxt_evtrig_hist_count(h, &tp, v, lens, &c);
-      struct fxt_tbuf t;
-      fxt_tbuf_init(&t);
-      fxt_evtrig_hist_show(h, NULL, true, &t);
-      check(t.oom || (t.len > 0 && t.data[t.len - 1] == '\n'));
-      fxt_tbuf_free(&t);
-      fxt_evtrig_hist_free(h);
+    /* A typed tracepoint, then an ad-hoc counter: its fields are its head (id) and its
+     * arguments (fxt_registry_event_fields), its values laid out so. */
+    for (int adhoc = 0; adhoc < 2; adhoc++) {
+      struct fxt_tracepoint tp;
+      memset(&tp, 0, sizeof(tp));
+      tp.kind = adhoc ? FXT_TP_COUNTER : FXT_TP_TYPED;
+      tp.system = "s";
+      tp.name = "e";
+      tp.fields = adhoc ? k_args : k_fields;
+      tp.nfields = adhoc ? 2 : 3;
+      a.size = 128;
+      struct fxt_evtrig_hist *h = NULL;
+      rc = fxt_evtrig_hist_new(&tp, param, &a, &h, &err);
+      check(rc == 0 || rc == FXT_EINVAL);
+      check(rc == 0 || err.code == 0 || err.pos <= 5 + len);
+      check((rc == 0) == (h != NULL));
+      if (h) {
+        union fxt_value v[3] = {{.u = 7}, {.s = "abc"}, {.p = "12345678"}};
+        if (adhoc) /* id, k, who */
+          v[1].i = -3, v[2].s = "who";
+        uint32_t lens[3] = {0, adhoc ? 0 : 3, adhoc ? 3 : 8};
+        struct fxt_filter_common c = {.type = 1, .pid = 42, .cpu = 0, .comm = "fuzz"};
+        fxt_evtrig_hist_count(h, v, lens, &c);
+        struct fxt_tbuf t;
+        fxt_tbuf_init(&t);
+        fxt_evtrig_hist_show(h, NULL, true, &t);
+        check(t.oom || (t.len > 0 && t.data[t.len - 1] == '\n'));
+        fxt_tbuf_free(&t);
+        fxt_evtrig_hist_free(h);
+      }
     }
   }
   free(param);

@@ -1,6 +1,7 @@
 /* src/base/fgraph_text.c - the lines of the kernel's function_graph layout (fgraph_text.h). */
 #include "fgraph_text.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,10 +28,24 @@ bool fxt_fgraph_depth(const struct fxt_event *ev, uint32_t *depth) {
 /* The kernel's header: trace.c's "# tracer: %s\n#\n", then __print_graph_headers_flags with
  * funcgraph-cpu and funcgraph-duration. */
 void fxt_fgraph_header(struct fxt_tbuf *b) {
-  fxt_tbuf_puts(b, "# tracer: function_graph\n"
-                   "#\n"
-                   "# CPU  DURATION                  FUNCTION CALLS\n"
-                   "# |     |   |                     |   |   |   |\n");
+  fxt_fgraph_header_opts(b, 0);
+}
+
+/* __print_graph_headers_flags: each column's title and its bars. */
+void fxt_fgraph_header_opts(struct fxt_tbuf *b, uint32_t opts) {
+  bool abst = opts & FXT_FGRAPH_ABSTIME, cpu = !(opts & FXT_FGRAPH_NO_CPU),
+       proc = opts & FXT_FGRAPH_PROC, dur = !(opts & FXT_FGRAPH_NO_DURATION);
+  fxt_tbuf_puts(b, "# tracer: function_graph\n#\n#");
+  fxt_tbuf_puts(b, abst ? "     TIME       " : "");
+  fxt_tbuf_puts(b, cpu ? " CPU" : "");
+  fxt_tbuf_puts(b, proc ? "  TASK/PID       " : "");
+  fxt_tbuf_puts(b, dur ? "  DURATION   " : "");
+  fxt_tbuf_puts(b, "               FUNCTION CALLS\n#");
+  fxt_tbuf_puts(b, abst ? "      |         " : "");
+  fxt_tbuf_puts(b, cpu ? " |  " : "");
+  fxt_tbuf_puts(b, proc ? "   |    |        " : "");
+  fxt_tbuf_puts(b, dur ? "   |   |      " : "");
+  fxt_tbuf_puts(b, "               |   |   |   |\n");
 }
 
 void fxt_fgraph_cpus_free(struct fxt_fgraph_cpus *s) {
@@ -102,6 +117,19 @@ static void put_proc(struct fxt_tbuf *b, const struct fxt_fgraph_cpu *t) {
 /* verif_pid's context-switch block when the CPU's lines change thread, then the CPU column. */
 void fxt_fgraph_prologue(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, uint32_t cpu,
                          const struct fxt_fgraph_thread *t) {
+  fxt_fgraph_prologue_at(s, b, cpu, t, 0);
+}
+
+/* print_graph_abs_time: seconds in 5 columns, microseconds in 6, "|  ". */
+static void put_abstime(struct fxt_tbuf *b, uint64_t ns) {
+  char buf[48];
+  int n = snprintf(buf, sizeof buf, "%5llu.%06llu |  ", (unsigned long long)(ns / 1000000000u),
+                   (unsigned long long)(ns % 1000000000u / 1000u));
+  fxt_tbuf_put(b, buf, (size_t)n);
+}
+
+void fxt_fgraph_prologue_at(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, uint32_t cpu,
+                            const struct fxt_fgraph_thread *t, uint64_t ts_ns) {
   if (cpu >= s->cap) {
     size_t old = s->cap;
     if (!fxt_grow((void **)&s->cpu, &s->cap, (size_t)cpu + 1, sizeof *s->cpu, 8)) {
@@ -129,7 +157,16 @@ void fxt_fgraph_prologue(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, uint32_t
     }
     *c = now;
   }
-  put_cpu(b, s->cpu_width, cpu);
+  if (s->opts & FXT_FGRAPH_ABSTIME)
+    put_abstime(b, ts_ns);
+  if (!(s->opts & FXT_FGRAPH_NO_CPU))
+    put_cpu(b, s->cpu_width, cpu);
+  if (s->opts & FXT_FGRAPH_PROC) {
+    size_t at = b->len;
+    put_proc(b, c);
+    fxt_tbuf_puts(b, " | ");
+    fxt_text_utf8_fix(b, at);
+  }
 }
 
 /* trace_find_mark: the first threshold the duration exceeds. */
@@ -147,8 +184,10 @@ static char mark_of(uint64_t ns) {
 
 /* print_graph_duration: the mark, microseconds with the nanoseconds truncated so that the
  * number has at most 7 digits (and its point), " us ", padding to 8, "|  ". */
-static void put_duration(struct fxt_tbuf *b, uint64_t ns) {
-  char head[2] = {mark_of(ns), ' '};
+static void put_duration(struct fxt_tbuf *b, uint32_t opts, uint64_t ns) {
+  if (opts & FXT_FGRAPH_NO_DURATION)
+    return;
+  char head[2] = {opts & FXT_FGRAPH_NO_OVERHEAD ? ' ' : mark_of(ns), ' '};
   fxt_tbuf_put(b, head, 2);
   size_t at = b->len;
   put_udec(b, ns / 1000);
@@ -168,11 +207,22 @@ static void put_duration(struct fxt_tbuf *b, uint64_t ns) {
 
 void fxt_fgraph_call(struct fxt_tbuf *b, uint32_t depth, const char *name, size_t len,
                      bool nested, uint64_t dur_ns) {
+  fxt_fgraph_call_opts(b, 0, depth, name, len, nested, dur_ns);
+}
+
+/* print_graph_duration's FLAGS_FILL_FULL: the empty duration column, when it is printed. */
+static void put_no_duration(struct fxt_tbuf *b, uint32_t opts) {
+  if (!(opts & FXT_FGRAPH_NO_DURATION))
+    fxt_tbuf_puts(b, "              |  ");
+}
+
+void fxt_fgraph_call_opts(struct fxt_tbuf *b, uint32_t opts, uint32_t depth, const char *name,
+                          size_t len, bool nested, uint64_t dur_ns) {
   size_t at = b->len;
   if (nested)
-    fxt_tbuf_puts(b, "              |  ");
+    put_no_duration(b, opts);
   else
-    put_duration(b, dur_ns);
+    put_duration(b, opts, dur_ns);
   put_spaces(b, (size_t)depth * 2);
   fxt_tbuf_put(b, name ? name : "", name ? len : 0);
   fxt_tbuf_puts(b, nested ? "() {\n" : "();\n");
@@ -180,13 +230,31 @@ void fxt_fgraph_call(struct fxt_tbuf *b, uint32_t depth, const char *name, size_
 }
 
 void fxt_fgraph_return(struct fxt_tbuf *b, uint32_t depth, uint64_t dur_ns) {
-  put_duration(b, dur_ns);
+  fxt_fgraph_return_opts(b, 0, depth, NULL, 0, dur_ns);
+}
+
+/* print_graph_return: "}", or "} /<star> f <star>/" with funcgraph-tail. */
+void fxt_fgraph_return_opts(struct fxt_tbuf *b, uint32_t opts, uint32_t depth,
+                            const char *name, size_t len, uint64_t dur_ns) {
+  size_t at = b->len;
+  put_duration(b, opts, dur_ns);
   put_spaces(b, (size_t)depth * 2);
-  fxt_tbuf_puts(b, "}\n");
+  if (!(opts & FXT_FGRAPH_TAIL)) {
+    fxt_tbuf_puts(b, "}\n");
+    return;
+  }
+  fxt_tbuf_puts(b, "} /* ");
+  fxt_tbuf_put(b, name ? name : "", name ? len : 0);
+  fxt_tbuf_puts(b, " */\n");
+  fxt_text_utf8_fix(b, at);
 }
 
 void fxt_fgraph_comment_start(struct fxt_tbuf *b, int64_t depth) {
-  fxt_tbuf_puts(b, "              |  ");
+  fxt_fgraph_comment_start_opts(b, 0, depth);
+}
+
+void fxt_fgraph_comment_start_opts(struct fxt_tbuf *b, uint32_t opts, int64_t depth) {
+  put_no_duration(b, opts);
   if (depth > 0)
     put_spaces(b, (size_t)(depth + 1) * 2);
   fxt_tbuf_puts(b, "/* ");

@@ -1,5 +1,6 @@
 /* src/base/fgraph_text.h - the lines of the kernel's function_graph layout
- * (kernel/trace/trace_functions_graph.c, default options funcgraph-cpu, -overhead, -duration),
+ * (kernel/trace/trace_functions_graph.c: its default options funcgraph-cpu, -overhead, -duration;
+ * the *_opts forms and struct fxt_fgraph_cpus' opts the others, for the live tree's options/),
  * shared by `fxtrace report` (src/formats/fgraph.c, a file's calls) and the live tree's `trace`
  * and `trace_pipe` (src/host/live_fgraph.c): the header, each line's prologue (verif_pid's
  * context-switch block, the CPU column), a call's line ("f() {" or "f();" with its duration),
@@ -37,8 +38,20 @@ bool fxt_fgraph_is_slice_ev(const struct fxt_event *ev);
  * written before the argument). */
 bool fxt_fgraph_depth(const struct fxt_event *ev, uint32_t *depth);
 
-/* The header (4 lines, "# tracer: function_graph" first). */
+/* The kernel's funcgraph-* options that change the lines (Documentation/trace/ftrace.rst,
+ * trace_functions_graph.c's TRACE_GRAPH_PRINT_*), as the bits that differ from its defaults:
+ * 0 is funcgraph-cpu, -overhead and -duration on, -proc, -abstime and -tail off. */
+enum {
+  FXT_FGRAPH_NO_CPU = 1,      /* funcgraph-cpu off: no " N) " column */
+  FXT_FGRAPH_NO_OVERHEAD = 2, /* funcgraph-overhead off: no mark before a duration */
+  FXT_FGRAPH_NO_DURATION = 4, /* funcgraph-duration off: no duration column */
+  FXT_FGRAPH_PROC = 8,        /* funcgraph-proc: "comm-pid | " after the CPU */
+  FXT_FGRAPH_ABSTIME = 16,    /* funcgraph-abstime: "%5lu.%06lu |  " first (the line's time) */
+  FXT_FGRAPH_TAIL = 32,       /* funcgraph-tail: "} /<star> f <star>/" */
+};
+/* The header (4 lines, "# tracer: function_graph" first); with opts, its columns'. */
 void fxt_fgraph_header(struct fxt_tbuf *b);
+void fxt_fgraph_header_opts(struct fxt_tbuf *b, uint32_t opts);
 
 /* What verif_pid keeps per CPU: the thread its last line was of. The caller zeroes it
  * (nothing seen), sets cpu_width (the digits of the highest CPU), frees it with
@@ -54,6 +67,7 @@ struct fxt_fgraph_cpus {
   struct fxt_fgraph_cpu *cpu;
   size_t cap;
   unsigned cpu_width;
+  uint32_t opts; /* FXT_FGRAPH_*: the lines' options (0: the defaults) */
 };
 void fxt_fgraph_cpus_free(struct fxt_fgraph_cpus *s);
 
@@ -71,12 +85,22 @@ struct fxt_fgraph_thread {
  * CPU column " %*d) ". b->oom on no memory. */
 void fxt_fgraph_prologue(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, uint32_t cpu,
                          const struct fxt_fgraph_thread *t);
+/* The same with s->opts' columns: the line's time ts_ns (funcgraph-abstime), the CPU unless
+ * funcgraph-cpu is off, the thread (funcgraph-proc). */
+void fxt_fgraph_prologue_at(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, uint32_t cpu,
+                            const struct fxt_fgraph_thread *t, uint64_t ts_ns);
 
 /* A call at depth: "f() {" (nested) or the duration and "f();", after the prologue. */
 void fxt_fgraph_call(struct fxt_tbuf *b, uint32_t depth, const char *name, size_t len,
                      bool nested, uint64_t dur_ns);
 /* A nested call's return at depth: the duration and "}". */
 void fxt_fgraph_return(struct fxt_tbuf *b, uint32_t depth, uint64_t dur_ns);
+/* The three with opts (FXT_FGRAPH_*): the duration column's, and a return's name (tail). */
+void fxt_fgraph_call_opts(struct fxt_tbuf *b, uint32_t opts, uint32_t depth, const char *name,
+                          size_t len, bool nested, uint64_t dur_ns);
+void fxt_fgraph_return_opts(struct fxt_tbuf *b, uint32_t opts, uint32_t depth,
+                            const char *name, size_t len, uint64_t dur_ns);
+void fxt_fgraph_comment_start_opts(struct fxt_tbuf *b, uint32_t opts, int64_t depth);
 /* print_graph_comment's start, "/<star> " indented by the kernel's per-CPU depth (the
  * innermost open call's, -1 for none; indented only when over 0): the caller writes the text
  * and " <star>/\n". */

@@ -38,16 +38,33 @@ static uint64_t ticks_ns(uint64_t d)
  * head - a duration's dur_ns (complete: end - start; 0 for a begin or an end), a counter's,
  * async's or flow's id - then its arguments av[0..n). Out of line: fxt_emit_adhoc's body
  * stays the instructions it was without a filter. */
+static uint64_t adhoc_head(const struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
+                           uint64_t now)
+{
+  if (tp->kind == FXT_TP_DURATION && etype == FXT_EVENT_DURATION_COMPLETE)
+    return now > trailer ? ticks_ns(now - trailer) : 0;
+  if (tp->kind == FXT_TP_COUNTER || tp->kind == FXT_TP_ASYNC || tp->kind == FXT_TP_FLOW)
+    return trailer;
+  return 0;
+}
+
 __attribute__((noinline)) static bool
 adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype, uint64_t trailer,
            uint64_t now, uint32_t cpu, const struct fxt_argv *av, uint32_t n)
 {
-  uint64_t head = 0;
-  if (tp->kind == FXT_TP_DURATION && etype == FXT_EVENT_DURATION_COMPLETE)
-    head = now > trailer ? ticks_ns(now - trailer) : 0;
-  else if (tp->kind == FXT_TP_COUNTER || tp->kind == FXT_TP_ASYNC || tp->kind == FXT_TP_FLOW)
-    head = trailer;
-  return fxt_filter_pass_adhoc(tp, t, head, av, n < FXT_MAX_FIELDS ? n : FXT_MAX_FIELDS, cpu);
+  return fxt_filter_pass_adhoc(tp, t, adhoc_head(tp, etype, trailer, now), av,
+                               n < FXT_MAX_FIELDS ? n : FXT_MAX_FIELDS, cpu);
+}
+
+/* An emission refused while tp has a hook: while recording is off, its triggers still run
+ * (fxt_filter_off_adhoc), as a typed tracepoint's do (fxt_filter_off). */
+__attribute__((noinline, cold)) static void adhoc_off(struct fxt_tracepoint *tp, uint32_t etype,
+                                                      uint64_t trailer,
+                                                      const struct fxt_argv *av, uint32_t n)
+{
+  struct fxt_adhoc_off a = {adhoc_head(tp, etype, trailer, fxt_ticks()), av,
+                            n < FXT_MAX_FIELDS ? n : FXT_MAX_FIELDS};
+  fxt_filter_off_adhoc(tp, &a);
 }
 
 static bool has_trailer(uint32_t etype)
@@ -59,8 +76,11 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
                     const struct fxt_argv *av, uint32_t n)
 {
   struct fxt_tslot *t = fxt_emit_enter();
-  if (!t)
+  if (!t) {
+    if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_relaxed) != NULL))
+      adhoc_off(tp, etype, trailer, av, n);
     return;
+  }
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu), ts = now;
   /* Ad-hoc events' filters see the common fields, dur_ns or id, and the arguments
@@ -133,8 +153,11 @@ __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
     return;
   }
   struct fxt_tslot *t = fxt_emit_enter();
-  if (!t)
+  if (!t) {
+    if (atomic_load_explicit(&s->tp->reg.filter, memory_order_relaxed) != NULL)
+      adhoc_off(s->tp, FXT_EVENT_DURATION_COMPLETE, s->start, NULL, 0);
     return;
+  }
   uint32_t cpu;
   uint64_t now = fxt_emit_time(&cpu);
   /* A filter makes the fast path decline: it is evaluated here, on the scope's dur_ns. */

@@ -10,5 +10,7 @@ int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second);
 const char *fxt_clock_source(void);
 const char *fxt_clock_reason(void);
 void fxt_clock_sync(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
+/* CLOCK_MONOTONIC in ns (clock.c; the clock check of clock_setup.c reads it too). */
+uint64_t fxt_clock_mono_ns(void);
 
 #endif

@@ -118,7 +118,9 @@ const char *fxt_evtrig_hist_strerror(int code);
 int fxt_evtrig_hist_attrs(const char *param, size_t len, struct fxt_evtrig_hist_attrs *a,
                           struct fxt_evtrig_hist_error *err);
 struct fxt_tracepoint;
-/* The histogram of a's trigger on tp's event (param NUL-terminated): 0, FXT_EINVAL (err says
+/* The histogram of a's trigger on tp's event (param NUL-terminated), its keys and values
+ * among the event's fields as its filter sees them (fxt_registry_event_fields: an ad-hoc
+ * event's dur_ns or id and its sites' arguments too): 0, FXT_EINVAL (err says
  * the kernel's error when it logs one), FXT_ENOMEM. */
 int fxt_evtrig_hist_new(const struct fxt_tracepoint *tp, const char *param,
                         const struct fxt_evtrig_hist_attrs *a, struct fxt_evtrig_hist **out,
@@ -136,10 +138,12 @@ void fxt_evtrig_hist_describe(const struct fxt_evtrig_hist *h, const char *filte
                               struct fxt_tbuf *b);
 void fxt_evtrig_hist_show(const struct fxt_evtrig_hist *h, const char *filter, bool first,
                           struct fxt_tbuf *b);
-/* Emit path: counts the event (values NULL: an ad-hoc event). Lock-free, no allocation. */
-void fxt_evtrig_hist_count(struct fxt_evtrig_hist *h, const struct fxt_tracepoint *tp,
-                           const union fxt_value *values, const uint32_t *lens,
-                           const struct fxt_filter_common *c);
+/* Emit path: counts the event, its values laid out as its hook's fields (a typed event's
+ * fields; an ad-hoc event's head and arguments, fxt_filter_pass_adhoc; values NULL: only the
+ * common fields, an event not counted when a key or value is another). Lock-free, no
+ * allocation. */
+void fxt_evtrig_hist_count(struct fxt_evtrig_hist *h, const union fxt_value *values,
+                           const uint32_t *lens, const struct fxt_filter_common *c);
 
 /* ---- control side (evtrig.c; every function takes its lock) ---- */
 

@@ -264,7 +264,7 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
         hist_switch(g->target, g->cmd == FXT_EVTRIG_ENABLE_HIST);
       break;
     case FXT_EVTRIG_HIST: /* no count: every matching event, paused or not (its own flag) */
-      fxt_evtrig_hist_count(g->hist, tp, values, lens, c);
+      fxt_evtrig_hist_count(g->hist, values, lens, c);
       break;
     case FXT_EVTRIG_TRACEON: /* changes something only while recording is off */
       if (claim(g)) {

@@ -23,6 +23,7 @@
 #include "../base/hist.h"
 #include "../base/tbuf.h"
 #include "evtrig.h"
+#include "registry.h"
 #include "session_int.h"
 #include "slots.h"
 
@@ -33,7 +34,12 @@ struct fxt_evtrig_hist {
   struct fxt_hmap *map;
   _Atomic bool paused;
   char name[64]; /* name=X, or "" */
-  int16_t src[FXT_HIST_MAX_KEYS + FXT_HIST_MAX_VALS]; /* a field's index or SRC_* */
+  /* Each key's and value's source: the index of its field in the event's values (the hook's
+   * layout: a typed tracepoint's fields, an ad-hoc event's fxt_registry_event_fields, which
+   * fxt_filter_pass_adhoc lays its values out by) or SRC_*, and that field's type and bound. */
+  int16_t src[FXT_HIST_MAX_KEYS + FXT_HIST_MAX_VALS];
+  uint16_t type[FXT_HIST_MAX_KEYS + FXT_HIST_MAX_VALS];
+  uint16_t bound[FXT_HIST_MAX_KEYS + FXT_HIST_MAX_VALS];
 };
 
 /* ---- the write's text (no state: fuzz_evtrig runs it) ---- */
@@ -138,18 +144,33 @@ int fxt_evtrig_hist_attrs(const char *param, size_t len, struct fxt_evtrig_hist_
 
 /* ---- a trigger's histogram made for its event ---- */
 
-static int field_src(const struct fxt_tracepoint *tp, const char *name, bool *str,
-                     uint32_t *width)
+/* The event's fields a hist trigger's keys and values name: those its filters are compiled
+ * against (an ad-hoc event's head and its sites' arguments: fxt_registry_event_fields). */
+struct fields {
+  struct fxt_field f[FXT_TP_FIELDS_MAX];
+  uint32_t n;
+};
+
+static void fields_of(const struct fxt_tracepoint *tp, struct fields *fs)
 {
-  uint32_t n = tp->kind == FXT_TP_TYPED ? tp->nfields : 0;
+  fs->n = fxt_registry_event_fields(tp, fs->f);
+}
+
+/* name's source in fs (its index, SRC_*, or -100: none), whether it is a string and the
+ * width of a string key; *f the field (NULL for the common ones). */
+static int field_src(const struct fields *fs, const char *name, bool *str, uint32_t *width,
+                     const struct fxt_field **f)
+{
   *str = false;
   *width = 0;
-  for (uint32_t i = 0; i < n && i < FXT_MAX_FIELDS; i++)
-    if (strcmp(tp->fields[i].name, name) == 0) {
-      uint16_t t = tp->fields[i].type;
+  *f = NULL;
+  for (uint32_t i = 0; i < fs->n; i++)
+    if (strcmp(fs->f[i].name, name) == 0) {
+      uint16_t t = fs->f[i].type;
       *str = t == FXT_TYPE_STR || t == FXT_TYPE_BYTES;
-      uint32_t b = tp->fields[i].bound ? tp->fields[i].bound : FXT_HIST_STR_MAX;
+      uint32_t b = fs->f[i].bound ? fs->f[i].bound : FXT_HIST_STR_MAX;
       *width = *str ? (b < FXT_HIST_STR_MAX ? b : FXT_HIST_STR_MAX) : 0;
+      *f = &fs->f[i];
       return (int)i;
     }
   if (strcmp(name, "common_pid") == 0)
@@ -168,7 +189,7 @@ static int field_src(const struct fxt_tracepoint *tp, const char *name, bool *st
 }
 
 /* Checks one list (keys or vals) of param against tp, with the kernel's errors. */
-static int check_list(const struct fxt_tracepoint *tp, const char *param,
+static int check_list(const struct fields *fs, const char *param,
                       struct fxt_evtrig_hist_str l, bool keys,
                       struct fxt_evtrig_hist_error *err)
 {
@@ -185,7 +206,8 @@ static int check_list(const struct fxt_tracepoint *tp, const char *param,
       *dot = 0;
     bool str;
     uint32_t w;
-    if (!(strcmp(f, "hitcount") == 0 && !keys) && field_src(tp, f, &str, &w) == -100)
+    const struct fxt_field *fl;
+    if (!(strcmp(f, "hitcount") == 0 && !keys) && field_src(fs, f, &str, &w, &fl) == -100)
       return fail(err, FXT_HIST_ERR_FIELD_NOT_FOUND, errpos(param, f, strlen(f)), FXT_EINVAL);
     if (dot) {
       const char *m = dot + 1;
@@ -247,9 +269,11 @@ int fxt_evtrig_hist_new(const struct fxt_tracepoint *tp, const char *param,
                         struct fxt_evtrig_hist_error *err)
 {
   *out = NULL;
-  int rc = check_list(tp, param, a->keys, true, err);
+  struct fields fs;
+  fields_of(tp, &fs);
+  int rc = check_list(&fs, param, a->keys, true, err);
   if (rc == 0 && a->vals.len)
-    rc = check_list(tp, param, a->vals, false, err);
+    rc = check_list(&fs, param, a->vals, false, err);
   if (rc == 0 && a->sort.len)
     rc = check_sort(param, a->sort, err);
   if (rc < 0)
@@ -275,15 +299,18 @@ int fxt_evtrig_hist_new(const struct fxt_tracepoint *tp, const char *param,
   for (uint32_t i = 0; i < h->spec.nkeys + h->spec.nvals; i++) {
     bool key = i < h->spec.nkeys, str;
     struct fxt_hist_field *f = key ? &h->spec.keys[i] : &h->spec.vals[i - h->spec.nkeys];
-    uint32_t w;
-    int s = field_src(tp, f->name, &str, &w);
+    uint32_t w, at = key ? i : FXT_HIST_MAX_KEYS + i - h->spec.nkeys;
+    const struct fxt_field *fl;
+    int s = field_src(&fs, f->name, &str, &w, &fl);
     if ((str && !key) || (str && f->mod != FXT_HIST_PLAIN)) {
       free(h); /* a string is a key only, and takes no modifier */
       return FXT_EINVAL;
     }
     if (key)
       f->width = w;
-    h->src[key ? i : FXT_HIST_MAX_KEYS + i - h->spec.nkeys] = (int16_t)s;
+    h->src[at] = (int16_t)s;
+    h->type[at] = fl ? fl->type : FXT_TYPE_U64;
+    h->bound[at] = fl ? fl->bound : 0;
   }
   copy(h->name, sizeof(h->name), param, a->name);
   atomic_init(&h->paused, a->pause);
@@ -359,16 +386,17 @@ void fxt_evtrig_hist_show(const struct fxt_evtrig_hist *h, const char *filter, b
 
 /* ---- the emit path ---- */
 
-static uint64_t number(const struct fxt_tracepoint *tp, const union fxt_value *v,
-                       const struct fxt_filter_common *c, int s)
+static uint64_t number(const struct fxt_evtrig_hist *h, uint32_t at, const union fxt_value *v,
+                       const struct fxt_filter_common *c)
 {
+  int s = h->src[at];
   switch (s) {
   case SRC_PID: return (uint64_t)(int64_t)c->pid;
   case SRC_CPU: return c->cpu;
   case SRC_TYPE: return c->type;
   default: break;
   }
-  switch (tp->fields[s].type) {
+  switch (h->type[at]) {
   case FXT_TYPE_S8:
   case FXT_TYPE_S16:
   case FXT_TYPE_S32:
@@ -382,9 +410,8 @@ static uint64_t number(const struct fxt_tracepoint *tp, const union fxt_value *v
   }
 }
 
-void fxt_evtrig_hist_count(struct fxt_evtrig_hist *h, const struct fxt_tracepoint *tp,
-                           const union fxt_value *values, const uint32_t *lens,
-                           const struct fxt_filter_common *c)
+void fxt_evtrig_hist_count(struct fxt_evtrig_hist *h, const union fxt_value *values,
+                           const uint32_t *lens, const struct fxt_filter_common *c)
 {
   if (atomic_load_explicit(&h->paused, memory_order_relaxed))
     return;
@@ -393,21 +420,22 @@ void fxt_evtrig_hist_count(struct fxt_evtrig_hist *h, const struct fxt_tracepoin
   size_t o = 0;
   for (uint32_t i = 0; i < h->spec.nkeys + h->spec.nvals; i++) {
     bool k = i < h->spec.nkeys;
-    int s = h->src[k ? i : FXT_HIST_MAX_KEYS + i - h->spec.nkeys];
+    uint32_t at = k ? i : FXT_HIST_MAX_KEYS + i - h->spec.nkeys;
+    int s = h->src[at];
     if (s >= 0 && !values)
-      return; /* an ad-hoc event: no typed fields */
+      return; /* no values (none are passed: not counted) */
     const struct fxt_hist_field *f = k ? &h->spec.keys[i] : NULL;
     if (k && s == SRC_COMM) {
       const char *p = c->comm ? c->comm : "";
       o = fxt_hist_key_str(key, o, f, p, strnlen(p, FXT_HIST_COMM));
-    } else if (k && f->width && tp->fields[s].type == FXT_TYPE_BYTES) {
-      o = fxt_hist_key_str(key, o, f, values[s].p, strnlen(values[s].p, tp->fields[s].bound));
+    } else if (k && f->width && h->type[at] == FXT_TYPE_BYTES) {
+      o = fxt_hist_key_str(key, o, f, values[s].p, strnlen(values[s].p, h->bound[at]));
     } else if (k && f->width) {
       o = fxt_hist_key_str(key, o, f, values[s].s ? values[s].s : "", lens[s]);
     } else if (k) {
-      o = fxt_hist_key_num(key, o, f, number(tp, values, c, s));
+      o = fxt_hist_key_num(key, o, f, number(h, at, values, c));
     } else {
-      vals[i - h->spec.nkeys] = number(tp, values, c, s);
+      vals[i - h->spec.nkeys] = number(h, at, values, c);
     }
   }
   (void)fxt_hmap_add(h->map, key, vals, c->comm);

@@ -110,16 +110,14 @@ static union fxt_value convert(const struct fxt_argv *a, uint16_t want)
   return v;
 }
 
-bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint64_t head,
-                           const struct fxt_argv *av, uint32_t n, uint32_t cpu)
+/* An ad-hoc event's values laid out by hook h's fields, into v and len (FXT_TP_FIELDS_MAX
+ * each): its head first, then each field from the argument of that name. */
+static void adhoc_values(const struct fxt_evhook *h, uint64_t head, const struct fxt_argv *av,
+                         uint32_t n, union fxt_value *v, uint32_t *len)
 {
-  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
-  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
-  if (!h)
-    return true;
   /* Fields the hook does not know (none kept: out of memory) read as 0 or "". */
-  union fxt_value v[FXT_TP_FIELDS_MAX] = {{0}};
-  uint32_t len[FXT_TP_FIELDS_MAX] = {0};
+  memset(v, 0, FXT_TP_FIELDS_MAX * sizeof(v[0]));
+  memset(len, 0, FXT_TP_FIELDS_MAX * sizeof(len[0]));
   v[0].u = head; /* also the value of a hook without fields (a trigger's) */
   for (uint32_t i = h->head; i < h->nfields; i++) {
     const struct fxt_field *f = &h->fields[i];
@@ -131,6 +129,18 @@ bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
       v[i] = convert(&av[k], f->type);
     len[i] = f->type == FXT_TYPE_STR && v[i].s ? fxt_field_len(FXT_TYPE_STR, f->bound, v[i]) : 0;
   }
+}
+
+bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint64_t head,
+                           const struct fxt_argv *av, uint32_t n, uint32_t cpu)
+{
+  /* Acquire pairs with install_fn's release: the hook's contents are visible. */
+  const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
+  if (!h)
+    return true;
+  union fxt_value v[FXT_TP_FIELDS_MAX];
+  uint32_t len[FXT_TP_FIELDS_MAX];
+  adhoc_values(h, head, av, n, v, len);
   return pass_hook(h, tp, t, v, len, cpu);
 }
 
@@ -140,8 +150,8 @@ bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
  * read), entered only by the thread's outermost emission with a slot of the session whose
  * recording is off (fxt_session_off_gen). It records nothing itself: the triggers do
  * (fxt_evtrig_fire, paused). */
-void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
-                    const uint32_t *lens)
+static void filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
+                       const uint32_t *lens, const struct fxt_adhoc_off *adhoc)
 {
   struct fxt_tslot *t = fxt_tls_slot;
   if (!t || atomic_load_explicit(&t->depth, memory_order_relaxed) != 0)
@@ -154,6 +164,13 @@ void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
     /* Acquire pairs with install_fn's release: the hook's contents are visible. */
     const struct fxt_evhook *h = atomic_load_explicit(&tp->reg.filter, memory_order_acquire);
     if (h && h->ntrig != 0) {
+      union fxt_value v[FXT_TP_FIELDS_MAX];
+      uint32_t len[FXT_TP_FIELDS_MAX];
+      if (adhoc) { /* laid out inside the window: the hook's fields stay allocated */
+        adhoc_values(h, adhoc->head, adhoc->av, adhoc->n, v, len);
+        values = v;
+        lens = len;
+      }
       struct fxt_filter_common c = common_of(tp, t, fxt_current_cpu());
       bool pass = fxt_filter_match(h->prog, values, lens, &c);
       (void)fxt_evtrig_fire(h, tp, t, values, lens, &c, pass, true);
@@ -161,6 +178,17 @@ void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
   }
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&t->depth, 0, memory_order_release);
+}
+
+void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
+                    const uint32_t *lens)
+{
+  filter_off(tp, values, lens, NULL);
+}
+
+void fxt_filter_off_adhoc(struct fxt_tracepoint *tp, const struct fxt_adhoc_off *a)
+{
+  filter_off(tp, NULL, NULL, a);
 }
 
 /* Under lock. */
@@ -285,8 +313,12 @@ int fxt_filters_set_triggers(uint32_t id, struct fxt_evtrig *const *trig, uint32
   free(e->trig);
   e->trig = copy;
   e->ntrig = n;
-  struct fxt_tracepoint *tp = e->nfields == 0 ? fxt_tracepoint_by_id(id) : NULL;
-  if (tp) /* an ad-hoc event's fields, for its triggers' conditions */
+  /* An ad-hoc event's fields, for its triggers' conditions and histograms, made now against
+   * fxt_registry_event_fields: again at each change, as a site registered since (a library
+   * loaded) may have added some. Sites are listed in registration order, so the fields an
+   * earlier filter or trigger was compiled against keep their places. */
+  struct fxt_tracepoint *tp = fxt_tracepoint_by_id(id);
+  if (tp)
     set_fields(e, tp);
   e->soft = soft;
   e->cond = cond;

@@ -31,6 +31,13 @@ void fxt_fn_file_truncate(enum fxt_fn_file file);
  * (functions_prof.c). */
 void fxt_fn_prof_stat(uint32_t cpu, struct fxt_tbuf *b);
 
+/* fork (session.c's handlers; the lock is taken last, released first: no other lock is
+ * taken under it): fxt_fn_lock is not held by another thread at the fork, so a child never
+ * inherits it locked nor code patched halfway (int3s at sites, pages writable). */
+void fxt_fn_atfork_prepare(void);
+void fxt_fn_atfork_parent(void);
+void fxt_fn_atfork_child(void);
+
 /* The session's trace clock rate, for tracing_thresh (session.c, at each start). */
 void fxt_fn_set_rate(uint64_t ticks_per_second);
 /* Applies FXTRACE's function keys (tracer, ftrace_filter, ftrace_notrace, graph_function,

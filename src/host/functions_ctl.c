@@ -21,6 +21,21 @@
 
 pthread_mutex_t fxt_fn_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void fxt_fn_atfork_prepare(void)
+{
+  pthread_mutex_lock(&fxt_fn_lock);
+}
+
+void fxt_fn_atfork_parent(void)
+{
+  pthread_mutex_unlock(&fxt_fn_lock);
+}
+
+void fxt_fn_atfork_child(void)
+{
+  pthread_mutex_init(&fxt_fn_lock, NULL);
+}
+
 static uint64_t thresh_us;          /* tracing_thresh as written */
 static uint64_t rate = 1000000000u; /* trace clock ticks per second */
 

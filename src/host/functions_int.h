@@ -54,10 +54,11 @@ struct fxt_fn_table {
   uint32_t mask;
   char **objs;    /* short names of the objects ("" for the executable) */
   uint32_t nobjs;
-  uint64_t adds, subs; /* dl_iterate_phdr's counters when it was built */
-  struct fxt_fn_table *prev; /* the table this one replaced: a hook may still read it, so it
-                              * is never freed (one per change of the loaded objects seen by
-                              * a control write), and stays reachable */
+  uint64_t adds, subs; /* dl_iterate_phdr's counters when it was last published */
+  uint64_t sig;        /* fxt_fn_dl_signature() of the objects it was built from */
+  struct fxt_fn_table *prev; /* the table built before this one: a hook may still read it, so
+                              * it is never freed (one per set of loaded objects seen by a
+                              * control write or a dlopen), and stays reachable */
 };
 
 /* Calls fn(ctx, name, value, size, global) for each function symbol defined in the ELF
@@ -72,6 +73,11 @@ int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void 
 
 /* dl_iterate_phdr's counters of objects loaded and unloaded: counts[0] adds, [1] subs. */
 void fxt_fn_dl_counts(uint64_t counts[2]);
+/* A hash of the loaded objects: each one's load address, name, and its file's inode, size and
+ * modification time. Equal when the same files are loaded at the same places: a table or
+ * site list built for them is reused, not built again (a library loaded and unloaded in a
+ * loop costs one of each, not one per load). */
+uint64_t fxt_fn_dl_signature(void);
 /* The file at path mapped read-only (munmap it with *size), or NULL. */
 void *fxt_fn_map_file(const char *path, size_t *size);
 

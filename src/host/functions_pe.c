@@ -67,12 +67,15 @@ struct site {
 struct sites {
   struct site *v; /* sorted by fn */
   size_t n;
-  uint64_t adds, subs, skipped; /* dl_iterate_phdr's counters when collected */
-  struct sites *prev; /* the sites this replaced: the trap handler may still read them, so
-                       * never freed (one per change of the loaded objects), kept reachable */
+  uint64_t adds, subs; /* dl_iterate_phdr's counters when last published */
+  uint64_t skipped;
+  uint64_t sig; /* fxt_fn_dl_signature() of the objects collected */
+  struct sites *prev; /* the sites collected before: the trap handler may still read them, so
+                       * never freed (one per set of loaded objects), kept reachable */
 };
 
 static _Atomic(struct sites *) sites_pub;
+static struct sites *sites_all; /* every list collected, newest first (control side) */
 static struct sigaction old_trap;
 static int membarrier_cmd; /* 0 until registered */
 
@@ -192,8 +195,8 @@ static int object_sites(struct dl_phdr_info *info, size_t sz, void *ctx)
   bool exe = c->exe;
   c->exe = false;
   const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
-  if (!path || path[0] != '/')
-    return 0; /* the vDSO */
+  if (!path || !strchr(path, '/'))
+    return 0; /* the vDSO (a name without a file); a relative path is the cwd's */
   for (int i = 0; i < info->dlpi_phnum; i++) /* libfxtrace.so itself */
     if (info->dlpi_phdr[i].p_type == PT_LOAD && !exe &&
         c->self - info->dlpi_addr - info->dlpi_phdr[i].p_vaddr <
@@ -223,6 +226,17 @@ static struct sites *sites_update(void)
   fxt_fn_dl_counts(counts);
   if (old && old->adds == counts[0] && old->subs == counts[1])
     return old;
+  /* The same objects as a list collected before (a library loaded again where it was): that
+   * list. Called inside dl_iterate_phdr (sync_held): no object comes or goes meanwhile. */
+  uint64_t sig = fxt_fn_dl_signature();
+  for (struct sites *a = sites_all; a; a = a->prev)
+    if (a->sig == sig) {
+      a->adds = counts[0];
+      a->subs = counts[1];
+      /* Release pairs with the acquire in on_trap (the list was whole already). */
+      atomic_store_explicit(&sites_pub, a, memory_order_release);
+      return a;
+    }
   struct collect c = {.exe = true, .self = (uintptr_t)fxt_fn_pe_entry_tramp};
   dl_iterate_phdr(object_sites, &c);
   struct sites *s = calloc(1, sizeof(*s));
@@ -238,7 +252,9 @@ static struct sites *sites_update(void)
   s->skipped = c.skipped;
   s->adds = counts[0];
   s->subs = counts[1];
-  s->prev = old;
+  s->sig = sig;
+  s->prev = sites_all;
+  sites_all = s;
   /* Release pairs with the acquire in on_trap. The old array stays allocated. */
   atomic_store_explicit(&sites_pub, s, memory_order_release);
   return s;
@@ -379,7 +395,12 @@ static bool wanted(const struct fxt_fn_sym *sym, uint32_t mode)
   return !(fl & FXT_FN_F_NOTRACE) && (!has_filter || (fl & FXT_FN_F_FILTER));
 }
 
-int fxt_fn_pe_sync(uint32_t mode)
+/* fxt_fn_pe_sync's work, inside a dl_iterate_phdr callback: glibc holds its lock
+ * (dl_load_write_lock) there, which dlclose takes to unmap an object and unlink it, so every
+ * object the sites were collected from stays mapped until the patching is done (a dlclose in
+ * another thread waits). Nothing here takes the loader's other lock (dl_load_lock: dlopen,
+ * dlsym), which dlclose holds while it waits for this one. */
+static int sync_held(uint32_t mode)
 {
   struct sites *s = sites_update();
   if (!s)
@@ -448,6 +469,27 @@ int fxt_fn_pe_sync(uint32_t mode)
     protect(s->v[chg[i]].fn - FXT_FN_PE_PRE, FXT_FN_PE_NOPS, PROT_READ | PROT_EXEC);
   free(chg);
   return rc;
+}
+
+struct sync_call {
+  uint32_t mode;
+  int rc;
+};
+
+static int sync_object(struct dl_phdr_info *info, size_t sz, void *ctx)
+{
+  (void)info;
+  (void)sz;
+  struct sync_call *c = ctx;
+  c->rc = sync_held(c->mode);
+  return 1; /* once: the first object, the executable */
+}
+
+int fxt_fn_pe_sync(uint32_t mode)
+{
+  struct sync_call c = {mode, 0};
+  dl_iterate_phdr(sync_object, &c);
+  return c.rc;
 }
 
 void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)

@@ -5,7 +5,9 @@
  * Built on the control side (allocates, opens files) under fxt_fn_lock; published with a
  * release store that pairs with the hooks' acquire load in fxt_fn_table_current, and never
  * freed: a hook may be reading a table at any time, and a rebuild happens only when objects
- * were loaded or unloaded (dl_iterate_phdr's adds and subs counters moved). Addresses are the
+ * were loaded or unloaded (dl_iterate_phdr's adds and subs counters moved) and no table was
+ * built before for the same objects (fxt_fn_dl_signature: that one is published again, so
+ * a library loaded and unloaded in a loop costs one table, not one per load). Addresses are the
  * symbols' values plus each object's load bias, so PIE executables and ASLR need nothing more.
  * C++ names are demangled with __cxa_demangle when the process has it (found with dlsym:
  * C programs do not need libstdc++).
@@ -54,7 +56,8 @@ struct build {
   char **objs;
   size_t nobjs, objcap;
   char *(*demangle)(const char *, char *, size_t *, int *);
-  bool failed;
+  uint64_t sig; /* fxt_fn_dl_signature's, of the objects read */
+  bool first, failed;
 };
 
 static char *name_copy(struct build *b, const char *name)
@@ -132,6 +135,29 @@ int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
   return 0;
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* Folds one object into a signature (fxt_fn_dl_signature): the first object is the
+ * executable, whose file is /proc/self/exe. */
+static void sig_add(uint64_t *h, const struct dl_phdr_info *info, bool exe)
+{
+  const char *name = info->dlpi_name ? info->dlpi_name : "";
+  struct stat st;
+  memset(&st, 0, sizeof st);
+  if (exe || strchr(name, '/'))
+    (void)stat(exe ? "/proc/self/exe" : name, &st);
+  uint64_t v[5] = {info->dlpi_addr, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                   (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec};
+  *h = fnv(fnv(*h, v, sizeof v), name, strlen(name) + 1);
+}
+
+#define SIG_SEED 0xcbf29ce484222325ull
+
 struct object {
   struct build *b;
   uintptr_t bias;
@@ -194,7 +220,9 @@ static int object_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
   struct build *b = ctx;
   const char *name = info->dlpi_name;
   bool exe = b->nobjs == 0; /* the executable comes first */
-  if (!exe && (!name || name[0] != '/'))
+  sig_add(&b->sig, info, b->first);
+  b->first = false;
+  if (!exe && (!name || !strchr(name, '/')))
     return 0; /* the vDSO: no file */
   if (!fxt_grow((void **)&b->objs, &b->objcap, b->nobjs + 1, sizeof(*b->objs), 16)) {
     b->failed = true;
@@ -237,6 +265,27 @@ void fxt_fn_dl_counts(uint64_t counts[2])
   dl_iterate_phdr(counts_fn, counts);
 }
 
+struct sig_walk {
+  uint64_t h;
+  bool first;
+};
+
+static int signature_fn(struct dl_phdr_info *info, size_t sz, void *ctx)
+{
+  (void)sz;
+  struct sig_walk *w = ctx;
+  sig_add(&w->h, info, w->first);
+  w->first = false;
+  return 0;
+}
+
+uint64_t fxt_fn_dl_signature(void)
+{
+  struct sig_walk w = {SIG_SEED, true};
+  dl_iterate_phdr(signature_fn, &w);
+  return w.h;
+}
+
 /* A rebuild keeps the filters: the flags of each function of the old table that has some go
  * to the functions of the same name in the new one. */
 static void keep_flags(const struct fxt_fn_table *old, struct fxt_fn_table *t)
@@ -249,6 +298,30 @@ static void keep_flags(const struct fxt_fn_table *old, struct fxt_fn_table *t)
   }
 }
 
+/* Every table built, newest first (under fxt_fn_lock). */
+static struct fxt_fn_table *tables;
+
+/* A table built before for the same objects, made current: its flags those of the current
+ * one (old), as a rebuild's. */
+static struct fxt_fn_table *reuse(struct fxt_fn_table *old, uint64_t sig, const uint64_t *counts)
+{
+  struct fxt_fn_table *t = tables;
+  while (t && t->sig != sig)
+    t = t->prev;
+  if (!t)
+    return NULL;
+  if (t != old) {
+    for (uint32_t i = 0; i < t->n; i++)
+      atomic_store_explicit(&t->syms[i].flags, 0, memory_order_relaxed);
+    keep_flags(old, t);
+  }
+  t->adds = counts[0];
+  t->subs = counts[1];
+  /* Release pairs with the acquire in fxt_fn_table_current (the table was whole already). */
+  atomic_store_explicit(&fxt_fn_table_pub, t, memory_order_release);
+  return t;
+}
+
 struct fxt_fn_table *fxt_fn_table_update(void)
 {
   struct fxt_fn_table *old = fxt_fn_table_current();
@@ -256,7 +329,11 @@ struct fxt_fn_table *fxt_fn_table_update(void)
   fxt_fn_dl_counts(counts);
   if (old && old->adds == counts[0] && old->subs == counts[1])
     return old;
-  struct build b = {0};
+  uint64_t sig = fxt_fn_dl_signature();
+  struct fxt_fn_table *again = reuse(old, sig, counts);
+  if (again)
+    return again;
+  struct build b = {.sig = SIG_SEED, .first = true};
   *(void **)&b.demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
   dl_iterate_phdr(object_fn, &b);
   struct fxt_fn_table *t = calloc(1, sizeof(*t));
@@ -296,7 +373,9 @@ struct fxt_fn_table *fxt_fn_table_update(void)
     t->hash[h] = i + 1;
   }
   keep_flags(old, t);
-  t->prev = old;
+  t->sig = b.sig;
+  t->prev = tables;
+  tables = t;
   /* Release pairs with the acquire in fxt_fn_table_current. */
   atomic_store_explicit(&fxt_fn_table_pub, t, memory_order_release);
   return t;

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "live_int.h"
+#include "../base/grow.h"
 #include "../base/metarec.h"
 #include <fxtrace/detail/emit.h> /* fxt_session_active */
 
@@ -86,6 +87,7 @@ static void ring_empty(struct cpu_ring *r)
 {
   r->head = r->tail = r->payload = 0;
   r->count = r->events = 0;
+  r->raw_seq = r->popped; /* none to arrange */
 }
 
 /* The entry at off, following a wrap: an entry never starts where its header would not fit
@@ -139,6 +141,40 @@ static unsigned char *ring_place(struct cpu_ring *r, size_t n)
   return r->tail - r->head > n ? r->buf + r->head : NULL; /* free: [head, tail) */
 }
 
+/* Under lock: the entries of r to arrange (live_int.h) moved out of it and appended to *buf
+ * (*len of its *cap bytes, grown), r left with the others. Returns false when memory ran out
+ * (r unchanged). */
+bool fxt_live_ring_take_raw(struct cpu_ring *r, unsigned char **buf, size_t *len, size_t *cap)
+{
+  uint64_t first = r->raw_seq > r->popped ? r->raw_seq : r->popped;
+  uint64_t n = r->popped + r->count - first;
+  if (n == 0)
+    return true;
+  struct entry *e0 = r->raw_seq > r->popped ? (struct entry *)(void *)(r->buf + r->raw_pos)
+                                            : fxt_live_ring_oldest(r);
+  size_t bytes = 0;
+  struct entry *e = e0;
+  for (uint64_t i = 0; i < n; i++, e = fxt_live_entry_next(r, e))
+    bytes += e->size;
+  if (!fxt_grow((void **)buf, cap, *len + bytes, 1, 1u << 16))
+    return false;
+  e = e0;
+  for (uint64_t i = 0; i < n; i++, e = fxt_live_entry_next(r, e)) {
+    memcpy(*buf + *len, e, e->size);
+    *len += e->size;
+    r->payload -= e->size;
+    r->events -= e->nrec - e->taken_recs;
+    r->pushed_records -= e->nrec;
+  }
+  r->count -= n;
+  r->head = (size_t)((unsigned char *)e0 - r->buf);
+  if (r->count == 0)
+    ring_empty(r);
+  else
+    r->raw_seq = r->popped + r->count;
+  return true;
+}
+
 /* Records of the run already taken by trace_pipe. */
 uint64_t fxt_live_count_taken(const struct entry *e)
 {
@@ -169,6 +205,12 @@ static void ring_push(struct cpu_ring *r, const struct entry *h, const void *rec
   if (more_len)
     memcpy(at + sizeof(*h) + len, more, more_len);
   memset(at + sizeof(*h) + len + more_len, 0, n - sizeof(*h) - len - more_len);
+  if (h->feed_seq == 0) /* arranged: after every entry (fxt_live_fg_arrange took the others) */
+    r->raw_seq = r->popped + r->count + 1;
+  else if (r->raw_seq >= r->popped + r->count) { /* the first entry to arrange */
+    r->raw_seq = r->popped + r->count;
+    r->raw_pos = (size_t)(at - r->buf);
+  }
   r->head = (size_t)(at - r->buf) + n;
   r->payload += n;
   r->count++;
@@ -409,24 +451,35 @@ static uint32_t meta_arg0(const uint64_t *w, uint32_t words)
   return at < words ? (uint32_t)(w[at] >> 32) : 0;
 }
 
-void fxt_live_push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
-                   uint32_t nrec, uint32_t tid, const char *name, const uint32_t *lines)
+/* An entry of records (lines: their line words, or NULL) on cpu of set; feed_seq: the
+ * consumer's number of a run to arrange, 0 for an arranged one. */
+static void push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
+                 uint32_t nrec, uint32_t tid, const char *name, const uint32_t *lines,
+                 uint64_t feed_seq)
 {
   if (nrec == 0)
     return;
   struct cpu_ring *r = &set[cpu < fxt_live.ncpus ? cpu : 0];
   uint32_t extra = lines ? (4 * nrec + 7) & ~7u : 0;
   struct entry h = {(uint32_t)(sizeof(h) + len + extra), tid, nrec, 0, r->lost_pending,
-                    r->pushed_records, {0}, lines ? len : 0, 0};
+                    r->pushed_records, {0}, lines ? len : 0, 0, feed_seq};
   memcpy(h.comm, name, 16);
   ring_push(r, &h, p, len, lines, lines ? 4 * nrec : 0);
   r->lost_pending = 0;
 }
 
+void fxt_live_push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
+                   uint32_t nrec, uint32_t tid, const char *name, const uint32_t *lines)
+{
+  push(set, cpu, p, len, nrec, tid, name, lines, 0);
+}
+
+/* The consumer's run: the function_graph layout arranges it when a reader reads in it. */
 static void push_run(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
                      uint32_t nrec, uint32_t tid, const char *name)
 {
-  fxt_live_push(set, cpu, p, len, nrec, tid, name, NULL);
+  if (nrec != 0)
+    push(set, cpu, p, len, nrec, tid, name, NULL, ++fxt_live.feed_seq);
 }
 
 /* Under lock: live_feed into ring set `set`; the copies (set == fxt_live.copy) take events while
@@ -462,16 +515,14 @@ static void feed(struct cpu_ring *set, const unsigned char *p, uint32_t len, uin
     bool on = fxt_live.on || atomic_load_explicit(&fxt_session_active, memory_order_relaxed);
     bool keep = event && !fxt_meta_is_bookkeeping(h) && (on || copy) &&
                 rec_ticks(p + off) >= fxt_live.clear_ticks;
-    /* function_graph's lines take the slices and what a thread holding them emits */
-    bool lines = keep && fxt_live_fg_take(set, p + off, bytes, tid, name, *cpu);
-    fed |= lines;
-    if (!keep || lines || off + bytes - run > RUN_MAX) { /* the run ends before this record */
+    /* (function_graph's lines are made by the readers: fxt_live_fg_arrange) */
+    if (!keep || off + bytes - run > RUN_MAX) { /* the run ends before this record */
       push_run(set, *cpu, p + run, off - run, nrec, tid, name); /* carry is 0 while nrec > 0 */
       fed |= nrec != 0;
-      run = keep && !lines ? off : off + bytes;
+      run = keep ? off : off + bytes;
       nrec = 0;
     }
-    if (keep && !lines) {
+    if (keep) {
       if (nrec++ == 0 && carry) { /* the first record of a run */
         set[*cpu < fxt_live.ncpus ? *cpu : 0].lost_pending += carry;
         carry = 0;
@@ -589,6 +640,24 @@ void live_copy_clear(void)
   pthread_mutex_lock(&fxt_live.lock);
   copy_empty();
   pthread_mutex_unlock(&fxt_live.lock);
+}
+
+/* The options' word: written by the options files' writers, read by the view's readers.
+ * Relaxed: a word of bits that publishes nothing else; a read sees the last write or the one
+ * before (as a `trace` opened while the option is written). */
+static atomic_uint fg_options;
+
+uint32_t live_fg_options(void)
+{
+  return atomic_load_explicit(&fg_options, memory_order_relaxed);
+}
+
+void live_set_fg_option(uint32_t bit, bool on)
+{
+  if (on)
+    atomic_fetch_or_explicit(&fg_options, bit, memory_order_relaxed);
+  else
+    atomic_fetch_and_explicit(&fg_options, ~bit, memory_order_relaxed);
 }
 
 void live_pipe_open(void)

@@ -16,7 +16,7 @@
  * (live_pipe_open) the consumer drains the buffers into the first set as in the other modes.
  *
  * While current_tracer is function_graph, readers print the kernel's function_graph layout,
- * whose lines the consumer prepares as it feeds the view (live_fgraph.c).
+ * whose lines they make from the records the consumer pushed, as they read (live_fgraph.c).
  *
  * All state is under one mutex: the consumer appends, readers (trace snapshots, trace_pipe)
  * read; none of it is on the emit path.
@@ -74,6 +74,12 @@ void live_copy_feed(const unsigned char *records, uint32_t len, uint32_t tid, co
                     uint32_t *cpu);
 void live_copy_lost(uint32_t cpu, uint64_t records, bool overrun);
 void live_copy_clear(void);
+
+/* The function_graph layout's funcgraph-* options (options/funcgraph-*, fgraph_text.h's
+ * FXT_FGRAPH_* bits, 0 for the kernel's defaults): `trace` takes them when it is opened,
+ * trace_pipe at each read. live_set_fg_option: bit on or off. */
+uint32_t live_fg_options(void);
+void live_set_fg_option(uint32_t bit, bool on);
 
 /* trace_pipe files open for reading (tracefs.c counts them): while there is one, a flight
  * recorder's consumer drains the live threads' buffers into the view. */

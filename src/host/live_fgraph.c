@@ -4,19 +4,26 @@
  *
  * The kernel writes an entry record at a call and an exit record at its return; fxtrace's
  * tracer writes one slice at the return, after the slices of the calls inside it, each with
- * its depth (docs/functions.md, "Records"). So the consumer, as it feeds the view (live.c
- * feed, under fxt_live.lock), holds a thread's records while its outermost traced call is
- * open: a slice of depth over 0 starts holding, and every later record of the thread (other
- * events too: they print inside the calls, as comments) is held until a slice of depth 0
- * closes the tree. (A slice of depth 0 of a thread that holds nothing, a call with no call
- * inside, and an event of such a thread stay in the view's runs as any event, and print as a
- * leaf and a comment.) Then the held records, ordered by start (calls of one time by depth), are
- * turned into lines and pushed into the ring of the CPU the thread is on, as runs of records
- * with a line word each (struct entry's lines_at): a call with anything inside "f() {", its return "}" (a copy
- * of its record with the two times swapped, so that the ring's lines stay in time order), a
- * call with nothing inside "f();", another event "/<star> text <star>/" at the innermost
- * open call's depth. Readers then format each record alone, from its line word: `trace` twice
- * gives the same text, `trace_pipe` consumes line by line.
+ * its depth (docs/functions.md, "Records"). The consumer pushes the records into the view's
+ * rings as runs of events, as for any tracer (live.c feed); the layout is made by the readers,
+ * in their threads, when `trace` is opened or trace_pipe read or waited on in it
+ * (fxt_live_fg_arrange, under fxt_live.lock): the entries pushed since the last arrangement
+ * are taken out of the rings and fed again, in the order the consumer pushed them
+ * (entry.feed_seq), through take(): a slice of depth over 0 starts holding a thread's records,
+ * and every later record of the thread (other events too: they print inside the calls, as
+ * comments) is held, across reads, until a slice of depth 0 closes the tree. (A slice of
+ * depth 0 of a thread that holds nothing, a call with no call inside, and an event of such a
+ * thread go back as runs of events, and print as a leaf and a comment.) Then the held records,
+ * ordered by start (calls of one time by depth), are turned into lines and pushed into the
+ * ring of the CPU the thread is on, as runs of records with a line word each (struct entry's
+ * lines_at): a call with anything inside "f() {", its return "}" (a copy of its record with
+ * the two times swapped, so that the ring's lines stay in time order), a call with nothing
+ * inside "f();", another event "/<star> text <star>/" at the innermost open call's depth.
+ * Readers then format each record alone, from its line word: `trace` twice gives the same
+ * text, `trace_pipe` consumes line by line. So the consumer pays one copy per run whether or
+ * not anyone reads, the reader the layout of what it reads; what nobody arranged is evicted
+ * from the rings as runs of events (a tree whose first records were evicted prints without
+ * them, after the LOST line).
  *
  * Bounds: a thread holds at most HOLD_BYTES of records and HOLD_THREADS threads hold at once.
  * Past either (a thread whose outermost call runs long, or a thread that exited inside its
@@ -26,8 +33,13 @@
  * `trace`) print what their threads hold that way when `trace` is opened.
  *
  * Which layout is read: the current tracer's when `trace` is opened, or at each trace_pipe
- * read (fxt_live_fg_layout). The lines are kept whatever the tracer is: read in the plain
- * layout, a CALL, LEAF or COMMENT line prints its record as before, a RETURN or MARK nothing.
+ * read (fxt_live_fg_layout); only a read in the function_graph layout arranges. The lines are
+ * kept whatever the tracer is: read in the plain layout, a CALL, LEAF or COMMENT line prints
+ * its record as before, a RETURN or MARK nothing; entries not arranged print as recorded.
+ *
+ * Concurrency: everything here (the held records, the scratch of an arrangement, the rings)
+ * is under fxt_live.lock, written and read by readers' threads only; the consumer, under the
+ * same lock, only appends runs to the rings (and bumps fxt_live.feed_seq). No atomics.
  */
 #define _GNU_SOURCE
 #include "live_int.h"
@@ -282,8 +294,11 @@ static size_t find(struct cpu_ring *set, uint32_t tid, const char *name, bool ma
   return free_at;
 }
 
-bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t bytes,
-                      uint32_t tid, const char *name, uint32_t cpu)
+/* A record of thread tid on cpu arranged into ring set `set`: true when the function_graph
+ * lines took it (a slice, or an event of a thread holding slices), false when it goes into
+ * the set as a run of events. */
+static bool take(struct cpu_ring *set, const unsigned char *p, uint32_t bytes, uint32_t tid,
+                 const char *name, uint32_t cpu)
 {
   uint64_t h = word(p, 0);
   bool slice = is_slice(h) && bytes >= 32;
@@ -315,6 +330,80 @@ bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t byt
   return true;
 }
 
+/* The ring whose next entry to arrange the consumer pushed first, or -1. */
+static int next_ring(const struct live_fg *g)
+{
+  int best = -1;
+  uint64_t best_seq = 0;
+  for (uint32_t k = 0; k < fxt_live.ncpus; k++) {
+    if (g->ring[k].at >= g->ring[k].end)
+      continue;
+    const struct entry *e = (const struct entry *)(const void *)(g->raw + g->ring[k].at);
+    if (best < 0 || e->feed_seq < best_seq) {
+      best = (int)k;
+      best_seq = e->feed_seq;
+    }
+  }
+  return best;
+}
+
+/* Entry e of ring k arranged: its records not taken yet (by trace_pipe in the plain layout)
+ * through take(), as the consumer fed them before the layout moved to the readers;
+ * the records it does not take go back as runs of events, in their order. */
+static void arrange_entry(struct cpu_ring *set, uint32_t k, const struct entry *e)
+{
+  const unsigned char *p = run_at(e, 0);
+  uint32_t len = run_len(e), start = e->taken, nrec = 0;
+  if (e->taken == 0)
+    set[k].lost_pending += e->lost_before;
+  for (uint32_t off = e->taken, bytes; off + 16 <= len; off += bytes) {
+    bytes = rec_bytes(p + off);
+    if (take(set, p + off, bytes, e->tid, e->comm, k)) {
+      fxt_live_push(set, k, p + start, off - start, nrec, e->tid, e->comm, NULL);
+      start = off + bytes;
+      nrec = 0;
+    } else {
+      nrec++;
+    }
+  }
+  fxt_live_push(set, k, p + start, len - start, nrec, e->tid, e->comm, NULL);
+}
+
+void fxt_live_fg_arrange(struct cpu_ring *set)
+{
+  struct live_fg *g = table_of(set);
+  if (!fxt_grow((void **)&g->ring, &g->cap_ring, fxt_live.ncpus, sizeof *g->ring, 8))
+    return; /* (no memory: they stay runs of events, read as such) */
+  size_t len = 0;
+  for (uint32_t k = 0; k < fxt_live.ncpus; k++) {
+    g->ring[k].at = len;
+    if (!fxt_live_ring_take_raw(&set[k], &g->raw, &len, &g->raw_cap))
+      len = g->ring[k].at; /* (the same: ring k's stay) */
+    g->ring[k].end = len;
+    g->ring[k].lost = 0;
+    if (len > g->ring[k].at) { /* its losses after them: shown after what they become */
+      g->ring[k].lost = set[k].lost_pending;
+      set[k].lost_pending = 0;
+    }
+  }
+  if (len == 0)
+    return;
+  if (fxt_live.plain_iters > 0)
+    fxt_live.gen++; /* their places were in the entries taken out */
+  for (int k; (k = next_ring(g)) >= 0;) {
+    const struct entry *e = (const struct entry *)(const void *)(g->raw + g->ring[k].at);
+    g->ring[k].at += e->size;
+    arrange_entry(set, (uint32_t)k, e);
+  }
+  for (uint32_t k = 0; k < fxt_live.ncpus; k++)
+    set[k].lost_pending += g->ring[k].lost;
+  if (g->raw_cap > (1u << 20)) { /* (a large one is not kept between readers' reads) */
+    free(g->raw);
+    g->raw = NULL;
+    g->raw_cap = 0;
+  }
+}
+
 void fxt_live_fg_flush_all(struct cpu_ring *set)
 {
   struct live_fg *g = table_of(set);
@@ -332,6 +421,8 @@ void fxt_live_fg_drop(struct cpu_ring *set)
   }
   free(g->t);
   free(g->ord);
+  free(g->raw);
+  free(g->ring);
   memset(g, 0, sizeof *g);
 }
 
@@ -346,32 +437,34 @@ void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struc
   struct fxt_fgraph_thread th = {.key = e->tid, .tid = e->tid,
                                  .comm = comm_len ? e->comm : NULL, .comm_len = comm_len};
   uint32_t kind = word & 0xf, depth = word >> 4 & 0xfff;
-  fxt_fgraph_prologue(s, b, e->lines_at ? word >> 16 : cpu, &th);
+  fxt_fgraph_prologue_at(s, b, e->lines_at ? word >> 16 : cpu, &th, fe->ns);
   uint64_t a = fe->ns, z = live_ticks_to_ns(fe->ev.trailer), dur = z > a ? z - a : a - z;
+  const char *name = fe->ev.name.data;
+  uint32_t o = s->opts, len = fe->ev.name.len;
   switch (kind) {
   case LIVE_LINE_CALL:
   case LIVE_LINE_LEAF:
-    fxt_fgraph_call(b, depth, fe->ev.name.data, fe->ev.name.len, kind == LIVE_LINE_CALL, dur);
+    fxt_fgraph_call_opts(b, o, depth, name, len, kind == LIVE_LINE_CALL, dur);
     return;
   case LIVE_LINE_RETURN:
-    fxt_fgraph_return(b, depth, dur);
+    fxt_fgraph_return_opts(b, o, depth, name, len, dur);
     return;
   case LIVE_LINE_MARK:
-    fxt_fgraph_comment_start(b, -1);
+    fxt_fgraph_comment_start_opts(b, o, -1);
     fxt_tbuf_puts(b, k_mark);
     break;
   case LIVE_LINE_PLAIN:
     if (fxt_fgraph_is_slice_ev(&fe->ev)) { /* a call of a thread that held nothing: a leaf */
       if (!fxt_fgraph_depth(&fe->ev, &depth))
         depth = 0;
-      fxt_fgraph_call(b, depth, fe->ev.name.data, fe->ev.name.len, false, dur);
+      fxt_fgraph_call_opts(b, o, depth, name, len, false, dur);
       return;
     }
-    fxt_fgraph_comment_start(b, -1); /* an event of a thread that held nothing */
+    fxt_fgraph_comment_start_opts(b, o, -1); /* an event of a thread that held nothing */
     fxt_text_event_body(b, fe);
     break;
   default: /* a comment inside calls (the innermost open call's depth + 1, 0 for none) */
-    fxt_fgraph_comment_start(b, (int64_t)depth - 1);
+    fxt_fgraph_comment_start_opts(b, o, (int64_t)depth - 1);
     fxt_text_event_body(b, fe);
     break;
   }

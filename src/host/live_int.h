@@ -52,6 +52,10 @@ struct entry {
    * live_line_word). taken_recs: the records of the run trace_pipe took. */
   uint32_t lines_at;
   uint32_t taken_recs;
+  /* The view's feed order of a run the consumer pushed (1, 2, ...: fxt_live.feed_seq), which
+   * the function_graph layout has not arranged yet (live_fgraph.c fxt_live_fg_arrange); 0 for
+   * an entry arranged (a lines run, or a run of events it passed on). */
+  uint64_t feed_seq;
 };
 
 /* A line word: its kind (LIVE_LINE_*), depth (the call's; a comment's: the innermost open
@@ -93,6 +97,15 @@ struct live_fg {
   uint64_t clock;
   struct live_fg_key *ord; /* a flush's order of the items, and its sort's scratch */
   size_t cap_ord;
+  /* An arrangement's entries taken out of the rings (fxt_live_fg_arrange): ring k's are
+   * [ring[k].at, ring[k].end) of raw; ring[k].lost: its losses after them. */
+  unsigned char *raw;
+  size_t raw_cap;
+  struct live_fg_ring {
+    size_t at, end;
+    uint64_t lost;
+  } *ring;
+  size_t cap_ring;
 };
 
 static inline const unsigned char *run_at(const struct entry *e, uint32_t off)
@@ -146,6 +159,12 @@ struct cpu_ring {
   /* For readers of `trace` that hold a place between reads (live_iter): entries and records
    * ever taken off the front and put at the back, since the last fxt_live.gen change. */
   uint64_t popped, pushed_records;
+  /* The entries not arranged yet (feed_seq != 0), always the newest ones: those numbered
+   * from raw_seq (an entry's number: popped + its index from the tail) to popped + count;
+   * raw_seq == popped + count when there are none. raw_pos: the first one's offset, while
+   * raw_seq > popped (else it is the tail's entry). */
+  uint64_t raw_seq;
+  size_t raw_pos;
 };
 
 struct desc_cache {
@@ -183,6 +202,10 @@ struct fxt_live_state {
   struct live_fg fg[2];
   uint16_t fn_category, other_category;
   struct fxt_fgraph_cpus pipe_fg;
+  /* The consumer's runs numbered as it pushes them (entry.feed_seq); `trace` readers open in
+   * the plain layout, whose places an arrangement would move (it bumps gen when there are). */
+  uint64_t feed_seq;
+  uint32_t plain_iters;
 };
 extern struct fxt_live_state fxt_live;
 
@@ -201,14 +224,25 @@ size_t fxt_live_entry_at(const struct cpu_ring *r, size_t off);
  * as one entry on cpu of ring set `set`; lines: their line words (NULL: a run of events). */
 void fxt_live_push(struct cpu_ring *set, uint32_t cpu, const unsigned char *p, uint32_t len,
                    uint32_t nrec, uint32_t tid, const char *name, const uint32_t *lines);
-/* live_fgraph.c, under lock. fxt_live_fg_take: a kept event record of thread tid on cpu fed
- * into ring set `set`: true when the function_graph lines took it (a slice, or an event of a
- * thread holding slices), false when it goes into the set as before. fxt_live_fg_flush_all:
+/* Under lock: the entries of r the consumer pushed since the last arrangement (feed_seq !=
+ * 0) moved out of it, appended to *buf (*len of *cap bytes, grown); false: no memory, r as
+ * it was. */
+bool fxt_live_ring_take_raw(struct cpu_ring *r, unsigned char **buf, size_t *len, size_t *cap);
+/* Under lock: the entry after e in r (a wrap followed). */
+static inline struct entry *fxt_live_entry_next(struct cpu_ring *r, const struct entry *e)
+{
+  size_t off = fxt_live_entry_at(r, (size_t)((const unsigned char *)e - r->buf) + e->size);
+  return (struct entry *)(void *)(r->buf + off);
+}
+/* live_fgraph.c, under lock, in a reader's thread (the consumer calls none of them).
+ * fxt_live_fg_arrange: the entries of ring set `set` the consumer pushed since the last
+ * arrangement taken out of its rings and put back in the function_graph layout, in the order
+ * the consumer pushed them: the slices and what a thread emits while it holds some become
+ * lines, the other records go back as runs of events. fxt_live_fg_flush_all:
  * what every thread holds of `set` printed (its outer calls still open: behind a mark).
  * fxt_live_fg_drop: what `set`'s threads hold discarded. fxt_live_fg_line: the line of
  * record fe of entry e (its line word), read from ring cpu, in the layout; s: the reader's verif_pid state. */
-bool fxt_live_fg_take(struct cpu_ring *set, const unsigned char *p, uint32_t bytes,
-                      uint32_t tid, const char *name, uint32_t cpu);
+void fxt_live_fg_arrange(struct cpu_ring *set);
 void fxt_live_fg_flush_all(struct cpu_ring *set);
 void fxt_live_fg_drop(struct cpu_ring *set);
 void fxt_live_fg_line(struct fxt_fgraph_cpus *s, struct fxt_tbuf *b, const struct entry *e,

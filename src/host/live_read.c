@@ -285,11 +285,18 @@ struct live_iter *live_iter_open(struct fxt_tbuf *b)
     pthread_mutex_unlock(&fxt_live.lock);
     return NULL;
   }
+  it->fgraph = fxt_live_fg_layout();
+  if (it->fgraph) { /* the layout made of what the consumer pushed since the last read */
+    fxt_live_fg_arrange(fxt_live.cpu);
+    if (fxt_live.copy)
+      fxt_live_fg_arrange(fxt_live.copy);
+  } else {
+    fxt_live.plain_iters++; /* (until live_iter_close) */
+  }
   if (fxt_live.copy) /* the copies just filled: what their threads hold is shown too */
     fxt_live_fg_flush_all(fxt_live.copy);
   it->gen = fxt_live.gen;
   it->nr = nr;
-  it->fgraph = fxt_live_fg_layout();
   uint64_t entries = 0, overrun = 0;
   for (uint32_t k = 0; k < nr; k++) {
     struct cpu_ring *r = ring_k(k);
@@ -306,7 +313,8 @@ struct live_iter *live_iter_open(struct fxt_tbuf *b)
     c->read = r->read;
   }
   if (it->fgraph) { /* the kernel's function_graph `trace`: its own header only */
-    fxt_fgraph_header(b);
+    it->fg.opts = live_fg_options();
+    fxt_fgraph_header_opts(b, it->fg.opts);
     pthread_mutex_unlock(&fxt_live.lock);
     return it;
   }
@@ -375,8 +383,14 @@ bool live_iter_next(struct live_iter *it, struct fxt_tbuf *b, size_t want)
 
 void live_iter_close(struct live_iter *it)
 {
-  if (it)
-    fxt_fgraph_cpus_free(&it->fg);
+  if (!it)
+    return;
+  if (!it->fgraph) {
+    pthread_mutex_lock(&fxt_live.lock);
+    fxt_live.plain_iters--;
+    pthread_mutex_unlock(&fxt_live.lock);
+  }
+  fxt_fgraph_cpus_free(&it->fg);
   free(it);
 }
 
@@ -386,6 +400,10 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
   size_t taken = 0, start = b->len;
   pthread_mutex_lock(&fxt_live.lock);
   struct fxt_fgraph_cpus *fg = fxt_live_fg_layout() ? &fxt_live.pipe_fg : NULL;
+  if (fg) { /* the layout made of what the consumer pushed since the last read */
+    fxt_live_fg_arrange(fxt_live.cpu);
+    fg->opts = live_fg_options();
+  }
   while (b->len < want) {
     int c = oldest_cpu();
     if (c < 0)
@@ -420,6 +438,15 @@ size_t live_consume(struct fxt_tbuf *b, size_t want)
   return b->len > start ? taken : 0; /* (lines the layout does not print: nothing to read) */
 }
 
+/* oldest_cpu() after the consumer's new entries were arranged when the layout is
+ * function_graph's. Under lock. */
+static int arranged_oldest(void)
+{
+  if (fxt_live_fg_layout())
+    fxt_live_fg_arrange(fxt_live.cpu);
+  return oldest_cpu();
+}
+
 bool live_wait(int timeout_ms)
 {
   live_init();
@@ -439,13 +466,14 @@ bool live_wait(int timeout_ms)
     fxt_consumer_wake(&fxt_session);
   pthread_mutex_lock(&fxt_live.lock);
   bool ready;
-  while (!(ready = oldest_cpu() >= 0) && fxt_live.on && timeout_ms != 0) {
+  /* In the function_graph layout, records that only open a tree are nothing to read yet */
+  while (!(ready = arranged_oldest() >= 0) && fxt_live.on && timeout_ms != 0) {
     if (timeout_ms < 0)
       pthread_cond_wait(&fxt_live.cond, &fxt_live.lock);
     else if (pthread_cond_timedwait(&fxt_live.cond, &fxt_live.lock, &until) != 0)
       break;
   }
-  ready = oldest_cpu() >= 0;
+  ready = arranged_oldest() >= 0;
   pthread_mutex_unlock(&fxt_live.lock);
   atomic_fetch_sub_explicit(&fxt_live_waiters, 1, memory_order_relaxed);
   return ready;

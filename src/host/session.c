@@ -87,7 +87,8 @@ static uint32_t round_pow2(uint64_t bytes)
 /* fork: no lock of ours may be held by another thread at the moment of the fork. They are
  * taken in the order the rest of the code nests them: lifecycle, pool_lock (attach asks the
  * control lock whether a thread is muted), control, live (formatting looks descriptions up in
- * the registry), registry. */
+ * the registry), registry, the function tracer's (FXTRACE's keys are applied under
+ * lifecycle). */
 static void atfork_prepare(void)
 {
   fxt_server_fork_prepare(); /* first: the server thread may need lifecycle to finish */
@@ -97,10 +98,12 @@ static void atfork_prepare(void)
   fxt_control_atfork_prepare();
   live_atfork_prepare();
   fxt_registry_lock();
+  fxt_fn_atfork_prepare(); /* last: the function tracer's lock nests inside all of these */
 }
 
 static void atfork_parent(void)
 {
+  fxt_fn_atfork_parent();
   fxt_registry_unlock();
   live_atfork_parent();
   fxt_control_atfork_parent();
@@ -113,6 +116,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
   struct session *s = &fxt_session;
+  fxt_fn_atfork_child();
   live_atfork_child();
   fxt_registry_unlock();
   fxt_control_atfork_child();

@@ -58,7 +58,8 @@ static const struct {
     {"tracing_thresh", N_FUNCTIONS, RD | WR, FXT_FN_TRACING_THRESH},
     {"function_profile_enabled", N_FUNCTIONS, RD | WR, FXT_FN_FUNCTION_PROFILE_ENABLED},
 };
-static const char *const root_dirs[] = {"events", "per_cpu", "per_thread", "trace_stat"};
+static const char *const root_dirs[] = {"events", "options", "per_cpu", "per_thread",
+                                        "trace_stat"};
 
 /* ---- paths ----------------------------------------------------------------------------- */
 
@@ -177,6 +178,15 @@ static int resolve(const char *path, struct fxt_fs_file *f)
     f->cpu = (uint32_t)v;
     return stats_dir(c, n, f, N_CPU_STATS);
   }
+  if (strcmp(c[0], "options") == 0) { /* the function_graph layout's (tracefs_nodes.c) */
+    for (int i = 0; n == 2 && fxt_tfs_option_name(i); i++)
+      if (strcmp(c[1], fxt_tfs_option_name(i)) == 0) {
+        f->node = N_OPTION;
+        f->option = i;
+        return 0;
+      }
+    return FXT_ENOENT;
+  }
   if (strcmp(c[0], "trace_stat") == 0) { /* function<cpu>: the function profiler's tables */
     if (n != 2 || strncmp(c[1], "function", 8) != 0 ||
         !fxt_tfs_parse_uint(c[1] + 8, UINT32_MAX, &v) || v >= live_ncpus())
@@ -204,6 +214,7 @@ static uint32_t mode_of(const struct fxt_fs_file *f)
   case N_EV_FILTER:
   case N_SYS_FILTER:
   case N_EV_TRIGGER:
+  case N_OPTION:
     return RD | WR;
   case N_EV_ID:
   case N_EV_FORMAT:
@@ -402,6 +413,9 @@ int fxt_fs_list(const char *dir, struct fxt_fs_dirent *out, int max)
       snprintf(name, sizeof(name), "%s%u", stat ? "function" : "cpu", i);
       n = add(out, max, n, name, !stat);
     }
+  } else if (strcmp(c[0], "options") == 0) {
+    for (int i = 0; fxt_tfs_option_name(i); i++)
+      n = add(out, max, n, fxt_tfs_option_name(i), 0);
   } else if (strcmp(c[0], "per_thread") == 0 && depth == 1) {
     pid_t tids[4096];
     int k = fxt_control_threads(tids, 4096);

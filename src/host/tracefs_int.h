@@ -40,6 +40,7 @@ enum node {
   N_THREAD_STATS,
   N_FUNCTIONS,     /* a file of the function tracer: fn_file says which (functions.h) */
   N_FN_STAT,       /* trace_stat/function<cpu>: the function profiler's table (functions.h) */
+  N_OPTION,        /* options/<name>: an option of the function_graph layout (option says which) */
 };
 
 struct fxt_fs_file {
@@ -54,7 +55,11 @@ struct fxt_fs_file {
   bool pipe_reader;     /* trace_pipe open for reading (fxt_control_pipe_open) */
   struct live_iter *iter; /* `trace`: where the reads are in the view (live.h) */
   int fn_file;          /* N_FUNCTIONS: enum fxt_fn_file */
+  int option;           /* N_OPTION: its index among fxt_tfs_option_name's */
 };
+
+/* options/'s files (tracefs_nodes.c): the name of option i, NULL past the last. */
+const char *fxt_tfs_option_name(int i);
 
 /* The tracepoints of the registry that match sys and ev. */
 struct fxt_tfs_find {

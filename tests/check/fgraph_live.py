@@ -19,6 +19,20 @@ function and depth: the calls printed early come before their callers' lines), b
 balanced, nothing lost. And (fn_live --threads) more threads holding calls at once than the
 view keeps: the same, the marker once at least.
 
+Then (fn_live --split) the layout made as the files are read, across its edges: `trace`
+opened while a thread is inside its outermost call and read after the call returned must be
+the header and the trees that closed before it (main's first); the first of two trace_pipe
+reads, made while a thread is inside its call, the trees before that thread's; every
+trace_pipe read together, the reference without the first tree of "fn_clear", which was inside
+that call at a read and when `trace` was emptied (what it held then is gone, and its call
+started before: nothing of it prints, not even when the thread's next tree is printed), with
+the last tree of main, arranged by a `trace` opened in the layout while a `trace` reader in the
+plain layout was inside it (fn_live checks that this reader stops there).
+
+And (fn_live --options) `trace` with each set of options/funcgraph-* below, trace_pipe with
+the last, against the reference with the same options (the kernel's columns, fgraph_ref.py);
+an absolute time may differ by 1 us (the file's clock mapping, as a duration's few ns).
+
   fgraph_live.py FXTRACE FN_LIVE WORKDIR
 """
 import os
@@ -124,4 +138,78 @@ fxt, t1, js = (os.path.join(work, n) for n in ("threads.fxt", "threads_trace", "
 subprocess.run([prog, "--threads", fxt, t1], check=True, env=env)
 subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
 nthreads = check_bound("threads", t1, js)
-print("fgraph_live: ok (%d lines; past the bounds %d and %d)" % (len(want), nlong, nthreads))
+
+# ---- the layout made as the files are read --------------------------------------------------
+nmain = len(want)
+fxt, t1, p1, pall, js = (os.path.join(work, n) for n in
+                         ("split.fxt", "split_trace", "split_pipe1", "split_pipe", "split.json"))
+subprocess.run([prog, "--split", fxt, t1, p1, pall], check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+items, names, cpus = fgraph_ref.read_json(js, mark)
+tid_of = {n: t for t, n in names.items()}
+if any(n not in tid_of for n in ("fn_open", "fn_split", "fn_clear")):
+    fail("split: threads missing from the recording: %s" % sorted(names.values()))
+
+
+def first(name):
+    return min(i[0] for i in items if i[2] == tid_of[name])
+
+
+def ref(keep):
+    return fgraph_ref.layout([i for i in items if keep(i)], {t: 0 for t in cpus}, names, width)
+
+
+want = ref(lambda i: i[0] < first("fn_open"))
+fgraph_ref.compare(near(open(t1).read(), fgraph_ref.HEADER + want), fgraph_ref.HEADER + want,
+                   "split: trace opened inside a call", fail)
+want = ref(lambda i: i[0] < first("fn_split"))
+fgraph_ref.compare(near(open(p1).read(), want), want, "split: trace_pipe inside a call", fail)
+again = sorted(i[0] for i in items if i[2] == tid_of["fn_clear"] and i[3] == "fn_live_outer")
+if len(again) != 2:
+    fail("split: fn_clear made %d trees, not 2" % len(again))
+want = ref(lambda i: i[2] != tid_of["fn_clear"] or i[0] >= again[1])
+if sum(w.endswith("fn_live_outer() {") for w in want) != 6:
+    fail("split: the reference has not the 6 trees printed: %s" % want)
+fgraph_ref.compare(near(open(pall).read(), want), want, "split: trace_pipe's reads", fail)
+nsplit = len(want)
+
+# ---- options/funcgraph-* ---------------------------------------------------------------------
+SETS = ["abstime=1", "cpu=0", "duration=0", "overhead=0", "proc=1", "tail=1",
+        "abstime=1,proc=1,tail=1,overhead=0", "cpu=0,duration=0,proc=1"]
+fxt, out, js = (os.path.join(work, n) for n in ("opts.fxt", "opts", "opts.json"))
+subprocess.run([prog, "--options", fxt, out] + SETS, check=True, env=env)
+subprocess.run([fxtrace, "convert", fxt, "-o", js], check=True, capture_output=True)
+items, names, cpus = fgraph_ref.read_json(js, mark)
+ABS = re.compile(r"^ *(\d+)\.(\d{6}) \|  ")
+DURF = re.compile(r"(.) (\d+(?:\.\d+)?) us +\|  ")
+
+
+def same_opts(g, w):
+    """g is w but for an absolute time 1 us apart and a duration a few ns apart."""
+    ag, aw = ABS.match(g), ABS.match(w)
+    if ag and aw and abs(int(ag.group(1) + ag.group(2)) - int(aw.group(1) + aw.group(2))) <= 1:
+        g = aw.group(0) + g[ag.end():]
+    dg, dw = DURF.search(g), DURF.search(w)
+    if dg and dw and dg.start() == dw.start():
+        a, b = float(dg.group(2)) * 1000, float(dw.group(2)) * 1000
+        if dg.group(1) == dw.group(1) and \
+                abs(a - b) <= 2 + 1e-6 * b + (10 if "." not in dw.group(2) else 0):
+            g = g[:dg.start()] + dw.group(0) + g[dg.end():]
+    return g == w
+
+
+def near_opts(got, want):
+    lines = got.split("\n")
+    return "\n".join(w if i < len(want) and same_opts(g, want[i]) else g
+                     for i, (g, w) in enumerate(zip(lines, want + [None] * len(lines))))
+
+
+for k, st in enumerate(SETS + ["pipe"]):
+    opts = {o: v == "1" for o, v in (x.split("=") for x in (SETS[-1] if st == "pipe" else st).split(","))}
+    want = fgraph_ref.layout(items, {t: 0 for t in cpus}, names, width, opts)
+    if st != "pipe":
+        want = fgraph_ref.header(opts) + want
+    got = open("%s.%s" % (out, "pipe" if st == "pipe" else k)).read()
+    fgraph_ref.compare(near_opts(got, want), want, "options %s" % st, fail)
+print("fgraph_live: ok (%d lines; past the bounds %d and %d; split %d; %d option sets)"
+      % (nmain, nlong, nthreads, nsplit, len(SETS)))

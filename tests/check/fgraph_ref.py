@@ -46,11 +46,42 @@ def duration(ns):
     return mark + " " + s + " us " + " " * max(0, 8 - len(s)) + "|  "
 
 
-def layout(items, cpu_of, names, width):
+DEFAULTS = {"abstime": False, "cpu": True, "duration": True, "overhead": True, "proc": False,
+            "tail": False}
+
+
+def header(opts=None):
+    """The header with the columns options/funcgraph-* (opts: name -> on, the kernel's defaults
+    for the others) print: __print_graph_headers_flags."""
+    o = dict(DEFAULTS, **(opts or {}))
+    cols = [("abstime", "     TIME       ", "      |         "), ("cpu", " CPU", " |  "),
+            ("proc", "  TASK/PID       ", "   |    |        "),
+            ("duration", "  DURATION   ", "   |   |      ")]
+    return ["# tracer: function_graph", "#",
+            "#" + "".join(t for k, t, _ in cols if o[k]) + "               FUNCTION CALLS",
+            "#" + "".join(b for k, _, b in cols if o[k]) + "               |   |   |   |"]
+
+
+def layout(items, cpu_of, names, width, opts=None):
     """The kernel's function_graph lines of items (sorted here), header excluded; cpu_of: tid ->
-    CPU; width: the CPU column's."""
+    CPU; width: the CPU column's; opts: options/funcgraph-* (name -> on; the kernel's defaults
+    for the others): the columns print_graph_prologue and print_graph_duration print, and a
+    return's "} /* f */" (tail)."""
+    o = dict(DEFAULTS, **(opts or {}))
+
     def cpu_col(c):
         return " %*d) " % (width, c)
+
+    def prologue(c, tid, ns):
+        return (("%5d.%06d |  " % (ns // 10**9, ns % 10**9 // 1000)) if o["abstime"] else "") + \
+            (cpu_col(c) if o["cpu"] else "") + ((proc(tid) + " | ") if o["proc"] else "")
+
+    def dur(ns):
+        if not o["duration"]:
+            return ""
+        return duration(ns) if o["overhead"] else " " + duration(ns)[1:]
+
+    fill = "              |  " if o["duration"] else ""
 
     def proc(tid):
         s = "%s-%d" % (names.get(tid, "<...>")[:7], tid)
@@ -95,17 +126,18 @@ def layout(items, cpu_of, names, width):
         last[c] = tid
         if what == "close":
             open_n[tid] -= 1
-            want.append(cpu_col(c) + duration(x) + "  " * depth_of[k] + "}")
+            want.append(prologue(c, tid, start + x) + dur(x) + "  " * depth_of[k] +
+                        ("} /* %s */" % name if o["tail"] else "}"))
         elif kind in ("i", "e"):
             d = open_n.get(tid, 0) - 1
             text = "%s <-%s" % (name, x) if kind == "i" else x
-            want.append(cpu_col(c) + "              |  " + ("  " * (d + 1) if d > 0 else "") +
+            want.append(prologue(c, tid, start) + fill + ("  " * (d + 1) if d > 0 else "") +
                         "/* %s */" % text)
         elif k in has_child:
-            want.append(cpu_col(c) + "              |  " + "  " * depth_of[k] + name + "() {")
+            want.append(prologue(c, tid, start) + fill + "  " * depth_of[k] + name + "() {")
             open_n[tid] = open_n.get(tid, 0) + 1
         else:
-            want.append(cpu_col(c) + duration(x) + "  " * depth_of[k] + name + "();")
+            want.append(prologue(c, tid, start) + dur(x) + "  " * depth_of[k] + name + "();")
     return want
 
 

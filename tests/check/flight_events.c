@@ -11,12 +11,13 @@
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
-#include <fxtrace/session.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 
+#include "emit_commands.h"
+
 FXT_TRACEPOINT(flight, tick, "seq=%llu", (u64, seq));
+
+static void fire(uint64_t seq) { FXT_TRACE(flight, tick, seq); }
 
 int main(int argc, char **argv)
 {
@@ -28,25 +29,5 @@ int main(int argc, char **argv)
   struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_OVERWRITE,
                                    .buffer_kb = kb, .events = "flight:*", .output = "",
                                    .buffers = ""};
-  if (fxt_session_start(&cfg) != 0) {
-    fprintf(stderr, "flight_events: cannot start the session\n");
-    return 1;
-  }
-  uint64_t seq = 0, n;
-  char line[64];
-  while (fgets(line, sizeof(line), stdin)) {
-    if (sscanf(line, "emit %" SCNu64, &n) != 1) {
-      fprintf(stderr, "flight_events: unknown command: %s", line);
-      return 2;
-    }
-    for (uint64_t end = seq + n; seq < end; seq++)
-      FXT_TRACE(flight, tick, seq);
-    printf("emitted %" PRIu64 "\n", seq);
-    fflush(stdout);
-  }
-  if (fxt_session_stop() != 0) {
-    fprintf(stderr, "flight_events: stopping the session failed\n");
-    return 1;
-  }
-  return 0;
+  return emit_commands("flight_events", &cfg, fire);
 }

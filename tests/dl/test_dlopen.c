@@ -1,6 +1,8 @@
 /* test_dlopen - tracepoints of a library loaded with dlopen during a session follow the
  * session's enabled patterns, are found by id and name while loaded, keep their id when
- * loaded again, and leave nothing behind after dlclose. Usage: test_dlopen MODULE.so */
+ * loaded again, and leave nothing behind after dlclose; an ad-hoc event's site in the library
+ * adds its arguments to the event's fields for a hist trigger written after it is loaded.
+ * Usage: test_dlopen MODULE.so */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +13,9 @@
 #include <dlfcn.h>
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
+#include <fxtrace/tracefs.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../fxtcount.h"
@@ -73,6 +77,56 @@ static void load_fire_unload(void **state)
   assert_int_equal(other, 0); /* dl:adhoc stayed off */
 }
 
+static char buf[1 << 16];
+
+static const char *cat(const char *file)
+{
+  ssize_t n = fxt_fs_cat(file, buf, sizeof(buf));
+  assert_true(n >= 0);
+  return buf;
+}
+
+/* dl:adhoc has a site here (argument j) before the library's (argument i) is loaded: a hist
+ * trigger written on j first, then one on i once the library is loaded, counts i's values (the
+ * event's fields its hook lays out are made again at the second trigger). */
+static void adhoc_fields_of_a_loaded_site(void **state)
+{
+  (void)state;
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "dl:adhoc",
+                                   .output = ""};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  assert_int_equal(fxt_fs_echo("tracing_on", "1"), 1);
+  const char *t1 = "hist:keys=j", *t2 = "hist:keys=i";
+  assert_int_equal(fxt_fs_echo("events/dl/adhoc/trigger", t1), (ssize_t)strlen(t1));
+  for (uint64_t j = 0; j < 4; j++)
+    FXT_INSTANT("dl", "adhoc", FXT_U64("j", 100 + j));
+  void *h = dlopen(module, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(h);
+  assert_int_equal(fxt_fs_echo("events/dl/adhoc/trigger", t2), (ssize_t)strlen(t2));
+  void (*fire)(uint64_t);
+  *(void **)&fire = dlsym(h, "fire_dl");
+  assert_non_null(fire);
+  fire(3); /* i = 0, 1, 2 */
+  /* The newest histogram first: i's, each value once; then j's, and the library's events
+   * without a j (0). */
+  const char *text = cat("events/dl/adhoc/hist");
+  const char *second = strstr(text, "\n\n# event histogram");
+  assert_non_null(second);
+  for (int i = 0; i < 3; i++) {
+    char line[64];
+    snprintf(line, sizeof(line), "{ i: %10d } hitcount:          1\n", i);
+    const char *at = strstr(text, line);
+    if (!at || at > second)
+      fail_msg("no '%s' in\n%s", line, text);
+  }
+  assert_non_null(strstr(second, "{ j:          0 } hitcount:          3\n"));
+  assert_non_null(strstr(second, "{ j:        103 } hitcount:          1\n"));
+  assert_int_equal(fxt_fs_echo("events/dl/adhoc/trigger", "!hist:keys=i"), 12);
+  assert_int_equal(fxt_fs_echo("events/dl/adhoc/trigger", "!hist:keys=j"), 12);
+  assert_int_equal(dlclose(h), 0);
+  assert_int_equal(fxt_session_stop(), 0);
+}
+
 int main(int argc, char **argv)
 {
   if (argc < 2) {
@@ -80,6 +134,7 @@ int main(int argc, char **argv)
     return 2;
   }
   module = argv[1];
-  const struct CMUnitTest tests[] = {cmocka_unit_test(load_fire_unload)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(load_fire_unload),
+                                     cmocka_unit_test(adhoc_fields_of_a_loaded_site)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

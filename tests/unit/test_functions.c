@@ -9,6 +9,7 @@
  * functions it calls are the source's.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fxtrace/functions.h>
 #include <fxtrace/fxt.h>
 #include <fxtrace/session.h>
@@ -588,6 +589,48 @@ static void test_pe_wx_refused(void **state)
     skip();
   assert_int_equal(WEXITSTATUS(status), 0);
 }
+
+/* A symbol table built for a set of loaded objects is published again when that set comes
+ * back (functions_syms.c: a library loaded and unloaded in a loop costs one table): after a
+ * library's dlclose, the table of before its dlopen; after a second dlopen at the same place,
+ * the table of the first. */
+static void test_table_reuse(void **state)
+{
+  (void)state;
+  const char *lib = "libz.so.1"; /* any library not loaded yet, without NODELETE */
+  if (dlopen(lib, RTLD_NOW | RTLD_NOLOAD))
+    skip();
+  /* The tables under the lock, the checks after it (a failed one leaves it free). */
+  struct fxt_fn_table *t[4] = {NULL};
+  void *at[2] = {NULL}, *h = NULL;
+  bool unloaded = false;
+  pthread_mutex_lock(&fxt_fn_lock);
+  t[0] = fxt_fn_table_update();
+  if ((h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+    at[0] = dlsym(h, "zlibVersion");
+    t[1] = fxt_fn_table_update();
+    dlclose(h);
+    unloaded = !dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    t[2] = fxt_fn_table_update();
+    if ((h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+      at[1] = dlsym(h, "zlibVersion");
+      t[3] = fxt_fn_table_update();
+      dlclose(h);
+    }
+  }
+  pthread_mutex_unlock(&fxt_fn_lock);
+  if (!t[1])
+    skip();
+  assert_ptr_not_equal(t[1], t[0]);
+  assert_non_null(fxt_fn_sym_entry(t[1], (uintptr_t)at[0]));
+  assert_true(unloaded);
+  assert_ptr_equal(t[2], t[0]);
+  assert_non_null(t[3]);
+  if (at[1] == at[0]) /* loaded where it was */
+    assert_ptr_equal(t[3], t[1]);
+  else
+    assert_ptr_not_equal(t[3], t[1]);
+}
 #endif
 
 /* A sibling call (the engine: fn_driver enters with fn_tail's slot already redirected, so
@@ -669,6 +712,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
 #ifdef FXT_TEST_PE
       cmocka_unit_test(test_pe_patched_bytes), cmocka_unit_test(test_pe_wx_refused),
+      cmocka_unit_test(test_table_reuse),
 #endif
       cmocka_unit_test(test_pe_switch_inside), cmocka_unit_test(test_registers),
       cmocka_unit_test(test_tail_call),

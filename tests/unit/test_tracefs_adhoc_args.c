@@ -302,14 +302,6 @@ static void tracedat_agrees(void **state)
   rmdir(dir);
 }
 
-/* A failed test leaves no session running for the next one. */
-static int stop(void **state)
-{
-  (void)state;
-  fxt_session_stop();
-  return 0;
-}
-
 int main(void)
 {
   const struct CMUnitTest tests[] = {

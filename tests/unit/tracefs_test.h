@@ -1,11 +1,12 @@
 /* tests/unit/tracefs_test.h - what the in-process tracefs tests share (test_tracefs.c,
- * test_tracefs_adhoc.c, test_evtrig.c): `cat` and `echo` on the in-process tracefs tree
+ * test_tracefs_adhoc.c, test_evtrig.c, ...): `cat` and `echo` on the in-process tracefs tree
  * (fxtrace/tracefs.h), failing the test on an unexpected result. Header-only: include it once,
  * after <cmocka.h> and <fxtrace/tracefs.h>.
  */
 #ifndef FXTRACE_TESTS_TRACEFS_TEST_H
 #define FXTRACE_TESTS_TRACEFS_TEST_H
 
+#include <fxtrace/session.h>
 #include <string.h>
 
 static char buf[1 << 20];
@@ -25,6 +26,14 @@ static void echo(const char *path, const char *value, ssize_t want)
   ssize_t n = fxt_fs_echo(path, value);
   if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
     fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
+}
+
+/* A teardown: a failed test leaves no session running for the next one. */
+static inline int stop(void **state)
+{
+  (void)state;
+  fxt_session_stop();
+  return 0;
 }
 
 #endif /* FXTRACE_TESTS_TRACEFS_TEST_H */
