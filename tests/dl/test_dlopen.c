@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dlfcn.h>
 #include <fxtrace/fxtrace.h>
@@ -80,6 +81,6 @@ int main(int argc, char **argv)
     return 2;
   }
   module = argv[1];
-  const struct CMUnitTest tests[] = {cmocka_unit_test(load_fire_unload)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  FXT_RUN_TESTS(
+      cmocka_unit_test(load_fire_unload));
 }

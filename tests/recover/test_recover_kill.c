@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -333,10 +334,7 @@ int main(int argc, char **argv)
   }
   printf("# seed %u (--seed to repeat), %d iterations per kind of death\n", seed, iterations);
   srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(killed, teardown),
-      cmocka_unit_test_teardown(segfaulted, teardown),
-      cmocka_unit_test_teardown(aborted, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  FXT_RUN_TESTS(
+      cmocka_unit_test_teardown(killed, teardown), cmocka_unit_test_teardown(segfaulted, teardown),
+      cmocka_unit_test_teardown(aborted, teardown));
 }

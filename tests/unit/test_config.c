@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -410,11 +411,7 @@ static void test_output_length(void **state) {
   assert_int_equal(fxt_config_parse(text, &cfg, g_strbuf, 4095, err, sizeof err), FXT_ENOBUFS);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_table),         cmocka_unit_test(test_defaults),
-      cmocka_unit_test(test_strbuf_layout), cmocka_unit_test(test_enobufs),
-      cmocka_unit_test(test_err_buffer),    cmocka_unit_test(test_output_length),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_table), cmocka_unit_test(test_defaults),
+    cmocka_unit_test(test_strbuf_layout), cmocka_unit_test(test_enobufs),
+    cmocka_unit_test(test_err_buffer), cmocka_unit_test(test_output_length))

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
@@ -381,15 +382,9 @@ static void registry_section_lists_a_tracepoint_twice(void **state)
   }
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(typed_tracepoint_every_field_type),
-      cmocka_unit_test(u64_fields_that_fit_are_one_word),
-      cmocka_unit_test(tracepoint_description_blob),
-      cmocka_unit_test(adhoc_events_every_type),
-      cmocka_unit_test(registry_lookup_and_patterns),
-      cmocka_unit_test(registry_section_lists_a_tracepoint_twice),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(typed_tracepoint_every_field_type),
+    cmocka_unit_test(u64_fields_that_fit_are_one_word),
+    cmocka_unit_test(tracepoint_description_blob), cmocka_unit_test(adhoc_events_every_type),
+    cmocka_unit_test(registry_lookup_and_patterns),
+    cmocka_unit_test(registry_section_lists_a_tracepoint_twice))

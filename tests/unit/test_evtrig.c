@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -479,19 +480,10 @@ static void triggers_change_while_two_threads_fire(void **state)
   assert_int_equal(count("c"), 0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(trigger_file_text_and_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(traceoff_stops_after_the_event_that_fired_it, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(traceon_turns_recording_back_on_at_its_event, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(enable_and_disable_event_switch_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(stacktrace_follows_the_event_with_the_callers_frame,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(snapshot_writes_its_file, setup, teardown),
-      cmocka_unit_test_setup_teardown(triggers_change_while_two_threads_fire, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(trigger_file_text_and_errors),
+    FXT_TEST_ST(traceoff_stops_after_the_event_that_fired_it),
+    FXT_TEST_ST(traceon_turns_recording_back_on_at_its_event),
+    FXT_TEST_ST(enable_and_disable_event_switch_exactly),
+    FXT_TEST_ST(stacktrace_follows_the_event_with_the_callers_frame),
+    FXT_TEST_ST(snapshot_writes_its_file), FXT_TEST_ST(triggers_change_while_two_threads_fire))

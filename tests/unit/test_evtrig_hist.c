@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <errno.h>
 #include <fxtrace/fxtrace.h>
@@ -340,15 +341,7 @@ static void live_and_offline_agree(void **state)
                    0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(two_threads_count_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(a_full_table_drops_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(pause_cont_clear_and_recording_off, setup, teardown),
-      cmocka_unit_test_setup_teardown(errors_are_the_kernels, setup, teardown),
-      cmocka_unit_test_setup_teardown(enable_and_disable_hist_switch_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(live_and_offline_agree, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(two_threads_count_exactly), FXT_TEST_ST(a_full_table_drops_exactly),
+    FXT_TEST_ST(pause_cont_clear_and_recording_off), FXT_TEST_ST(errors_are_the_kernels),
+    FXT_TEST_ST(enable_and_disable_hist_switch_exactly), FXT_TEST_ST(live_and_offline_agree))

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -155,13 +156,6 @@ static void available_line(void **state)
   fxt_tbuf_free(&b);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(accepted_and_printed),
-      cmocka_unit_test(refused),
-      cmocka_unit_test(removal),
-      cmocka_unit_test(available_line),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(accepted_and_printed), cmocka_unit_test(refused), cmocka_unit_test(removal),
+    cmocka_unit_test(available_line))

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include "formats/select.h"
 
@@ -118,10 +119,6 @@ static void filter_syntax(void **state) {
   fxt_sel_free(s);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(list_ok),   cmocka_unit_test(list_bad),      cmocka_unit_test(time_ok),
-      cmocka_unit_test(time_bad),  cmocka_unit_test(filter_syntax),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(list_ok), cmocka_unit_test(list_bad), cmocka_unit_test(time_ok),
+    cmocka_unit_test(time_bad), cmocka_unit_test(filter_syntax))

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <string.h>
 
@@ -173,11 +174,6 @@ static void test_errors(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sched_switch),
-      cmocka_unit_test(test_declaration_forms),
-      cmocka_unit_test(test_errors),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_sched_switch), cmocka_unit_test(test_declaration_forms),
+    cmocka_unit_test(test_errors))

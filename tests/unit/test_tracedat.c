@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -687,14 +688,8 @@ static void errors(void **state) {
   assert_int_equal(fxt_tracedat_convert(g_buf, g_len, &o, &st, err, sizeof err), FXT_EINVAL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(whole_file),    cmocka_unit_test(every_kind),
-      cmocka_unit_test(cpus_and_losses), cmocka_unit_test(cpu_losses),
-      cmocka_unit_test(too_big),
-      cmocka_unit_test(spilled_sort),  cmocka_unit_test(sort_order),
-      cmocka_unit_test(two_providers), cmocka_unit_test(errors),
-      cmocka_unit_test(ids_below_32768), cmocka_unit_test(no_events),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(whole_file), cmocka_unit_test(every_kind), cmocka_unit_test(cpus_and_losses),
+    cmocka_unit_test(cpu_losses), cmocka_unit_test(too_big), cmocka_unit_test(spilled_sort),
+    cmocka_unit_test(sort_order), cmocka_unit_test(two_providers), cmocka_unit_test(errors),
+    cmocka_unit_test(ids_below_32768), cmocka_unit_test(no_events))

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -732,26 +733,13 @@ static void filter_replaced_under_load(void **state)
   echo("events/flt/fv/filter", "0", 0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(enable_files_and_set_event, setup, teardown),
-      cmocka_unit_test_setup_teardown(id_and_format, setup, teardown),
-      cmocka_unit_test_setup_teardown(trace_shows_events_and_truncation_clears, setup, teardown),
-      cmocka_unit_test_setup_teardown(trace_read_in_pieces_while_the_view_moves, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(trace_pipe_is_identical_at_any_read_size, setup, teardown),
-      cmocka_unit_test_setup_teardown(marker_cmdlines_and_sizes, setup, teardown),
-      cmocka_unit_test_setup_teardown(stats_files, setup, teardown),
-      cmocka_unit_test_setup_teardown(per_thread_stats_while_draining, setup, teardown),
-      cmocka_unit_test_setup_teardown(pid_filter, setup, teardown),
-      cmocka_unit_test_setup_teardown(trace_pipe_blocks_until_data, setup, teardown),
-      cmocka_unit_test_setup_teardown(losses_show_and_counts_agree, setup, teardown),
-      cmocka_unit_test_setup_teardown(losses_follow_the_thread_to_its_new_cpu, setup, teardown),
-      cmocka_unit_test_setup_teardown(filters_let_exactly_the_matching_events_through, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(system_filter, setup, teardown),
-      cmocka_unit_test_setup_teardown(filter_replaced_under_load, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(enable_files_and_set_event), FXT_TEST_ST(id_and_format),
+    FXT_TEST_ST(trace_shows_events_and_truncation_clears),
+    FXT_TEST_ST(trace_read_in_pieces_while_the_view_moves),
+    FXT_TEST_ST(trace_pipe_is_identical_at_any_read_size), FXT_TEST_ST(marker_cmdlines_and_sizes),
+    FXT_TEST_ST(stats_files), FXT_TEST_ST(per_thread_stats_while_draining), FXT_TEST_ST(pid_filter),
+    FXT_TEST_ST(trace_pipe_blocks_until_data), FXT_TEST_ST(losses_show_and_counts_agree),
+    FXT_TEST_ST(losses_follow_the_thread_to_its_new_cpu),
+    FXT_TEST_ST(filters_let_exactly_the_matching_events_through), FXT_TEST_ST(system_filter),
+    FXT_TEST_ST(filter_replaced_under_load))

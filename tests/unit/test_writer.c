@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/writer.h>
 #include <string.h>
@@ -319,21 +320,16 @@ static void write_bytes_pads_with_zeros(void **state)
   assert_memory_equal(s.buf, want, sizeof(want));
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(seed_test_drop_stats, setup),
-      cmocka_unit_test_setup(init_rejects_bad_sizes, setup),
-      cmocka_unit_test_setup(reserve_rejects_zero_words_uncounted, setup),
-      cmocka_unit_test_setup(large_record_size_from_32_bit_field, setup),
-      cmocka_unit_test_setup(emit_drop_stats_nothing_pending, setup),
-      cmocka_unit_test_setup(emit_drop_stats_without_then_with_room, setup),
-      cmocka_unit_test_setup(combined_reservation_fails_counts_record_only, setup),
-      cmocka_unit_test_setup(drop_stats_written_exactly_once_per_run, setup),
-      cmocka_unit_test_setup(saturation_records_split_into_further_record, setup),
-      cmocka_unit_test_setup(saturation_bytes_from_real_drops, setup),
-      cmocka_unit_test_setup(overwrite_writer_never_drops_what_fits, setup),
-      cmocka_unit_test_setup(write_bytes_pads_with_zeros, setup),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test_setup(seed_test_drop_stats, setup),
+    cmocka_unit_test_setup(init_rejects_bad_sizes, setup),
+    cmocka_unit_test_setup(reserve_rejects_zero_words_uncounted, setup),
+    cmocka_unit_test_setup(large_record_size_from_32_bit_field, setup),
+    cmocka_unit_test_setup(emit_drop_stats_nothing_pending, setup),
+    cmocka_unit_test_setup(emit_drop_stats_without_then_with_room, setup),
+    cmocka_unit_test_setup(combined_reservation_fails_counts_record_only, setup),
+    cmocka_unit_test_setup(drop_stats_written_exactly_once_per_run, setup),
+    cmocka_unit_test_setup(saturation_records_split_into_further_record, setup),
+    cmocka_unit_test_setup(saturation_bytes_from_real_drops, setup),
+    cmocka_unit_test_setup(overwrite_writer_never_drops_what_fits, setup),
+    cmocka_unit_test_setup(write_bytes_pads_with_zeros, setup))
