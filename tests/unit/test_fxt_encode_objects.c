@@ -365,9 +365,14 @@ static void test_record_size_limits(void **state) {
 }
 
 FXT_TEST_MAIN(
-    cmocka_unit_test(test_blob), cmocka_unit_test(test_userspace_object),
-    cmocka_unit_test(test_kernel_object), cmocka_unit_test(test_context_switch),
-    cmocka_unit_test(test_wakeup), cmocka_unit_test(test_legacy_context_switch),
-    cmocka_unit_test(test_log), cmocka_unit_test(test_large_blob_event),
-    cmocka_unit_test(test_large_blob_attachment), cmocka_unit_test(test_invalid_inputs),
+    cmocka_unit_test(test_blob),
+    cmocka_unit_test(test_userspace_object),
+    cmocka_unit_test(test_kernel_object),
+    cmocka_unit_test(test_context_switch),
+    cmocka_unit_test(test_wakeup),
+    cmocka_unit_test(test_legacy_context_switch),
+    cmocka_unit_test(test_log),
+    cmocka_unit_test(test_large_blob_event),
+    cmocka_unit_test(test_large_blob_attachment),
+    cmocka_unit_test(test_invalid_inputs),
     cmocka_unit_test(test_record_size_limits))
