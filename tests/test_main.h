@@ -5,7 +5,8 @@
  *   FXT_TEST_MAIN(cmocka_unit_test(a), FXT_TEST_ST(b))
  *
  * and one that does something first (reads its arguments, forks a child) ends its own main()
- * with FXT_RUN_TESTS(...). The group is named "tests", as cmocka prints it.
+ * with FXT_RUN_TESTS(...). The group is named "tests", as cmocka prints it. A table of
+ * inputs and the texts they must give is made of struct fxt_text_case.
  */
 #ifndef FXTRACE_TEST_MAIN_H
 #define FXTRACE_TEST_MAIN_H
@@ -23,5 +24,11 @@
 
 /* A test run between the program's own static setup() and teardown(). */
 #define FXT_TEST_ST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+/* One row of a table-driven test: an input text and the text it must give (a message, a line
+ * read back). */
+struct fxt_text_case {
+  const char *in, *want;
+};
 
 #endif

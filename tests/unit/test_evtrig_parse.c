@@ -54,9 +54,7 @@ static const char *line_of(const char *text)
 }
 
 /* Accepted writes and what the kernel listed for each. */
-static const struct {
-  const char *write, *line;
-} k_accepted[] = {
+static const struct fxt_text_case k_accepted[] = {
     {"traceoff:5", "traceoff:count=5\n"},
     {"traceoff", "traceoff:unlimited\n"},
     {"  traceon  ", "traceon:unlimited\n"},
@@ -89,9 +87,9 @@ static void accepted_and_printed(void **state)
 {
   (void)state;
   for (size_t i = 0; i < sizeof(k_accepted) / sizeof(k_accepted[0]); i++)
-    if (strcmp(line_of(k_accepted[i].write), k_accepted[i].line) != 0)
-      fail_msg("'%s' reads back as '%s', the kernel's: '%s'", k_accepted[i].write,
-               line_of(k_accepted[i].write), k_accepted[i].line);
+    if (strcmp(line_of(k_accepted[i].in), k_accepted[i].want) != 0)
+      fail_msg("'%s' reads back as '%s', the kernel's: '%s'", k_accepted[i].in,
+               line_of(k_accepted[i].in), k_accepted[i].want);
 }
 
 static void refused(void **state)
