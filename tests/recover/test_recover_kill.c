@@ -319,12 +319,8 @@ static void aborted(void **state)
 
 int main(int argc, char **argv)
 {
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s CRASH_CHILD FXTRACE [--iterations N] [--seed S]\n", argv[0]);
+  if (!ru_take_paths(argc, argv, " [--iterations N] [--seed S]", &child_path, &fxtrace_path))
     return 2;
-  }
-  child_path = argv[1];
-  fxtrace_path = argv[2];
   seed = (unsigned)time(NULL) ^ (unsigned)getpid();
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--iterations"))

@@ -37,13 +37,6 @@ FXT_TRACEPOINT(trg, c, "seq=%llu", (u64, seq));
 
 static char dir[64], out[128], snap[128];
 
-static void start(uint32_t mode, const char *output)
-{
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .mode = mode, .events = "",
-                                   .output = output, .trigger = snap};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-  echo("tracing_on", "1", 0);
-}
 
 static int setup(void **state)
 {
@@ -52,7 +45,7 @@ static int setup(void **state)
   assert_non_null(mkdtemp(dir));
   snprintf(out, sizeof(out), "%s/out.fxt", dir);
   snprintf(snap, sizeof(snap), "%s/snap.fxt", dir);
-  start(FXT_MODE_DISCARD, out);
+  live_start(FXT_MODE_DISCARD, out, snap);
   return 0;
 }
 
@@ -168,7 +161,7 @@ static void stop_and_read(void)
 {
   fxt_session_stop();
   read_back(out);
-  start(FXT_MODE_DISCARD, out); /* for teardown */
+  live_start(FXT_MODE_DISCARD, out, snap); /* for teardown */
 }
 
 /* ---- the file's text and the kernel's errors ---- */
@@ -421,7 +414,7 @@ static void snapshot_writes_its_file(void **state)
 {
   (void)state;
   fxt_session_stop();
-  start(FXT_MODE_OVERWRITE, ""); /* a flight recorder: the snapshot is what it holds */
+  live_start(FXT_MODE_OVERWRITE, "", snap); /* a flight recorder: the snapshot is what it holds */
   unlink(snap);
   echo("events/trg/a/enable", "1", 0);
   echo("events/trg/a/trigger", "snapshot if seq == 3", 0);
@@ -435,7 +428,7 @@ static void snapshot_writes_its_file(void **state)
   assert_true(count("a") >= 4); /* the events up to the trigger's, and maybe later ones */
   assert_int_equal(strncmp(seqs("a"), "0,1,2,3", 7), 0);
   fxt_session_stop();
-  start(FXT_MODE_DISCARD, out);
+  live_start(FXT_MODE_DISCARD, out, snap);
 }
 
 /* ---- concurrency ---- */

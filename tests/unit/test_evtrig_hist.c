@@ -34,19 +34,11 @@ FXT_TRACEPOINT(hst, on, "x=%llu", (u64, x));
 static int setup(void **state)
 {
   (void)state;
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .mode = FXT_MODE_OVERWRITE,
-                                   .events = "", .output = ""};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-  echo("tracing_on", "1", 0);
+  live_start(FXT_MODE_OVERWRITE, "", NULL);
   return 0;
 }
 
-static int teardown(void **state)
-{
-  (void)state;
-  fxt_session_stop();
-  return 0;
-}
+static int teardown(void **state) { return live_stop(state); }
 
 /* One entry of a `hist` text: "{ key:          K } hitcount:          H  val:          V". */
 struct row {

@@ -34,18 +34,11 @@ FXT_TRACEPOINT(flt, fv, "seq=%llu val=%llu who=%s", (u64, seq), (u64, val), (str
 static int setup(void **state)
 {
   (void)state;
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "", .output = ""};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-  echo("tracing_on", "1\n", 0);
+  live_start(FXT_MODE_DISCARD, "", NULL);
   return 0;
 }
 
-static int teardown(void **state)
-{
-  (void)state;
-  fxt_session_stop();
-  return 0;
-}
+static int teardown(void **state) { return live_stop(state); }
 
 /* Waits until the consumer has taken everything emitted so far into the live view. */
 static void settle(void)

@@ -1,6 +1,6 @@
-/* tests/unit/tracefs_test.h - what the in-process tracefs tests share (test_tracefs.c,
- * test_tracefs_adhoc.c, test_evtrig.c): `cat` and `echo` on the in-process tracefs tree
- * (fxtrace/tracefs.h), failing the test on an unexpected result. Header-only: include it once,
+/* tests/unit/tracefs_test.h - what the in-process tracefs tests share (test_tracefs*.c,
+ * test_evtrig*.c): `cat` and `echo` on the in-process tracefs tree (fxtrace/tracefs.h), failing
+ * the test on an unexpected result; a session started for them and stopped. Header-only: include it once,
  * after <cmocka.h> and <fxtrace/tracefs.h>.
  */
 #ifndef FXTRACE_TESTS_TRACEFS_TEST_H
@@ -25,6 +25,25 @@ static void echo(const char *path, const char *value, ssize_t want)
   ssize_t n = fxt_fs_echo(path, value);
   if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
     fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
+}
+
+/* Starts a session in mode (FXT_MODE_*) with no event enabled, output to the file at output
+ * ("" for none) and snapshots to trigger (NULL: none), then tracing on: the live tree the tests
+ * read and write. */
+static inline void live_start(uint32_t mode, const char *output, const char *trigger)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .mode = mode, .events = "",
+                                   .output = output, .trigger = trigger};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  echo("tracing_on", "1", 0);
+}
+
+/* A cmocka teardown: the session stopped. */
+static inline int live_stop(void **state)
+{
+  (void)state;
+  fxt_session_stop();
+  return 0;
 }
 
 #endif /* FXTRACE_TESTS_TRACEFS_TEST_H */
