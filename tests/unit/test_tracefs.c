@@ -247,9 +247,7 @@ static void marker_cmdlines_and_sizes(void **state)
   assert_string_equal(cat("saved_cmdlines_size"), "128\n");
   echo("saved_cmdlines_size", "500", 0);
   assert_string_equal(cat("saved_cmdlines_size"), "500\n");
-  echo("saved_cmdlines_size", "0", -22);
-  echo("saved_cmdlines_size", "32769", -22);
-  echo("saved_cmdlines_size", "12x", -22);
+  echo_each_refused("saved_cmdlines_size", (const char *const[]){"0", "32769", "12x", NULL});
   /* buffer_size_kb: pages of 4080 bytes, at least 2, read back as the kernel does. */
   echo("buffer_size_kb", "100", 0);
   assert_string_equal(cat("buffer_size_kb"), "103\n");
@@ -257,9 +255,7 @@ static void marker_cmdlines_and_sizes(void **state)
   assert_string_equal(cat("buffer_size_kb"), "7\n");
   echo("buffer_size_kb", "1408", 0);
   assert_string_equal(cat("buffer_size_kb"), "1410\n");
-  echo("buffer_size_kb", "0", -22);
-  echo("buffer_size_kb", "abc", -22);
-  echo("buffer_size_kb", "-5", -22);
+  echo_each_refused("buffer_size_kb", (const char *const[]){"0", "abc", "-5", NULL});
   assert_string_equal(cat("buffer_size_kb"), "1410\n");
   char total[32];
   snprintf(total, sizeof(total), "%u\n", 1410 * (unsigned)sysconf(_SC_NPROCESSORS_CONF));

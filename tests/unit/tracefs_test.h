@@ -6,6 +6,7 @@
 #ifndef FXTRACE_TESTS_TRACEFS_TEST_H
 #define FXTRACE_TESTS_TRACEFS_TEST_H
 
+#include <errno.h>
 #include <string.h>
 
 static char buf[1 << 20];
@@ -25,6 +26,13 @@ static void echo(const char *path, const char *value, ssize_t want)
   ssize_t n = fxt_fs_echo(path, value);
   if (want >= 0 ? n != (ssize_t)strlen(value) : n != want)
     fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
+}
+
+/* Writes each value of the NULL-ended list to path: each is refused with EINVAL. */
+static inline void echo_each_refused(const char *path, const char *const *values)
+{
+  for (; *values != NULL; values++)
+    echo(path, *values, -EINVAL);
 }
 
 /* Starts a session in mode (FXT_MODE_*) with no event enabled, output to the file at output
