@@ -58,6 +58,13 @@ static int write_magic(void)
   return rc;
 }
 
+/* Nothing is pending (no drop_stats record waits): a record written now is read alone. */
+static void expect_next_record_alone(struct sink *s)
+{
+  assert_int_equal(write_magic(), 0);
+  assert_int_equal(read_all(s, 4096), 8);
+}
+
 /* The seed's write_string_record: index and text as given. */
 static int write_string(uint16_t index, const char *text)
 {
@@ -203,9 +210,7 @@ static void emit_drop_stats_without_then_with_room(void **state)
   assert_int_equal(w.drop_records, 0);
   assert_int_equal(read_all(&s, 4096), 56);
   assert_drop_stats(s.buf, 1000, 1001, 2, 16, 7, 8);
-  /* Nothing pending any more: the next record comes alone. */
-  assert_int_equal(write_magic(), 0);
-  assert_int_equal(read_all(&s, 4096), 8);
+  expect_next_record_alone(&s);
 }
 
 static void combined_reservation_fails_counts_record_only(void **state)
@@ -267,8 +272,7 @@ static void saturation_records_split_into_further_record(void **state)
   assert_int_equal(read_all(&s, 4096), 56 + 8);
   assert_drop_stats(s.buf, 10, 20, 5, 0, 1, 2);
   assert_int_equal(w.drop_records, 0);
-  assert_int_equal(write_magic(), 0);
-  assert_int_equal(read_all(&s, 4096), 8);
+  expect_next_record_alone(&s);
 }
 
 static void saturation_bytes_from_real_drops(void **state)
