@@ -206,6 +206,20 @@ static void put_args(struct enc *e, const struct fxt_arg *args, uint32_t n) {
     put_arg(e, &args[i]);
 }
 
+/* A name, then arguments: how the records with both end (§4.9, §4.10, §8.2). */
+static void put_name_args(struct enc *e, const struct fxt_str_ref *name,
+                          const struct fxt_arg *args, uint32_t n) {
+  put_ref_stream(e, name);
+  put_args(e, args, n);
+}
+
+/* The checks of a name and its arguments: 0 or the first error. */
+static int check_name_args(const struct fxt_str_ref *name, const struct fxt_arg *args,
+                           uint32_t n) {
+  int rc = check_ref(name);
+  return rc ? rc : check_args(args, n);
+}
+
 static void emit_arg(struct enc *e, const void *p, uint64_t words) {
   (void)words; /* the argument header carries its own size */
   put_arg(e, (const struct fxt_arg *)p);
@@ -343,8 +357,7 @@ static void emit_event(struct enc *e, const void *p, uint64_t words) {
   put_word(e, r->timestamp);
   put_thread_koids(e, &r->thread);
   put_ref_stream(e, &r->category);
-  put_ref_stream(e, &r->name);
-  put_args(e, r->args, r->num_args);
+  put_name_args(e, &r->name, r->args, r->num_args);
   if (event_has_trailer(r->type))
     put_word(e, r->trailer);
 }
@@ -354,9 +367,7 @@ int64_t fxt_encode_event(void *out, size_t out_size, const struct fxt_event *rec
     return FXT_EINVAL;
   int rc = check_ref(&rec->category);
   if (rc == 0)
-    rc = check_ref(&rec->name);
-  if (rc == 0)
-    rc = check_args(rec->args, rec->num_args);
+    rc = check_name_args(&rec->name, rec->args, rec->num_args);
   return rc ? rc : run(out, out_size, emit_event, rec, FXT_MAX_RECORD_BYTES);
 }
 
@@ -388,17 +399,12 @@ static void emit_userspace_object(struct enc *e, const void *p, uint64_t words) 
   put_word(e, r->pointer);
   if (r->process.index == 0) /* one word only: the process koid (§4.9) */
     put_word(e, r->process.process_koid);
-  put_ref_stream(e, &r->name);
-  put_args(e, r->args, r->num_args);
+  put_name_args(e, &r->name, r->args, r->num_args);
 }
 
 int64_t fxt_encode_userspace_object(void *out, size_t out_size,
                                     const struct fxt_userspace_object *rec) {
-  if (rec == NULL)
-    return FXT_EINVAL;
-  int rc = check_ref(&rec->name);
-  if (rc == 0)
-    rc = check_args(rec->args, rec->num_args);
+  int rc = rec ? check_name_args(&rec->name, rec->args, rec->num_args) : FXT_EINVAL;
   return rc ? rc : run(out, out_size, emit_userspace_object, rec, FXT_MAX_RECORD_BYTES);
 }
 
@@ -409,17 +415,12 @@ static void emit_kernel_object(struct enc *e, const void *p, uint64_t words) {
   h = FXT_SET(h, FXT_KOBJ_NAME, ref_field(&r->name));
   put_word(e, FXT_SET(h, FXT_KOBJ_ARGS, r->num_args));
   put_word(e, r->koid);
-  put_ref_stream(e, &r->name);
-  put_args(e, r->args, r->num_args);
+  put_name_args(e, &r->name, r->args, r->num_args);
 }
 
 int64_t fxt_encode_kernel_object(void *out, size_t out_size,
                                  const struct fxt_kernel_object *rec) {
-  if (rec == NULL)
-    return FXT_EINVAL;
-  int rc = check_ref(&rec->name);
-  if (rc == 0)
-    rc = check_args(rec->args, rec->num_args);
+  int rc = rec ? check_name_args(&rec->name, rec->args, rec->num_args) : FXT_EINVAL;
   return rc ? rc : run(out, out_size, emit_kernel_object, rec, FXT_MAX_RECORD_BYTES);
 }
 
@@ -548,9 +549,7 @@ int64_t fxt_encode_large_blob_event(void *out, size_t out_size,
     return FXT_EINVAL;
   int rc = check_ref(&rec->category);
   if (rc == 0)
-    rc = check_ref(&rec->name);
-  if (rc == 0)
-    rc = check_args(rec->args, rec->num_args);
+    rc = check_name_args(&rec->name, rec->args, rec->num_args);
   if (rc == 0)
     rc = check_large_payload(rec->data, rec->size);
   return rc ? rc : run(out, out_size, emit_large_blob_event, rec, FXT_MAX_RECORD_BYTES);

@@ -41,6 +41,7 @@ struct parser {
   int has_events, has_output, has_buffers, has_trigger;
   char *err; /* NULL, or err_size bytes */
   size_t err_size;
+  const char *key; /* the key whose value is being parsed (its k_keys name) */
 };
 
 /* Where strings go; counts what they need even past the end, so one walk sizes and copies. */
@@ -311,38 +312,20 @@ static int key_tracer(struct parser *p, struct span v) {
   return 0;
 }
 
-static int globs(struct parser *p, struct span v, const char *key) {
+/* ftrace_filter, ftrace_notrace, graph_function, graph_notrace: a glob list. */
+static int key_globs(struct parser *p, struct span v) {
   if (v.len >= CFG_VALUE_MAX)
-    return fail(p, v.pos, "%s: %zu bytes is longer than the limit of %u", key, v.len,
+    return fail(p, v.pos, "%s: %zu bytes is longer than the limit of %u", p->key, v.len,
                 CFG_VALUE_MAX - 1);
   return 0;
 }
 
-static int key_ftrace_filter(struct parser *p, struct span v) {
-  return globs(p, v, "ftrace_filter");
-}
-static int key_ftrace_notrace(struct parser *p, struct span v) {
-  return globs(p, v, "ftrace_notrace");
-}
-static int key_graph_function(struct parser *p, struct span v) {
-  return globs(p, v, "graph_function");
-}
-static int key_graph_notrace(struct parser *p, struct span v) {
-  return globs(p, v, "graph_notrace");
-}
-
-static int count(struct parser *p, struct span v, const char *key) {
+/* max_graph_depth, tracing_thresh: a count. */
+static int key_count(struct parser *p, struct span v) {
   uint64_t n;
   if (!parse_u64(p->text + v.pos, v.len, 0, UINT32_MAX, &n))
-    return fail(p, v.pos, "%s: '%.*s%s' is not a number (0..4294967295)", key, ECHO(p, v));
+    return fail(p, v.pos, "%s: '%.*s%s' is not a number (0..4294967295)", p->key, ECHO(p, v));
   return 0;
-}
-
-static int key_max_graph_depth(struct parser *p, struct span v) {
-  return count(p, v, "max_graph_depth");
-}
-static int key_tracing_thresh(struct parser *p, struct span v) {
-  return count(p, v, "tracing_thresh");
 }
 static int key_function_profile(struct parser *p, struct span v) {
   static const char *const values[] = {"0", "1"};
@@ -359,9 +342,9 @@ static const struct {
     {"mode", key_mode},     {"output", key_output},       {"max_file_kb", key_max_file_kb},
     {"clock", key_clock},       {"buffers", key_buffers},     {"trigger", key_trigger},
     {"tracer", key_tracer},
-    {"ftrace_filter", key_ftrace_filter},     {"ftrace_notrace", key_ftrace_notrace},
-    {"graph_function", key_graph_function},   {"graph_notrace", key_graph_notrace},
-    {"max_graph_depth", key_max_graph_depth}, {"tracing_thresh", key_tracing_thresh},
+    {"ftrace_filter", key_globs},   {"ftrace_notrace", key_globs},
+    {"graph_function", key_globs},  {"graph_notrace", key_globs},
+    {"max_graph_depth", key_count}, {"tracing_thresh", key_count},
     {"function_profile", key_function_profile},
 };
 
@@ -377,8 +360,10 @@ static int parse_entry(struct parser *p, size_t b, size_t e) {
   struct span key = trim(p->text, all.pos, eq_pos);
   struct span value = trim(p->text, eq_pos + 1, e);
   for (size_t i = 0; i < sizeof k_keys / sizeof k_keys[0]; i++)
-    if (span_is(p, key, k_keys[i].name))
+    if (span_is(p, key, k_keys[i].name)) {
+      p->key = k_keys[i].name;
       return k_keys[i].parse(p, value);
+    }
   return fail(p, key.pos, "unknown key '%.*s%s' (keys: events, buffer_kb, total_kb, mode, "
                           "output, max_file_kb, clock, buffers, trigger, tracer, "
                           "ftrace_filter, ftrace_notrace, graph_function, graph_notrace, "

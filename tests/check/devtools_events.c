@@ -16,11 +16,14 @@
  */
 #define _GNU_SOURCE
 #include <fxtrace/fxtrace.h>
+#include <fxtrace/session.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "check_session.h"
 
 #define THREADS 3
 
@@ -87,11 +90,9 @@ static void *run(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  g_rounds = argc == 2 ? (uint32_t)strtoul(argv[1], NULL, 0) : 0;
-  if (g_rounds == 0) {
-    fprintf(stderr, "usage: devtools_events ROUNDS\n");
+  g_rounds = (uint32_t)check_count_arg(argc, argv, 2, "devtools_events ROUNDS");
+  if (g_rounds == 0)
     return 2;
-  }
   pthread_barrier_init(&g_step, NULL, THREADS);
   pthread_t t[THREADS];
   for (uint32_t k = 0; k < THREADS; k++)

@@ -13,7 +13,8 @@
 #include <fxtrace/fxtrace.h>
 #include <stdlib.h>
 
-#include "emit_commands.h"
+#include "emit_commands.h" /* <fxtrace/session.h>, <stdio.h>: before check_session.h */
+#include "check_session.h"
 
 FXT_TRACEPOINT(flight, tick, "seq=%llu", (u64, seq));
 
@@ -21,11 +22,9 @@ static void fire(uint64_t seq) { FXT_TRACE(flight, tick, seq); }
 
 int main(int argc, char **argv)
 {
-  uint32_t kb = argc == 2 ? (uint32_t)strtoul(argv[1], NULL, 0) : 0;
-  if (kb == 0) {
-    fprintf(stderr, "usage: flight_events BUFFER_KB\n");
+  uint32_t kb = (uint32_t)check_count_arg(argc, argv, 2, "flight_events BUFFER_KB");
+  if (kb == 0)
     return 2;
-  }
   struct fxt_session_config cfg = {.struct_size = sizeof cfg, .mode = FXT_MODE_OVERWRITE,
                                    .buffer_kb = kb, .events = "flight:*", .output = "",
                                    .buffers = ""};

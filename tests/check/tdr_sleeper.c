@@ -36,11 +36,9 @@ static void *napper(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  g_naps = argc == 3 ? (unsigned)strtoul(argv[1], NULL, 0) : 0;
-  if (g_naps == 0) {
-    fprintf(stderr, "usage: tdr_sleeper N FILE\n");
+  g_naps = (unsigned)check_count_arg(argc, argv, 3, "tdr_sleeper N FILE");
+  if (g_naps == 0)
     return 2;
-  }
   if (check_session_start("tdr_sleeper", FXT_MODE_BLOCK, 256, "tdr:*", argv[2]) != 0)
     return 1;
   pthread_t t;

@@ -125,16 +125,8 @@ uint64_t tid_of_thread()
 int main()
 {
   char path[256];
-  std::snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-cxx-fn-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {};
-  cfg.struct_size = sizeof(cfg);
-  cfg.events = "";
-  cfg.buffer_kb = 4096;
-  cfg.output = path;
-  if (fxt_session_start(&cfg) != 0) {
-    std::fprintf(stderr, "fxt_session_start failed\n");
+  if (!cxx_session_start("cxx-fn", "", 4096, path, sizeof(path)))
     return 1;
-  }
   echo("set_ftrace_filter", "fnx::*");
   echo("current_tracer", "function_graph");
 

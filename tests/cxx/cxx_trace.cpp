@@ -497,15 +497,8 @@ static void check_writer()
 int main()
 {
   char path[256];
-  std::snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-cxx-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {};
-  cfg.struct_size = sizeof(cfg);
-  cfg.events = "cxx:*,cxxhdr:*,printk:*,cxxs:*";
-  cfg.output = path;
-  if (fxt_session_start(&cfg) != 0) {
-    std::fprintf(stderr, "fxt_session_start failed\n");
+  if (!cxx_session_start("cxx", "cxx:*,cxxhdr:*,printk:*,cxxs:*", 0, path, sizeof(path)))
     return 1;
-  }
   check_site_fields(); /* before any is fired */
   fire_typed();
   fire_adhoc();

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dlfcn.h>
 #include <fxtrace/fxtrace.h>
@@ -134,7 +135,6 @@ int main(int argc, char **argv)
     return 2;
   }
   module = argv[1];
-  const struct CMUnitTest tests[] = {cmocka_unit_test(load_fire_unload),
-                                     cmocka_unit_test(adhoc_fields_of_a_loaded_site)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  FXT_RUN_TESTS(cmocka_unit_test(load_fire_unload),
+                cmocka_unit_test(adhoc_fields_of_a_loaded_site));
 }

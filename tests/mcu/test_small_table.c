@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxt.h>
 #include <string.h>
@@ -47,10 +48,5 @@ static void last_index_binds_next_fails(void **state)
   assert_int_equal(fxt_decoder_string(&dec, 0x7fff, &data, &len), FXT_ENOENT);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(last_index_binds_next_fails),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(last_index_binds_next_fails))

@@ -22,6 +22,21 @@
 #include "base/recover.h"
 #include "base/shfile.h"
 
+/* The command line of a test that runs the crash child and the fxtrace command: CRASH_CHILD
+ * FXTRACE, then what usage_tail says (the test reads it). Sets *child and *fxtrace; false, a
+ * usage line on stderr, when they are missing. */
+static inline bool ru_take_paths(int argc, char **argv, const char *usage_tail,
+                                 const char **child, const char **fxtrace)
+{
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s CRASH_CHILD FXTRACE%s\n", argv[0], usage_tail);
+    return false;
+  }
+  *child = argv[1];
+  *fxtrace = argv[2];
+  return true;
+}
+
 /* The whole file at path, malloc'ed; NULL when it cannot be read. */
 static inline unsigned char *ru_read_file(const char *path, size_t *len)
 {

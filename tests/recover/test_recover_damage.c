@@ -485,12 +485,8 @@ static void the_tool_prints_nothing_of_a_bad_header(void **state)
 
 int main(int argc, char **argv)
 {
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s CRASH_CHILD FXTRACE\n", argv[0]);
+  if (!ru_take_paths(argc, argv, "", &child_path, &fxtrace_path))
     return 2;
-  }
-  child_path = argv[1];
-  fxtrace_path = argv[2];
   srand(12345);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(buffers_truncated_in_slot_2),

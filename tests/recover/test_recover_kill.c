@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -318,12 +319,8 @@ static void aborted(void **state)
 
 int main(int argc, char **argv)
 {
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s CRASH_CHILD FXTRACE [--iterations N] [--seed S]\n", argv[0]);
+  if (!ru_take_paths(argc, argv, " [--iterations N] [--seed S]", &child_path, &fxtrace_path))
     return 2;
-  }
-  child_path = argv[1];
-  fxtrace_path = argv[2];
   seed = (unsigned)time(NULL) ^ (unsigned)getpid();
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--iterations"))
@@ -333,10 +330,7 @@ int main(int argc, char **argv)
   }
   printf("# seed %u (--seed to repeat), %d iterations per kind of death\n", seed, iterations);
   srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(killed, teardown),
-      cmocka_unit_test_teardown(segfaulted, teardown),
-      cmocka_unit_test_teardown(aborted, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  FXT_RUN_TESTS(
+      cmocka_unit_test_teardown(killed, teardown), cmocka_unit_test_teardown(segfaulted, teardown),
+      cmocka_unit_test_teardown(aborted, teardown));
 }

@@ -237,12 +237,8 @@ static void trigger_on_abort(void **state)
 
 int main(int argc, char **argv)
 {
-  if (argc != 3) {
-    fprintf(stderr, "usage: test_snapshot CRASH_CHILD FXTRACE\n");
+  if (!ru_take_paths(argc, argv, "", &child_path, &fxtrace_path))
     return 2;
-  }
-  child_path = argv[1];
-  fxtrace_path = argv[2];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(snapshots_while_producers_run),
       cmocka_unit_test(snapshot_through_the_socket),

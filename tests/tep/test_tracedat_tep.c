@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,10 +300,5 @@ static void records_decode(void **state) {
   kbuffer_free(kb);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(formats_parse, setup, teardown),
-      cmocka_unit_test_setup_teardown(records_decode, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(formats_parse), FXT_TEST_ST(records_decode))

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
@@ -309,13 +310,6 @@ static void periodic_syncs(void **state)
     fail_msg("%u clock syncs in 1.6 s", ci.syncs);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(auto_clock),
-      cmocka_unit_test(skew_is_caught),
-      cmocka_unit_test(forced_clocks),
-      cmocka_unit_test(periodic_syncs),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(auto_clock), cmocka_unit_test(skew_is_caught), cmocka_unit_test(forced_clocks),
+    cmocka_unit_test(periodic_syncs))

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -410,11 +411,30 @@ static void test_output_length(void **state) {
   assert_int_equal(fxt_config_parse(text, &cfg, g_strbuf, 4095, err, sizeof err), FXT_ENOBUFS);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_table),         cmocka_unit_test(test_defaults),
-      cmocka_unit_test(test_strbuf_layout), cmocka_unit_test(test_enobufs),
-      cmocka_unit_test(test_err_buffer),    cmocka_unit_test(test_output_length),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+/* A glob list of 4096 bytes is one too long, and the message names the key it was given to. */
+static void test_glob_length(void **state) {
+  (void)state;
+  static const char *const keys[] = {"ftrace_filter", "ftrace_notrace", "graph_function",
+                                     "graph_notrace"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    static char text[32 + 4096 + 1], want[128];
+    struct fxt_session_config cfg;
+    char err[128];
+    size_t at = (size_t)snprintf(text, sizeof text, "%s=", keys[i]);
+    memset(text + at, 'a', 4096);
+    text[at + 4096] = '\0';
+    assert_int_equal(fxt_config_parse(text, &cfg, g_strbuf, sizeof g_strbuf, err, sizeof err),
+                     FXT_EINVAL);
+    snprintf(want, sizeof want, "FXTRACE: at %zu: %s: 4096 bytes is longer than the limit of 4095",
+             at, keys[i]);
+    assert_string_equal(err, want);
+    text[at + 4095] = '\0';
+    assert_int_equal(fxt_config_parse(text, &cfg, g_strbuf, sizeof g_strbuf, err, sizeof err), 0);
+  }
 }
+
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_table), cmocka_unit_test(test_defaults),
+    cmocka_unit_test(test_strbuf_layout), cmocka_unit_test(test_enobufs),
+    cmocka_unit_test(test_err_buffer), cmocka_unit_test(test_output_length),
+    cmocka_unit_test(test_glob_length))

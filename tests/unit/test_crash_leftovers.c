@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dirent.h>
 #include <fxtrace/fxtrace.h>
@@ -257,9 +258,5 @@ static void orphan_marker_directory_goes(void **state)
   assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_keeps_newest),
-                                     cmocka_unit_test(orphan_marker_directory_goes)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_keeps_newest), cmocka_unit_test(orphan_marker_directory_goes))

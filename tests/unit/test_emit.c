@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
@@ -70,6 +71,16 @@ static const struct fxt_event *event(const char *name, int n)
   return NULL;
 }
 
+/* The first event called name, which must be there and of the type given (FXT_EVENT_*). */
+static const struct fxt_event *event_of_type(const char *name, uint32_t type)
+{
+  const struct fxt_event *e = event(name, 0);
+  if (e == NULL)
+    fail_msg("no event '%s'", name);
+  assert_int_equal(e->type, type);
+  return e;
+}
+
 static void arg_is(const struct fxt_arg *a, const char *name, uint32_t type)
 {
   if (!is(&a->name, name) || a->type != type)
@@ -92,9 +103,7 @@ static void typed_tracepoint_every_field_type(void **state)
 {
   (void)state;
   record_session(fire_all, "tt:*");
-  const struct fxt_event *e = event("all", 0);
-  assert_non_null(e);
-  assert_int_equal(e->type, FXT_EVENT_INSTANT);
+  const struct fxt_event *e = event_of_type("all", FXT_EVENT_INSTANT);
   assert_true(is(&e->category, "tt"));
   assert_int_equal(e->thread.thread_koid, (uint64_t)gettid());
   assert_int_equal(e->thread.process_koid, (uint64_t)getpid());
@@ -275,9 +284,7 @@ static void adhoc_events_every_type(void **state)
 {
   (void)state;
   record_session(fire_adhoc, "ah:*,printk:*");
-  const struct fxt_event *e = event("inst", 0);
-  assert_non_null(e);
-  assert_int_equal(e->type, FXT_EVENT_INSTANT);
+  const struct fxt_event *e = event_of_type("inst", FXT_EVENT_INSTANT);
   assert_int_equal(e->num_args, 7);
   arg_is(&e->args[0], "i", FXT_ARG_INT32);
   assert_int_equal(e->args[0].value.i32, -3);
@@ -290,18 +297,15 @@ static void adhoc_events_every_type(void **state)
   arg_is(&e->args[5], "b", FXT_ARG_BOOL);
   arg_is(&e->args[6], "p", FXT_ARG_POINTER);
 
-  e = event("ctr", 0);
-  assert_int_equal(e->type, FXT_EVENT_COUNTER);
+  e = event_of_type("ctr", FXT_EVENT_COUNTER);
   assert_int_equal(e->trailer, 42);
   arg_is(&e->args[0], "v", FXT_ARG_UINT32); /* FXT_U64 of 9: fits in 32 bits */
   assert_int_equal(e->args[0].value.u32, 9);
   assert_int_equal(event("dur", 0)->type, FXT_EVENT_DURATION_BEGIN);
   assert_int_equal(event("dur", 1)->type, FXT_EVENT_DURATION_END);
-  e = event("cmp", 0);
-  assert_int_equal(e->type, FXT_EVENT_DURATION_COMPLETE);
+  e = event_of_type("cmp", FXT_EVENT_DURATION_COMPLETE);
   assert_true(e->trailer >= e->timestamp);
-  e = event("scope", 0);
-  assert_int_equal(e->type, FXT_EVENT_DURATION_COMPLETE);
+  e = event_of_type("scope", FXT_EVENT_DURATION_COMPLETE);
   assert_true(e->trailer >= e->timestamp);
   assert_int_equal(event("async", 0)->type, FXT_EVENT_ASYNC_BEGIN);
   assert_int_equal(event("async", 1)->type, FXT_EVENT_ASYNC_INSTANT);
@@ -381,15 +385,9 @@ static void registry_section_lists_a_tracepoint_twice(void **state)
   }
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(typed_tracepoint_every_field_type),
-      cmocka_unit_test(u64_fields_that_fit_are_one_word),
-      cmocka_unit_test(tracepoint_description_blob),
-      cmocka_unit_test(adhoc_events_every_type),
-      cmocka_unit_test(registry_lookup_and_patterns),
-      cmocka_unit_test(registry_section_lists_a_tracepoint_twice),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(typed_tracepoint_every_field_type),
+    cmocka_unit_test(u64_fields_that_fit_are_one_word),
+    cmocka_unit_test(tracepoint_description_blob), cmocka_unit_test(adhoc_events_every_type),
+    cmocka_unit_test(registry_lookup_and_patterns),
+    cmocka_unit_test(registry_section_lists_a_tracepoint_twice))

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,13 +37,6 @@ FXT_TRACEPOINT(trg, c, "seq=%llu", (u64, seq));
 
 static char dir[64], out[128], snap[128];
 
-static void start(uint32_t mode, const char *output)
-{
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .mode = mode, .events = "",
-                                   .output = output, .trigger = snap};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-  echo("tracing_on", "1", 0);
-}
 
 static int setup(void **state)
 {
@@ -51,7 +45,7 @@ static int setup(void **state)
   assert_non_null(mkdtemp(dir));
   snprintf(out, sizeof(out), "%s/out.fxt", dir);
   snprintf(snap, sizeof(snap), "%s/snap.fxt", dir);
-  start(FXT_MODE_DISCARD, out);
+  live_start(FXT_MODE_DISCARD, out, snap);
   return 0;
 }
 
@@ -167,7 +161,7 @@ static void stop_and_read(void)
 {
   fxt_session_stop();
   read_back(out);
-  start(FXT_MODE_DISCARD, out); /* for teardown */
+  live_start(FXT_MODE_DISCARD, out, snap); /* for teardown */
 }
 
 /* ---- the file's text and the kernel's errors ---- */
@@ -420,7 +414,7 @@ static void snapshot_writes_its_file(void **state)
 {
   (void)state;
   fxt_session_stop();
-  start(FXT_MODE_OVERWRITE, ""); /* a flight recorder: the snapshot is what it holds */
+  live_start(FXT_MODE_OVERWRITE, "", snap); /* a flight recorder: the snapshot is what it holds */
   unlink(snap);
   echo("events/trg/a/enable", "1", 0);
   echo("events/trg/a/trigger", "snapshot if seq == 3", 0);
@@ -434,7 +428,7 @@ static void snapshot_writes_its_file(void **state)
   assert_true(count("a") >= 4); /* the events up to the trigger's, and maybe later ones */
   assert_int_equal(strncmp(seqs("a"), "0,1,2,3", 7), 0);
   fxt_session_stop();
-  start(FXT_MODE_DISCARD, out);
+  live_start(FXT_MODE_DISCARD, out, snap);
 }
 
 /* ---- concurrency ---- */
@@ -479,19 +473,10 @@ static void triggers_change_while_two_threads_fire(void **state)
   assert_int_equal(count("c"), 0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(trigger_file_text_and_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(traceoff_stops_after_the_event_that_fired_it, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(traceon_turns_recording_back_on_at_its_event, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(enable_and_disable_event_switch_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(stacktrace_follows_the_event_with_the_callers_frame,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(snapshot_writes_its_file, setup, teardown),
-      cmocka_unit_test_setup_teardown(triggers_change_while_two_threads_fire, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(trigger_file_text_and_errors),
+    FXT_TEST_ST(traceoff_stops_after_the_event_that_fired_it),
+    FXT_TEST_ST(traceon_turns_recording_back_on_at_its_event),
+    FXT_TEST_ST(enable_and_disable_event_switch_exactly),
+    FXT_TEST_ST(stacktrace_follows_the_event_with_the_callers_frame),
+    FXT_TEST_ST(snapshot_writes_its_file), FXT_TEST_ST(triggers_change_while_two_threads_fire))

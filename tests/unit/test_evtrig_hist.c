@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <errno.h>
 #include <fxtrace/fxtrace.h>
@@ -33,19 +34,11 @@ FXT_TRACEPOINT(hst, on, "x=%llu", (u64, x));
 static int setup(void **state)
 {
   (void)state;
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .mode = FXT_MODE_OVERWRITE,
-                                   .events = "", .output = ""};
-  assert_int_equal(fxt_session_start(&cfg), 0);
-  echo("tracing_on", "1", 0);
+  live_start(FXT_MODE_OVERWRITE, "", NULL);
   return 0;
 }
 
-static int teardown(void **state)
-{
-  (void)state;
-  fxt_session_stop();
-  return 0;
-}
+static int teardown(void **state) { return live_stop(state); }
 
 /* One entry of a `hist` text: "{ key:          K } hitcount:          H  val:          V". */
 struct row {
@@ -340,15 +333,7 @@ static void live_and_offline_agree(void **state)
                    0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(two_threads_count_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(a_full_table_drops_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(pause_cont_clear_and_recording_off, setup, teardown),
-      cmocka_unit_test_setup_teardown(errors_are_the_kernels, setup, teardown),
-      cmocka_unit_test_setup_teardown(enable_and_disable_hist_switch_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(live_and_offline_agree, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(two_threads_count_exactly), FXT_TEST_ST(a_full_table_drops_exactly),
+    FXT_TEST_ST(pause_cont_clear_and_recording_off), FXT_TEST_ST(errors_are_the_kernels),
+    FXT_TEST_ST(enable_and_disable_hist_switch_exactly), FXT_TEST_ST(live_and_offline_agree))

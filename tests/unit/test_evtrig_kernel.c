@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -218,12 +219,6 @@ static void error_log_of_wrong_triggers(void **state)
                       "enable_hist disable_hist hist\n");
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(soft_mode_in_set_event_and_system_enable, setup, stop),
-      cmocka_unit_test_setup_teardown(fired_enable_stays_after_removal, setup, stop),
-      cmocka_unit_test_setup_teardown(error_log_of_wrong_triggers, setup, stop),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(cmocka_unit_test_setup_teardown(soft_mode_in_set_event_and_system_enable, setup, live_stop),
+              cmocka_unit_test_setup_teardown(fired_enable_stays_after_removal, setup, live_stop),
+              cmocka_unit_test_setup_teardown(error_log_of_wrong_triggers, setup, live_stop))

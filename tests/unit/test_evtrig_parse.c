@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,9 +54,7 @@ static const char *line_of(const char *text)
 }
 
 /* Accepted writes and what the kernel listed for each. */
-static const struct {
-  const char *write, *line;
-} k_accepted[] = {
+static const struct fxt_text_case k_accepted[] = {
     {"traceoff:5", "traceoff:count=5\n"},
     {"traceoff", "traceoff:unlimited\n"},
     {"  traceon  ", "traceon:unlimited\n"},
@@ -88,9 +87,9 @@ static void accepted_and_printed(void **state)
 {
   (void)state;
   for (size_t i = 0; i < sizeof(k_accepted) / sizeof(k_accepted[0]); i++)
-    if (strcmp(line_of(k_accepted[i].write), k_accepted[i].line) != 0)
-      fail_msg("'%s' reads back as '%s', the kernel's: '%s'", k_accepted[i].write,
-               line_of(k_accepted[i].write), k_accepted[i].line);
+    if (strcmp(line_of(k_accepted[i].in), k_accepted[i].want) != 0)
+      fail_msg("'%s' reads back as '%s', the kernel's: '%s'", k_accepted[i].in,
+               line_of(k_accepted[i].in), k_accepted[i].want);
 }
 
 static void refused(void **state)
@@ -155,13 +154,6 @@ static void available_line(void **state)
   fxt_tbuf_free(&b);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(accepted_and_printed),
-      cmocka_unit_test(refused),
-      cmocka_unit_test(removal),
-      cmocka_unit_test(available_line),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(accepted_and_printed), cmocka_unit_test(refused), cmocka_unit_test(removal),
+    cmocka_unit_test(available_line))

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -186,11 +187,6 @@ static void test_same_start(void **state) {
   fxt_tbuf_free(&out);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_layout),
-      cmocka_unit_test(test_no_slices),
-      cmocka_unit_test(test_same_start),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_layout), cmocka_unit_test(test_no_slices),
+    cmocka_unit_test(test_same_start))

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -708,13 +709,7 @@ static void test_glob(void **state)
   }
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_table),  cmocka_unit_test(test_render),
-      cmocka_unit_test(test_render_long), cmocka_unit_test(test_system),
-      cmocka_unit_test(test_limits), cmocka_unit_test(test_lookup_order),
-      cmocka_unit_test(test_glob),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_table), cmocka_unit_test(test_render), cmocka_unit_test(test_render_long),
+    cmocka_unit_test(test_system), cmocka_unit_test(test_limits),
+    cmocka_unit_test(test_lookup_order), cmocka_unit_test(test_glob))

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include "fn/fn_traced.h"
 
@@ -429,17 +430,7 @@ static void test_many_threads(void **state)
   run_threads(40);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_hits_exact, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_stop_and_reset, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_format, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_times, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_filter_and_tracer, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_many_threads, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(test_hits_exact), FXT_TEST_ST(test_stop_and_reset), FXT_TEST_ST(test_writes),
+    FXT_TEST_ST(test_format), FXT_TEST_ST(test_times), FXT_TEST_ST(test_filter_and_tracer),
+    FXT_TEST_ST(test_threads), FXT_TEST_ST(test_many_threads))

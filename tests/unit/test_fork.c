@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -140,11 +141,5 @@ static void trigger_in_child(void **state)
   assert_int_equal(cc.t[0].events, 300);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(fork_during_emission),
-      cmocka_unit_test(trigger_in_child),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(fork_during_emission), cmocka_unit_test(trigger_in_child))

@@ -8,6 +8,7 @@
  * the API: test_fxt_decode_providers.c.
  */
 #include "fxt_decode_test.h"
+#include "../test_main.h"
 
 /* ---- framing: truncation, sizes ---------------------------------------------------------- */
 
@@ -525,21 +526,11 @@ static void test_garbage(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_truncated_at_every_length),
-      cmocka_unit_test(test_size_zero),
-      cmocka_unit_test(test_size_mismatch),
-      cmocka_unit_test(test_reserved_bits_every_position),
-      cmocka_unit_test(test_bool_value_bits),
-      cmocka_unit_test(test_padding_must_be_zero),
-      cmocka_unit_test(test_undefined_refs),
-      cmocka_unit_test(test_string_rebind),
-      cmocka_unit_test(test_string_index0_flagged_not_bound),
-      cmocka_unit_test(test_thread_index0_rejected),
-      cmocka_unit_test(test_magic_required),
-      cmocka_unit_test(test_unknown_types),
-      cmocka_unit_test(test_garbage),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_truncated_at_every_length), cmocka_unit_test(test_size_zero),
+    cmocka_unit_test(test_size_mismatch), cmocka_unit_test(test_reserved_bits_every_position),
+    cmocka_unit_test(test_bool_value_bits), cmocka_unit_test(test_padding_must_be_zero),
+    cmocka_unit_test(test_undefined_refs), cmocka_unit_test(test_string_rebind),
+    cmocka_unit_test(test_string_index0_flagged_not_bound),
+    cmocka_unit_test(test_thread_index0_rejected), cmocka_unit_test(test_magic_required),
+    cmocka_unit_test(test_unknown_types), cmocka_unit_test(test_garbage))

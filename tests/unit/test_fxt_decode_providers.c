@@ -6,6 +6,7 @@
  * after it is at offset 112), decoded as in test_fxt_decode.c.
  */
 #include "fxt_decode_test.h"
+#include "../test_main.h"
 
 static void test_noncanonical_and_oversize(void **state) {
   (void)state;
@@ -256,12 +257,6 @@ static void test_api(void **state) {
   assert_string_equal(err, "");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_noncanonical_and_oversize),
-      cmocka_unit_test(test_provider_tables),
-      cmocka_unit_test(test_providers_interleaved),
-      cmocka_unit_test(test_api),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_noncanonical_and_oversize), cmocka_unit_test(test_provider_tables),
+    cmocka_unit_test(test_providers_interleaved), cmocka_unit_test(test_api))

@@ -13,6 +13,7 @@
  * test_fxt_encode_objects.c.
  */
 #include "fxt_encode_test.h"
+#include "../test_main.h"
 
 /* ---- metadata -------------------------------------------------------------------------- */
 
@@ -446,22 +447,18 @@ static void test_args_spec_bytes(void **state) {
   expect_bytes(out, 24, str, sizeof str);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_magic),
-      cmocka_unit_test(test_provider_info),
-      cmocka_unit_test(test_provider_section_and_event),
-      cmocka_unit_test(test_init),
-      cmocka_unit_test(test_string_spec),
-      cmocka_unit_test(test_string_padding),
-      cmocka_unit_test(test_thread),
-      cmocka_unit_test(test_event_duration_complete_spec),
-      cmocka_unit_test(test_event_instant_inline_name_spec),
-      cmocka_unit_test(test_event_trailers),
-      cmocka_unit_test(test_event_all_inline),
-      cmocka_unit_test(test_event_empty_inline_is_ref0),
-      cmocka_unit_test(test_args_every_type),
-      cmocka_unit_test(test_args_spec_bytes),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_magic),
+    cmocka_unit_test(test_provider_info),
+    cmocka_unit_test(test_provider_section_and_event),
+    cmocka_unit_test(test_init),
+    cmocka_unit_test(test_string_spec),
+    cmocka_unit_test(test_string_padding),
+    cmocka_unit_test(test_thread),
+    cmocka_unit_test(test_event_duration_complete_spec),
+    cmocka_unit_test(test_event_instant_inline_name_spec),
+    cmocka_unit_test(test_event_trailers),
+    cmocka_unit_test(test_event_all_inline),
+    cmocka_unit_test(test_event_empty_inline_is_ref0),
+    cmocka_unit_test(test_args_every_type),
+    cmocka_unit_test(test_args_spec_bytes))

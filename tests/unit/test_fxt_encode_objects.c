@@ -6,6 +6,7 @@
  * check_record (fxt_encode_test.h).
  */
 #include "fxt_encode_test.h"
+#include "../test_main.h"
 
 /* ---- blob, objects ------------------------------------------------------------------------ */
 
@@ -363,19 +364,15 @@ static void test_record_size_limits(void **state) {
   assert_int_equal(fxt_encode_event(out, sizeof out, &ev), FXT_E2BIG);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_blob),
-      cmocka_unit_test(test_userspace_object),
-      cmocka_unit_test(test_kernel_object),
-      cmocka_unit_test(test_context_switch),
-      cmocka_unit_test(test_wakeup),
-      cmocka_unit_test(test_legacy_context_switch),
-      cmocka_unit_test(test_log),
-      cmocka_unit_test(test_large_blob_event),
-      cmocka_unit_test(test_large_blob_attachment),
-      cmocka_unit_test(test_invalid_inputs),
-      cmocka_unit_test(test_record_size_limits),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_blob),
+    cmocka_unit_test(test_userspace_object),
+    cmocka_unit_test(test_kernel_object),
+    cmocka_unit_test(test_context_switch),
+    cmocka_unit_test(test_wakeup),
+    cmocka_unit_test(test_legacy_context_switch),
+    cmocka_unit_test(test_log),
+    cmocka_unit_test(test_large_blob_event),
+    cmocka_unit_test(test_large_blob_attachment),
+    cmocka_unit_test(test_invalid_inputs),
+    cmocka_unit_test(test_record_size_limits))

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -755,21 +756,12 @@ static void test_truncated_everywhere(void **state) { /* every cut is a torn tai
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_merged_order_cpu_ns_losses),
-      cmocka_unit_test(test_threads_providers_totals),
-      cmocka_unit_test(test_cpu_losses),
-      cmocka_unit_test(test_interleaved_providers),
-      cmocka_unit_test(test_name_counts),
-      cmocka_unit_test(test_clock_mapping),
-      cmocka_unit_test(test_clock_mapping_piecewise),
-      cmocka_unit_test(test_clock_mapping_segment_cache),
-      cmocka_unit_test(test_reread_matches_decoder),
-      cmocka_unit_test(test_descriptions),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_truncated_everywhere),
-      cmocka_unit_test(test_torn_tail),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_merged_order_cpu_ns_losses),
+    cmocka_unit_test(test_threads_providers_totals), cmocka_unit_test(test_cpu_losses),
+    cmocka_unit_test(test_interleaved_providers), cmocka_unit_test(test_name_counts),
+    cmocka_unit_test(test_clock_mapping), cmocka_unit_test(test_clock_mapping_piecewise),
+    cmocka_unit_test(test_clock_mapping_segment_cache),
+    cmocka_unit_test(test_reread_matches_decoder), cmocka_unit_test(test_descriptions),
+    cmocka_unit_test(test_errors), cmocka_unit_test(test_truncated_everywhere),
+    cmocka_unit_test(test_torn_tail))

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdlib.h>
 
@@ -58,10 +59,5 @@ static void test_refusals(void **state) {
   free(b);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_capacities),
-      cmocka_unit_test(test_refusals),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_capacities), cmocka_unit_test(test_refusals))

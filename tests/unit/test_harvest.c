@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -533,7 +534,7 @@ int main(int argc, char **argv)
   if (n <= 0)
     return 1;
   self[n] = 0;
-  const struct CMUnitTest tests[] = {
+  FXT_RUN_TESTS(
       /* First, while this process has never had a thread but its own (TSan refuses threads in
        * the child of a fork from a process that had some: A, B and the crashers start their
        * consumers). */
@@ -551,7 +552,5 @@ int main(int argc, char **argv)
        (void *)&k_fork_cases[END_EXEC_TRACED__EXIT]},
       cmocka_unit_test(vfork_exec__exit),
       cmocka_unit_test(posix_spawn_exit),
-      cmocka_unit_test(posix_spawn__exit),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+      cmocka_unit_test(posix_spawn__exit));
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include "formats/hist.h"
 
@@ -68,7 +69,5 @@ static void parse_bad(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(parse_ok), cmocka_unit_test(parse_bad)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(parse_ok), cmocka_unit_test(parse_bad))

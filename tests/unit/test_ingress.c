@@ -7,6 +7,7 @@
  * the queue's internals. */
 #define _DEFAULT_SOURCE
 #include "ingress_test.h"
+#include "../test_main.h"
 
 /* ---- plain behaviour ------------------------------------------------------------------ */
 
@@ -291,17 +292,8 @@ static void randomized_against_model(void **state)
   }
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(init_checks),
-      cmocka_unit_test(fifo_payload_epoch_tag),
-      cmocka_unit_test(oversize_and_full_counted_exactly),
-      cmocka_unit_test(wrap_at_every_slot_index),
-      cmocka_unit_test(positions_wrap_around_2_32),
-      cmocka_unit_test(batch_limit_and_pending),
-      cmocka_unit_test(callback_may_push),
-      cmocka_unit_test(randomized_against_model),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(init_checks), cmocka_unit_test(fifo_payload_epoch_tag),
+    cmocka_unit_test(oversize_and_full_counted_exactly), cmocka_unit_test(wrap_at_every_slot_index),
+    cmocka_unit_test(positions_wrap_around_2_32), cmocka_unit_test(batch_limit_and_pending),
+    cmocka_unit_test(callback_may_push), cmocka_unit_test(randomized_against_model))

@@ -15,6 +15,7 @@
 static void race_hook(int step);
 #define FXT_INGRESS_RACE_HOOK(q, step) race_hook((int)(step))
 #include "ingress_test.h"
+#include "../test_main.h"
 
 /* ---- race hooks and signal handlers --------------------------------------------------- */
 
@@ -393,15 +394,8 @@ static void real_fault_inside_push(void **state)
   munmap(fault_page, page_size);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nested_push_at_every_step),
-      cmocka_unit_test(doubly_nested_push_at_every_step_pair),
-      cmocka_unit_test(nested_pop_then_push_at_every_step),
-      cmocka_unit_test(nested_push_when_full),
-      cmocka_unit_test(abandoned_push_at_every_step),
-      cmocka_unit_test(real_fault_inside_push),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(nested_push_at_every_step),
+    cmocka_unit_test(doubly_nested_push_at_every_step_pair),
+    cmocka_unit_test(nested_pop_then_push_at_every_step), cmocka_unit_test(nested_push_when_full),
+    cmocka_unit_test(abandoned_push_at_every_step), cmocka_unit_test(real_fault_inside_push))

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -680,18 +681,9 @@ static void test_block_sizes(void **state) {
   assert_int_equal(g_short, 1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_event_type),
-      cmocka_unit_test(test_strings),
-      cmocka_unit_test(test_numbers),
-      cmocka_unit_test(test_values_direct),
-      cmocka_unit_test(test_dur_adds_up),
-      cmocka_unit_test(test_two_providers_losses),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_streaming),
-      cmocka_unit_test(test_block_sizes),
-      cmocka_unit_test(test_time_order),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_every_event_type), cmocka_unit_test(test_strings),
+    cmocka_unit_test(test_numbers), cmocka_unit_test(test_values_direct),
+    cmocka_unit_test(test_dur_adds_up), cmocka_unit_test(test_two_providers_losses),
+    cmocka_unit_test(test_errors), cmocka_unit_test(test_streaming),
+    cmocka_unit_test(test_block_sizes), cmocka_unit_test(test_time_order))

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -133,10 +134,5 @@ static void no_allocation_on_emit_path(void **state)
   assert_int_equal(events + dropped, 19999 * 14 + 1);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(no_allocation_on_emit_path),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(no_allocation_on_emit_path))

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -80,8 +81,5 @@ static void descriptions_follow_their_strings(void **state)
   printf("# %d tracepoints registered over %d consumer passes\n", TPS, passes);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {cmocka_unit_test(descriptions_follow_their_strings)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(descriptions_follow_their_strings))

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/ring.h>
 #include <stdbool.h>
@@ -542,24 +543,15 @@ static void randomized_against_model(void **state)
     one_sequence(sizes[seq % 5], seq % 2 == 1, 50 + rnd(250));
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(init_checks),
-      cmocka_unit_test(reserve_checks),
-      cmocka_unit_test(wrap_at_every_offset),
-      cmocka_unit_test(piece_ends_at_storage_end),
-      cmocka_unit_test(read_respects_max_and_whole_records),
-      cmocka_unit_test(copy_failure_consumes_only_whole_records),
-      cmocka_unit_test(commit_pads_and_zero_fills),
-      cmocka_unit_test(overwrite_counts_overruns_exactly),
-      cmocka_unit_test(overwrite_does_not_count_bookkeeping_records),
-      cmocka_unit_test(overwrite_large_record_and_refused_batch_are_lost),
-      cmocka_unit_test(iterator_skips_overwritten_records),
-      cmocka_unit_test(iterator_enobufs),
-      cmocka_unit_test(corrupt_header_is_reported),
-      cmocka_unit_test(record_bytes_from_headers),
-      cmocka_unit_test(randomized_against_model),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(init_checks), cmocka_unit_test(reserve_checks),
+    cmocka_unit_test(wrap_at_every_offset), cmocka_unit_test(piece_ends_at_storage_end),
+    cmocka_unit_test(read_respects_max_and_whole_records),
+    cmocka_unit_test(copy_failure_consumes_only_whole_records),
+    cmocka_unit_test(commit_pads_and_zero_fills),
+    cmocka_unit_test(overwrite_counts_overruns_exactly),
+    cmocka_unit_test(overwrite_does_not_count_bookkeeping_records),
+    cmocka_unit_test(overwrite_large_record_and_refused_batch_are_lost),
+    cmocka_unit_test(iterator_skips_overwritten_records), cmocka_unit_test(iterator_enobufs),
+    cmocka_unit_test(corrupt_header_is_reported), cmocka_unit_test(record_bytes_from_headers),
+    cmocka_unit_test(randomized_against_model))

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include "formats/select.h"
 
@@ -32,9 +33,7 @@ static void list_ok(void **state) {
 /* Each bad list: its message, naming the offset of the first byte that is wrong. */
 static void list_bad(void **state) {
   (void)state;
-  static const struct {
-    const char *in, *msg;
-  } k[] = {
+  static const struct fxt_text_case k[] = {
       {"", "expected a number at offset 0"},
       {"1,", "expected a number at offset 2"},
       {"1,x", "expected a number at offset 2"},
@@ -50,7 +49,7 @@ static void list_bad(void **state) {
     size_t n = 9;
     char err[128] = "";
     assert_int_equal(fxt_sel_parse_list(k[i].in, &r, &n, err, sizeof err), FXT_EINVAL);
-    assert_string_equal(err, k[i].msg);
+    assert_string_equal(err, k[i].want);
     assert_null(r);
     assert_int_equal(n, 0);
   }
@@ -76,9 +75,7 @@ static void time_ok(void **state) {
 
 static void time_bad(void **state) {
   (void)state;
-  static const struct {
-    const char *in, *msg;
-  } k[] = {
+  static const struct fxt_text_case k[] = {
       {"", "expected seconds at offset 0"},
       {"+", "expected seconds at offset 1"},
       {"1.", "expected digits after '.' at offset 2"},
@@ -92,7 +89,7 @@ static void time_bad(void **state) {
     struct fxt_sel_time t;
     char err[128] = "";
     assert_int_equal(fxt_sel_parse_time(k[i].in, &t, err, sizeof err), FXT_EINVAL);
-    assert_string_equal(err, k[i].msg);
+    assert_string_equal(err, k[i].want);
   }
 }
 
@@ -118,10 +115,6 @@ static void filter_syntax(void **state) {
   fxt_sel_free(s);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(list_ok),   cmocka_unit_test(list_bad),      cmocka_unit_test(time_ok),
-      cmocka_unit_test(time_bad),  cmocka_unit_test(filter_syntax),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(list_ok), cmocka_unit_test(list_bad), cmocka_unit_test(time_ok),
+    cmocka_unit_test(time_bad), cmocka_unit_test(filter_syntax))

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "server_test.h"
+#include "../test_main.h"
 
 /* ---- every op ----------------------------------------------------------------------------- */
 
@@ -492,12 +493,8 @@ int main(int argc, char **argv)
 {
   if (argc == 3 && strcmp(argv[1], "--child-connect") == 0)
     return child_connect(argv[2]);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(every_op, setup, teardown),
-      cmocka_unit_test_setup_teardown(another_uid_is_refused, setup, teardown),
-      cmocka_unit_test_setup_teardown(garbage_leaves_tracing_exact, setup, teardown),
-      cmocka_unit_test_setup_teardown(runtime_dir_must_be_private, setup, teardown),
-      cmocka_unit_test_setup_teardown(fork_child_serves_its_own_socket, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  FXT_RUN_TESTS(
+      FXT_TEST_ST(every_op), FXT_TEST_ST(another_uid_is_refused),
+      FXT_TEST_ST(garbage_leaves_tracing_exact), FXT_TEST_ST(runtime_dir_must_be_private),
+      FXT_TEST_ST(fork_child_serves_its_own_socket));
 }

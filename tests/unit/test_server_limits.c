@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "server_test.h"
+#include "../test_main.h"
 
 /* ---- clients that hang back ------------------------------------------------------------- */
 
@@ -424,15 +425,7 @@ static void filter_write_does_not_wait_for_blocked_producers(void **state)
   alarm(0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(quiet_clients_never_lock_out, setup, teardown),
-      cmocka_unit_test_setup_teardown(readers_that_never_read_are_bounded, setup, teardown),
-      cmocka_unit_test_setup_teardown(flight_recorder_readers_are_capped, setup, teardown),
-      cmocka_unit_test_setup_teardown(snapshot_only_to_a_regular_file, setup, teardown),
-      cmocka_unit_test_setup_teardown(filter_write_does_not_wait_for_blocked_producers, setup,
-                                      teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    FXT_TEST_ST(quiet_clients_never_lock_out), FXT_TEST_ST(readers_that_never_read_are_bounded),
+    FXT_TEST_ST(flight_recorder_readers_are_capped), FXT_TEST_ST(snapshot_only_to_a_regular_file),
+    FXT_TEST_ST(filter_write_does_not_wait_for_blocked_producers))

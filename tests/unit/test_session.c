@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -207,13 +208,8 @@ static void restart_reattaches_threads(void **state)
   assert_int_equal(fxt_session_stop(), -2 /* -ENOENT */);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(exited_thread_keeps_its_events, teardown),
-      cmocka_unit_test_teardown(many_short_lived_threads_stay_under_cap, teardown),
-      cmocka_unit_test_teardown(renamed_thread_is_named_again, teardown),
-      cmocka_unit_test_teardown(restart_reattaches_threads, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test_teardown(exited_thread_keeps_its_events, teardown),
+    cmocka_unit_test_teardown(many_short_lived_threads_stay_under_cap, teardown),
+    cmocka_unit_test_teardown(renamed_thread_is_named_again, teardown),
+    cmocka_unit_test_teardown(restart_reattaches_threads, teardown))

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -134,11 +135,6 @@ static void nested_emission_with_overwriting(void **state)
   run(FXT_MODE_OVERWRITE, 64);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nested_emission_goes_through_ingress),
-      cmocka_unit_test(nested_emission_with_overwriting),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(nested_emission_goes_through_ingress),
+    cmocka_unit_test(nested_emission_with_overwriting))

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -163,19 +164,14 @@ CASE(main_after_thread_overwrite, false, 1, false, FXT_CLOCK_AUTO, FXT_MODE_OVER
 CASE(main_after_thread_block, false, 1, false, FXT_CLOCK_AUTO, FXT_MODE_BLOCK)
 CASE(main_after_threads_block_adhoc, false, 3, true, FXT_CLOCK_MONOTONIC, FXT_MODE_BLOCK)
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(main_after_thread, teardown),
-      cmocka_unit_test_teardown(main_after_thread_adhoc, teardown),
-      cmocka_unit_test_teardown(main_after_thread_monotonic, teardown),
-      cmocka_unit_test_teardown(main_after_thread_adhoc_monotonic, teardown),
-      cmocka_unit_test_teardown(main_after_threads, teardown),
-      cmocka_unit_test_teardown(main_before_thread, teardown),
-      cmocka_unit_test_teardown(main_before_threads_adhoc, teardown),
-      cmocka_unit_test_teardown(main_after_thread_overwrite, teardown),
-      cmocka_unit_test_teardown(main_after_thread_block, teardown),
-      cmocka_unit_test_teardown(main_after_threads_block_adhoc, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test_teardown(main_after_thread, teardown),
+    cmocka_unit_test_teardown(main_after_thread_adhoc, teardown),
+    cmocka_unit_test_teardown(main_after_thread_monotonic, teardown),
+    cmocka_unit_test_teardown(main_after_thread_adhoc_monotonic, teardown),
+    cmocka_unit_test_teardown(main_after_threads, teardown),
+    cmocka_unit_test_teardown(main_before_thread, teardown),
+    cmocka_unit_test_teardown(main_before_threads_adhoc, teardown),
+    cmocka_unit_test_teardown(main_after_thread_overwrite, teardown),
+    cmocka_unit_test_teardown(main_after_thread_block, teardown),
+    cmocka_unit_test_teardown(main_after_threads_block_adhoc, teardown))

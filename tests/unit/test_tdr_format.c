@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <string.h>
 
@@ -141,9 +142,7 @@ static void test_declaration_forms(void **state) {
 /* Each malformed text, the error and the offset (format at file offset 1000). */
 static void test_errors(void **state) {
   (void)state;
-  static const struct {
-    const char *text, *msg;
-  } cases[] = {
+  static const struct fxt_text_case cases[] = {
       {"name: x\nformat:\n", "offset 1000: event format without an ID: line"},
       {"ID: 7\n", "offset 1000: event format without a name: line"},
       {"name: x\nID: 70000\n", "offset 1008: format ID is not a number 0..65535"},
@@ -165,19 +164,14 @@ static void test_errors(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     struct fxt_td_event ev;
     assert_int_equal(
-        fxt_td_parse_format(cases[i].text, strlen(cases[i].text), 1000, k_sys, &ev, err,
+        fxt_td_parse_format(cases[i].in, strlen(cases[i].in), 1000, k_sys, &ev, err,
                             sizeof err),
         FXT_EBADMSG);
-    assert_string_equal(err, cases[i].msg);
+    assert_string_equal(err, cases[i].want);
     assert_null(ev.fields);
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sched_switch),
-      cmocka_unit_test(test_declaration_forms),
-      cmocka_unit_test(test_errors),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_sched_switch), cmocka_unit_test(test_declaration_forms),
+    cmocka_unit_test(test_errors))

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -424,11 +425,7 @@ static void test_shared_names_and_doubles(void **state) {
   free(s.buf);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_reader),     cmocka_unit_test(test_shared_names_and_doubles),
-      cmocka_unit_test(test_conversion), cmocka_unit_test(test_losses_before_their_events),
-      cmocka_unit_test(test_truncations), cmocka_unit_test(test_refused),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_reader), cmocka_unit_test(test_shared_names_and_doubles),
+    cmocka_unit_test(test_conversion), cmocka_unit_test(test_losses_before_their_events),
+    cmocka_unit_test(test_truncations), cmocka_unit_test(test_refused))

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <string.h>
 
@@ -276,15 +277,8 @@ static void test_big_endian(void **state) {
   assert_int_equal(fxt_td_page_next(&pg, &r, err, sizeof err), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_short_and_long_records),
-      cmocka_unit_test(test_time_extend),
-      cmocka_unit_test(test_padding),
-      cmocka_unit_test(test_time_stamp),
-      cmocka_unit_test(test_missed_events),
-      cmocka_unit_test(test_truncated),
-      cmocka_unit_test(test_big_endian),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_short_and_long_records), cmocka_unit_test(test_time_extend),
+    cmocka_unit_test(test_padding), cmocka_unit_test(test_time_stamp),
+    cmocka_unit_test(test_missed_events), cmocka_unit_test(test_truncated),
+    cmocka_unit_test(test_big_endian))

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -412,25 +413,21 @@ static void test_event_lines_typed_printk_lost(void **state) {
                   "name=hello\n");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_prefix_columns),
-      cmocka_unit_test(test_prefix_rounding),
-      cmocka_unit_test(test_prefix_pid_cpu_comm),
-      cmocka_unit_test(test_printf_signed),
-      cmocka_unit_test(test_printf_length_modifiers),
-      cmocka_unit_test(test_printf_unsigned_bases),
-      cmocka_unit_test(test_printf_char_string_pointer),
-      cmocka_unit_test(test_printf_floats),
-      cmocka_unit_test(test_printf_percent_and_text),
-      cmocka_unit_test(test_printf_malformed),
-      cmocka_unit_test(test_printf_star),
-      cmocka_unit_test(test_printf_bad_args),
-      cmocka_unit_test(test_printf_width_cap),
-      cmocka_unit_test(test_values_and_pairs),
-      cmocka_unit_test(test_event_lines_adhoc),
-      cmocka_unit_test(test_event_lines_function),
-      cmocka_unit_test(test_event_lines_typed_printk_lost),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(test_prefix_columns),
+    cmocka_unit_test(test_prefix_rounding),
+    cmocka_unit_test(test_prefix_pid_cpu_comm),
+    cmocka_unit_test(test_printf_signed),
+    cmocka_unit_test(test_printf_length_modifiers),
+    cmocka_unit_test(test_printf_unsigned_bases),
+    cmocka_unit_test(test_printf_char_string_pointer),
+    cmocka_unit_test(test_printf_floats),
+    cmocka_unit_test(test_printf_percent_and_text),
+    cmocka_unit_test(test_printf_malformed),
+    cmocka_unit_test(test_printf_star),
+    cmocka_unit_test(test_printf_bad_args),
+    cmocka_unit_test(test_printf_width_cap),
+    cmocka_unit_test(test_values_and_pairs),
+    cmocka_unit_test(test_event_lines_adhoc),
+    cmocka_unit_test(test_event_lines_function),
+    cmocka_unit_test(test_event_lines_typed_printk_lost))

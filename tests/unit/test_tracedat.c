@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,14 +48,29 @@ static void head_of_file(void) {
   kobj(FXT_KOBJ_THREAD, 4242, "demo-app", 4242);
 }
 
-static void tick(struct fxt_thread_ref th, uint64_t ts, uint64_t seq, uint32_t val) {
-  struct fxt_event e = event(FXT_EVENT_INSTANT, th, sref(S_DEMO), sref(S_TICK), ts);
+/* An instant event of demo named name (a string index) with the fields seq and val. */
+static void seq_val_event(uint16_t name, struct fxt_thread_ref th, uint64_t ts, uint64_t seq,
+                          uint32_t val) {
+  struct fxt_event e = event(FXT_EVENT_INSTANT, th, sref(S_DEMO), sref(name), ts);
   if (seq % 2 == 0) /* as fxtrace writes a u64 that fits in 32 bits (emit.h fxt_field_wide) */
     arg(&e, FXT_ARG_UINT32, sref(S_SEQ))->value.u32 = (uint32_t)seq;
   else
     arg(&e, FXT_ARG_UINT64, sref(S_SEQ))->value.u64 = seq;
   arg(&e, FXT_ARG_UINT32, sref(S_VAL))->value.u32 = val;
   put(&e);
+}
+
+static void tick(struct fxt_thread_ref th, uint64_t ts, uint64_t seq, uint32_t val) {
+  seq_val_event(S_TICK, th, ts, seq, val);
+}
+
+/* CPU cpu's stats (of d, walked) say "dropped events: dropped" and "read events: read". */
+static void expect_dropped_read(const struct dat *d, uint32_t cpu, unsigned dropped,
+                                unsigned read) {
+  char want[96];
+  snprintf(want, sizeof want, "\ndropped events: %u\nread events: %u\n", dropped, read);
+  if (cpu >= d->ncpustat || strstr(d->cpustat[cpu], want) == NULL)
+    fail_msg("CPU %u's stats do not say%s", (unsigned)cpu, want);
 }
 
 /* ---- converting ------------------------------------------------------------------------------ */
@@ -76,12 +92,17 @@ static int convert(struct sink *s, size_t run_bytes, struct fxt_tracedat_stats *
   return convert_opts(s, 0, &o, st, err);
 }
 
-/* Converts g_buf (must succeed) and walks the output. */
-static void convert_walk(struct sink *s, struct fxt_tracedat_stats *st, struct dat *d) {
+/* Converts g_buf: it must succeed. */
+static void convert_ok(struct sink *s, struct fxt_tracedat_stats *st) {
   char err[256];
   int rc = convert(s, 0, st, err);
   if (rc != 0)
     fail_msg("convert: %d %s", rc, err);
+}
+
+/* Converts g_buf (must succeed) and walks the output. */
+static void convert_walk(struct sink *s, struct fxt_tracedat_stats *st, struct dat *d) {
+  convert_ok(s, st);
   walk(d, &s->out);
 }
 
@@ -231,8 +252,7 @@ static void every_kind(void **state) {
 
   struct sink s;
   struct fxt_tracedat_stats st;
-  char err[256];
-  assert_int_equal(convert(&s, 0, &st, err), 0);
+  convert_ok(&s, &st);
   assert_int_equal(st.formats, 6); /* all (twice), q, io, req, printk; tick: no event, none */
   all_formats(&s.out, &all);
   /* Typed: u8 at 8, s16 at 10, str at 12, mac[3] at 16, double at 24, ptr at 32, bool at 40,
@@ -366,11 +386,11 @@ static void cpus_and_losses(void **state) {
   assert_int_equal(seq_of(&r[0]), 6);
   assert_int_equal(d.ncpustat, 4);
   assert_non_null(strstr(d.cpustat[0], "\noverrun: 2\n"));
-  assert_non_null(strstr(d.cpustat[0], "\ndropped events: 0\nread events: 2\n"));
+  expect_dropped_read(&d, 0, 0, 2);
   assert_non_null(strstr(d.cpustat[1], "\noverrun: 0\n"));
-  assert_non_null(strstr(d.cpustat[1], "\ndropped events: 5\nread events: 3\n"));
-  assert_non_null(strstr(d.cpustat[2], "\ndropped events: 0\nread events: 0\n"));
-  assert_non_null(strstr(d.cpustat[3], "\ndropped events: 4\nread events: 1\n"));
+  expect_dropped_read(&d, 1, 5, 3);
+  expect_dropped_read(&d, 2, 0, 0);
+  expect_dropped_read(&d, 3, 4, 1);
   assert_int_equal(st.events, 6);
   assert_int_equal(st.missed, 7);
   assert_int_equal(st.lost_trailing, 4);
@@ -423,9 +443,9 @@ static void cpu_losses(void **state) {
   assert_int_equal(m[2], -1); /* RB_MISSED_EVENTS without RB_MISSED_STORED */
   assert_int_equal(r[2].ts, 300);
   assert_int_equal(m[3], 0);
-  assert_non_null(strstr(d.cpustat[0], "\ndropped events: 3\nread events: 2\n"));
+  expect_dropped_read(&d, 0, 3, 2);
   assert_non_null(strstr(d.cpustat[1], "\noverrun: 0\n"));
-  assert_non_null(strstr(d.cpustat[1], "\ndropped events: 7\nread events: 4\n"));
+  expect_dropped_read(&d, 1, 7, 4);
   assert_int_equal(st.events, 6);
   assert_int_equal(st.missed, 3);
   assert_int_equal(st.missed_unknown, 1);
@@ -461,7 +481,7 @@ static void too_big(void **state) {
   assert_int_equal(seq_of(&r[1]), 2);
   assert_int_equal(m[1], 4);
   assert_int_equal(r[1].ts, 300);
-  assert_non_null(strstr(d.cpustat[0], "\ndropped events: 5\nread events: 2\n"));
+  expect_dropped_read(&d, 0, 5, 2);
   assert_int_equal(st.too_big, 2);
   assert_int_equal(st.missed, 4);
   assert_int_equal(st.lost_trailing, 1);
@@ -568,14 +588,10 @@ static void two_providers(void **state) {
   thread(1, 5000, 5001);
   kobj(FXT_KOBJ_THREAD, 5001, "other-proc", 5000);
   tick(fxt_thread_index(1), 3000, 2, 0); /* 1500 ns */
-  struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_index(1), sref(S_DEMO), sref(S_Q), 4000);
-  arg(&e, FXT_ARG_UINT64, sref(S_SEQ))->value.u64 = 3;
-  arg(&e, FXT_ARG_UINT32, sref(S_VAL))->value.u32 = 0;
-  put(&e);
+  seq_val_event(S_Q, fxt_thread_index(1), 4000, 3, 0);
   struct sink s;
   struct fxt_tracedat_stats st;
-  char err[256];
-  assert_int_equal(convert(&s, 0, &st, err), 0);
+  convert_ok(&s, &st);
   assert_int_equal(st.formats, 2);
   struct dat d;
   walk(&d, &s.out);
@@ -606,14 +622,10 @@ static void ids_below_32768(void **state) {
   head_of_file();
   string(S_Q, "big");
   desc(40000, S_DEMO, S_Q, FXT_TP_TYPED, "seq=%llu val=%u", 2, k_tick_fields);
-  struct fxt_event e = event(FXT_EVENT_INSTANT, fxt_thread_index(1), sref(S_DEMO), sref(S_Q), 100);
-  arg(&e, FXT_ARG_UINT64, sref(S_SEQ))->value.u64 = 1;
-  arg(&e, FXT_ARG_UINT32, sref(S_VAL))->value.u32 = 2;
-  put(&e);
+  seq_val_event(S_Q, fxt_thread_index(1), 100, 1, 2);
   struct sink s;
   struct fxt_tracedat_stats st;
-  char err[256];
-  assert_int_equal(convert(&s, 0, &st, err), 0);
+  convert_ok(&s, &st);
   assert_int_equal(st.formats, 1);
   all_formats(&s.out, &all);
   assert_has(&all, "big", 32767,
@@ -632,9 +644,8 @@ static void no_events(void **state) {
   (void)state;
   struct sink s;
   struct fxt_tracedat_stats st;
-  char err[256];
   head_of_file();
-  assert_int_equal(convert(&s, 0, &st, err), 0);
+  convert_ok(&s, &st);
   assert_int_equal(st.events, 0);
   assert_int_equal(st.formats, 0);
   assert_true(s.out.len > 0);
@@ -687,14 +698,8 @@ static void errors(void **state) {
   assert_int_equal(fxt_tracedat_convert(g_buf, g_len, &o, &st, err, sizeof err), FXT_EINVAL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(whole_file),    cmocka_unit_test(every_kind),
-      cmocka_unit_test(cpus_and_losses), cmocka_unit_test(cpu_losses),
-      cmocka_unit_test(too_big),
-      cmocka_unit_test(spilled_sort),  cmocka_unit_test(sort_order),
-      cmocka_unit_test(two_providers), cmocka_unit_test(errors),
-      cmocka_unit_test(ids_below_32768), cmocka_unit_test(no_events),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(whole_file), cmocka_unit_test(every_kind), cmocka_unit_test(cpus_and_losses),
+    cmocka_unit_test(cpu_losses), cmocka_unit_test(too_big), cmocka_unit_test(spilled_sort),
+    cmocka_unit_test(sort_order), cmocka_unit_test(two_providers), cmocka_unit_test(errors),
+    cmocka_unit_test(ids_below_32768), cmocka_unit_test(no_events))

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <string.h>
 
@@ -304,14 +305,9 @@ static void missed_unknown(void **state) {
   assert_zero(page + sizeof want, sizeof page - sizeof want);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(record_sizes),     cmocka_unit_test(spec_page),
-      cmocka_unit_test(extend_threshold), cmocka_unit_test(long_form),
-      cmocka_unit_test(page_boundary),    cmocka_unit_test(extend_at_boundary),
-      cmocka_unit_test(too_big),          cmocka_unit_test(missed_events),
-      cmocka_unit_test(missed_keeps_room), cmocka_unit_test(missed_not_stored),
-      cmocka_unit_test(missed_unknown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(record_sizes), cmocka_unit_test(spec_page), cmocka_unit_test(extend_threshold),
+    cmocka_unit_test(long_form), cmocka_unit_test(page_boundary),
+    cmocka_unit_test(extend_at_boundary), cmocka_unit_test(too_big), cmocka_unit_test(missed_events),
+    cmocka_unit_test(missed_keeps_room), cmocka_unit_test(missed_not_stored),
+    cmocka_unit_test(missed_unknown))

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -124,10 +125,5 @@ static void formats_and_filters(void **state)
   assert_int_equal(fxt_session_stop(), 0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(formats_and_filters),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(formats_and_filters))

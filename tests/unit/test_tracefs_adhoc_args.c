@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -302,14 +303,8 @@ static void tracedat_agrees(void **state)
   rmdir(dir);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(formats_before_emission, stop),
-      cmocka_unit_test_teardown(counter_filter, stop),
-      cmocka_unit_test_teardown(instant_filter, stop),
-      cmocka_unit_test_teardown(sites_differ, stop),
-      cmocka_unit_test_teardown(tracedat_agrees, stop),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(cmocka_unit_test_teardown(formats_before_emission, live_stop),
+              cmocka_unit_test_teardown(counter_filter, live_stop),
+              cmocka_unit_test_teardown(instant_filter, live_stop),
+              cmocka_unit_test_teardown(sites_differ, live_stop),
+              cmocka_unit_test_teardown(tracedat_agrees, live_stop))

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxtrace.h>
 #include <fxtrace/session.h>
@@ -296,14 +297,8 @@ static void counted_while_off(void **state)
   assert_int_equal(fxt_session_stop(), 0);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(counter_hist, stop),
-      cmocka_unit_test_teardown(instant_hist, stop),
-      cmocka_unit_test_teardown(sites_differ, stop),
-      cmocka_unit_test_teardown(head_fields, stop),
-      cmocka_unit_test_teardown(counted_while_off, stop),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(cmocka_unit_test_teardown(counter_hist, live_stop),
+              cmocka_unit_test_teardown(instant_hist, live_stop),
+              cmocka_unit_test_teardown(sites_differ, live_stop),
+              cmocka_unit_test_teardown(head_fields, live_stop),
+              cmocka_unit_test_teardown(counted_while_off, live_stop))

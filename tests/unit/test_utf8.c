@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/fxt.h>
 #include <fxtrace/fxtrace.h>
@@ -141,13 +142,6 @@ static void session_strings_are_utf8(void **state)
   assert_int_equal(whole, 1);
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(valid_offsets),
-      cmocka_unit_test(cut_on_boundaries),
-      cmocka_unit_test(sanitize_replaces),
-      cmocka_unit_test(session_strings_are_utf8),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test(valid_offsets), cmocka_unit_test(cut_on_boundaries),
+    cmocka_unit_test(sanitize_replaces), cmocka_unit_test(session_strings_are_utf8))

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../test_main.h"
 
 #include <fxtrace/writer.h>
 #include <string.h>
@@ -55,6 +56,13 @@ static int write_magic(void)
   if (rc == 0)
     fxt_res_commit(&res);
   return rc;
+}
+
+/* Nothing is pending (no drop_stats record waits): a record written now is read alone. */
+static void expect_next_record_alone(struct sink *s)
+{
+  assert_int_equal(write_magic(), 0);
+  assert_int_equal(read_all(s, 4096), 8);
 }
 
 /* The seed's write_string_record: index and text as given. */
@@ -202,9 +210,7 @@ static void emit_drop_stats_without_then_with_room(void **state)
   assert_int_equal(w.drop_records, 0);
   assert_int_equal(read_all(&s, 4096), 56);
   assert_drop_stats(s.buf, 1000, 1001, 2, 16, 7, 8);
-  /* Nothing pending any more: the next record comes alone. */
-  assert_int_equal(write_magic(), 0);
-  assert_int_equal(read_all(&s, 4096), 8);
+  expect_next_record_alone(&s);
 }
 
 static void combined_reservation_fails_counts_record_only(void **state)
@@ -266,8 +272,7 @@ static void saturation_records_split_into_further_record(void **state)
   assert_int_equal(read_all(&s, 4096), 56 + 8);
   assert_drop_stats(s.buf, 10, 20, 5, 0, 1, 2);
   assert_int_equal(w.drop_records, 0);
-  assert_int_equal(write_magic(), 0);
-  assert_int_equal(read_all(&s, 4096), 8);
+  expect_next_record_alone(&s);
 }
 
 static void saturation_bytes_from_real_drops(void **state)
@@ -319,21 +324,16 @@ static void write_bytes_pads_with_zeros(void **state)
   assert_memory_equal(s.buf, want, sizeof(want));
 }
 
-int main(void)
-{
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(seed_test_drop_stats, setup),
-      cmocka_unit_test_setup(init_rejects_bad_sizes, setup),
-      cmocka_unit_test_setup(reserve_rejects_zero_words_uncounted, setup),
-      cmocka_unit_test_setup(large_record_size_from_32_bit_field, setup),
-      cmocka_unit_test_setup(emit_drop_stats_nothing_pending, setup),
-      cmocka_unit_test_setup(emit_drop_stats_without_then_with_room, setup),
-      cmocka_unit_test_setup(combined_reservation_fails_counts_record_only, setup),
-      cmocka_unit_test_setup(drop_stats_written_exactly_once_per_run, setup),
-      cmocka_unit_test_setup(saturation_records_split_into_further_record, setup),
-      cmocka_unit_test_setup(saturation_bytes_from_real_drops, setup),
-      cmocka_unit_test_setup(overwrite_writer_never_drops_what_fits, setup),
-      cmocka_unit_test_setup(write_bytes_pads_with_zeros, setup),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FXT_TEST_MAIN(
+    cmocka_unit_test_setup(seed_test_drop_stats, setup),
+    cmocka_unit_test_setup(init_rejects_bad_sizes, setup),
+    cmocka_unit_test_setup(reserve_rejects_zero_words_uncounted, setup),
+    cmocka_unit_test_setup(large_record_size_from_32_bit_field, setup),
+    cmocka_unit_test_setup(emit_drop_stats_nothing_pending, setup),
+    cmocka_unit_test_setup(emit_drop_stats_without_then_with_room, setup),
+    cmocka_unit_test_setup(combined_reservation_fails_counts_record_only, setup),
+    cmocka_unit_test_setup(drop_stats_written_exactly_once_per_run, setup),
+    cmocka_unit_test_setup(saturation_records_split_into_further_record, setup),
+    cmocka_unit_test_setup(saturation_bytes_from_real_drops, setup),
+    cmocka_unit_test_setup(overwrite_writer_never_drops_what_fits, setup),
+    cmocka_unit_test_setup(write_bytes_pads_with_zeros, setup))

@@ -1,11 +1,12 @@
-/* tests/unit/tracefs_test.h - what the in-process tracefs tests share (test_tracefs.c,
- * test_tracefs_adhoc.c, test_evtrig.c, ...): `cat` and `echo` on the in-process tracefs tree
- * (fxtrace/tracefs.h), failing the test on an unexpected result. Header-only: include it once,
+/* tests/unit/tracefs_test.h - what the in-process tracefs tests share (test_tracefs*.c,
+ * test_evtrig*.c): `cat` and `echo` on the in-process tracefs tree (fxtrace/tracefs.h), failing
+ * the test on an unexpected result; a session started for them and stopped. Header-only: include it once,
  * after <cmocka.h> and <fxtrace/tracefs.h>.
  */
 #ifndef FXTRACE_TESTS_TRACEFS_TEST_H
 #define FXTRACE_TESTS_TRACEFS_TEST_H
 
+#include <errno.h>
 #include <fxtrace/session.h>
 #include <string.h>
 
@@ -28,8 +29,26 @@ static void echo(const char *path, const char *value, ssize_t want)
     fail_msg("echo '%s' > %s: %zd, expected %zd", value, path, n, want);
 }
 
-/* A teardown: a failed test leaves no session running for the next one. */
-static inline int stop(void **state)
+/* Writes each value of the NULL-ended list to path: each is refused with EINVAL. */
+static inline void echo_each_refused(const char *path, const char *const *values)
+{
+  for (; *values != NULL; values++)
+    echo(path, *values, -EINVAL);
+}
+
+/* Starts a session in mode (FXT_MODE_*) with no event enabled, output to the file at output
+ * ("" for none) and snapshots to trigger (NULL: none), then tracing on: the live tree the tests
+ * read and write. */
+static inline void live_start(uint32_t mode, const char *output, const char *trigger)
+{
+  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .mode = mode, .events = "",
+                                   .output = output, .trigger = trigger};
+  assert_int_equal(fxt_session_start(&cfg), 0);
+  echo("tracing_on", "1", 0);
+}
+
+/* A cmocka teardown: the session stopped. */
+static inline int live_stop(void **state)
 {
   (void)state;
   fxt_session_stop();
