@@ -21,11 +21,7 @@
 #include <fxtrace/session.h>
 #include <fxtrace/tracefs.h>
 
-#if defined(__clang__)
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noipa))
-#endif
+#include "../fn_keep.h"
 
 static volatile int sink;
 static _Atomic int stop;

@@ -7,12 +7,8 @@
 # thread of the parent writing filters in a loop holds at some forks, is the child's own).
 # The parent's file has its own calls and one fn_forker slice per fork.
 #   fn_fork.sh FXTRACE_BIN FN_FORK WORKDIR
-set -eu
-fxtrace=$1
-prog=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/common.sh"
+prog=$image
 forks=8
 "$prog" "$work/fork.%p.fxt" 300 200 $forks >"$work/out" || { cat "$work/out"; echo "FAIL: exit $?"; exit 1; }
 [ "$(wc -l <"$work/out")" -eq $((forks + 1)) ] || { cat "$work/out"; echo "FAIL: not $((forks + 1)) processes"; exit 1; }

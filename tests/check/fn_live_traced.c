@@ -3,11 +3,7 @@
  * call. */
 #include "fn_live_traced.h"
 
-#if defined(__clang__)
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noipa))
-#endif
+#include "../fn_keep.h"
 
 KEEP int fn_live_fib(int n)
 {

@@ -9,12 +9,8 @@
 #   - a write of 'x' fails (Invalid argument), of 0 stops the profile (reads 0), whose
 #     tables stay readable.
 #   fn_profile_live.sh FXTRACE_BIN FN_PROG WORKDIR
-set -eu
-fxtrace=$1
-prog=$2
-work=$3
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/common.sh"
+prog=$image
 FXTRACE_DIR=$(mktemp -d /tmp/fxpl.XXXXXX)
 rmdir "$FXTRACE_DIR"
 export FXTRACE_DIR
@@ -25,10 +21,6 @@ cleanup() {
   rm -rf "$FXTRACE_DIR"
 }
 trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
 
 mkfifo "$work/stdin"
 FXTRACE='function_profile=1;output=' "$prog" 20 wait <"$work/stdin" >"$work/prog.log" 2>&1 &

@@ -6,11 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if defined(__clang__)
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noipa))
-#endif
+#include "../fn_keep.h"
 
 KEEP static int fn_fib(int n)
 {

@@ -25,11 +25,7 @@
 
 #include <fxtrace/functions.h>
 
-#if defined(__clang__)
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noipa))
-#endif
+#include "../fn_keep.h"
 
 KEEP int thrower(int depth)
 {

@@ -212,10 +212,10 @@ static void errors_are_the_kernels(void **state)
 {
   (void)state;
   echo("error_log", "", 0);
-  echo("events/hst/ev/trigger", "hist:keys=nosuch", -EINVAL);
-  echo("events/hst/ev/trigger", "hist:keys=key.foo", -EINVAL);
-  echo("events/hst/ev/trigger", "hist:keys=key:sort=val", -EINVAL);
-  echo("events/hst/ev/trigger", "hist:keys=key:sort=key.up", -EINVAL);
+  static const char *const refused[] = {"hist:keys=nosuch", "hist:keys=key.foo",
+                                         "hist:keys=key:sort=val", "hist:keys=key:sort=key.up",
+                                         NULL};
+  echo_each_refused("events/hst/ev/trigger", refused);
   echo("events/hst/ev/trigger", "hist:keys=key:clear", -ENOENT);
   echo("events/hst/ev/trigger", "hist:vals=val", -EINVAL);          /* no keys */
   echo("events/hst/ev/trigger", "hist:keys=key:size=1000000", -EINVAL); /* over 2^17 */

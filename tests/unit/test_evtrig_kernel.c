@@ -28,14 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracefs_test.h"
-
 /* signal_generate's fields (its format: int sig, int errno, int code, char comm[16], pid_t
  * pid, int group, int result). */
 FXT_TRACEPOINT(tk, gen, "sig=%d errno=%d code=%d comm=%s pid=%d group=%d result=%d",
                (s32, sig), (s32, errno), (s32, code), (str, comm, 16), (s32, pid), (s32, group),
                (s32, result));
 FXT_TRACEPOINT(tk, del, "sig=%d", (s32, sig));
+
+/* After the tracepoints: it brings <errno.h>, whose errno macro would rename the field. */
+#include "tracefs_test.h"
 
 static void fire_gen(int sig) { FXT_TRACE(tk, gen, sig, 0, 0, "sh", 1, 0, 0); }
 

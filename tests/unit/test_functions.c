@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include "../test_main.h"
 
 #include "../fxtcount.h"
 #include "../sanitizers.h"
@@ -708,14 +707,20 @@ static void test_pe_switch_inside(void **state)
   check_nesting();
 }
 
-FXT_TEST_MAIN(#ifdef FXT_TEST_PE
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+#ifdef FXT_TEST_PE
       cmocka_unit_test(test_pe_patched_bytes), cmocka_unit_test(test_pe_wx_refused),
-              cmocka_unit_test(test_table_reuse),
-              #endif
+      cmocka_unit_test(test_table_reuse),
+#endif
       cmocka_unit_test(test_pe_switch_inside), cmocka_unit_test(test_registers),
-              cmocka_unit_test(test_tail_call),
-              cmocka_unit_test(test_graph_counts), cmocka_unit_test(test_function_parent),
-              cmocka_unit_test(test_files),        cmocka_unit_test(test_filters),
-              cmocka_unit_test(test_thresh),       cmocka_unit_test(test_longjmp),
-              cmocka_unit_test(test_signal),       cmocka_unit_test(test_thread_exit),
-              cmocka_unit_test(test_switching))
+      cmocka_unit_test(test_tail_call),
+      cmocka_unit_test(test_graph_counts), cmocka_unit_test(test_function_parent),
+      cmocka_unit_test(test_files),        cmocka_unit_test(test_filters),
+      cmocka_unit_test(test_thresh),       cmocka_unit_test(test_longjmp),
+      cmocka_unit_test(test_signal),       cmocka_unit_test(test_thread_exit),
+      cmocka_unit_test(test_switching),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -9,11 +9,7 @@
 #include <stdarg.h>
 #include <time.h>
 
-#if defined(__clang__)
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noipa))
-#endif
+#include "../../fn_keep.h"
 
 KEEP int fn_fib(int n)
 {
