@@ -57,14 +57,15 @@ adhoc_pass(struct fxt_tracepoint *tp, const struct fxt_tslot *t, uint32_t etype,
 }
 
 /* An emission refused while tp has a hook: while recording is off, its triggers still run
- * (fxt_filter_off_adhoc), as a typed tracepoint's do (fxt_filter_off). */
-__attribute__((noinline, cold)) static void adhoc_off(struct fxt_tracepoint *tp, uint32_t etype,
+ * (fxt_filter_off_adhoc), as a typed tracepoint's do (fxt_filter_off). True when a traceon
+ * turned recording on before the event, which is then to be recorded. */
+__attribute__((noinline, cold)) static bool adhoc_off(struct fxt_tracepoint *tp, uint32_t etype,
                                                       uint64_t trailer,
                                                       const struct fxt_argv *av, uint32_t n)
 {
   struct fxt_adhoc_off a = {adhoc_head(tp, etype, trailer, fxt_ticks()), av,
                             n < FXT_MAX_FIELDS ? n : FXT_MAX_FIELDS};
-  fxt_filter_off_adhoc(tp, &a);
+  return fxt_filter_off_adhoc(tp, &a);
 }
 
 static bool has_trailer(uint32_t etype)
@@ -76,20 +77,28 @@ void fxt_emit_adhoc(struct fxt_tracepoint *tp, uint32_t etype, uint64_t trailer,
                     const struct fxt_argv *av, uint32_t n)
 {
   struct fxt_tslot *t = fxt_emit_enter();
-  if (!t) {
-    if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_relaxed) != NULL))
-      adhoc_off(tp, etype, trailer, av, n);
-    return;
-  }
   uint32_t cpu;
-  uint64_t now = fxt_emit_time(&cpu), ts = now;
-  /* Ad-hoc events' filters see the common fields, dur_ns or id, and the arguments
-   * (src/base/tp_format.h, fxt_tracepoint_fields). */
-  if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_acquire) != NULL) &&
-      !adhoc_pass(tp, t, etype, trailer, now, cpu, av, n)) {
-    fxt_emit_leave(t);
-    return;
+  uint64_t now;
+  if (!t) {
+    /* Recording off: the triggers run; when a traceon turned it on before this event (the
+     * kernel's order: a trigger without a filter fires before the event is recorded), the
+     * event is recorded as any, its filter and triggers done. Recording off again by then
+     * (another thread, a tracing_on write): not recorded, as any event after it. */
+    if (FXT_LIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_relaxed) == NULL) ||
+        !adhoc_off(tp, etype, trailer, av, n) || !(t = fxt_emit_enter()))
+      return;
+    now = fxt_emit_time(&cpu);
+  } else {
+    now = fxt_emit_time(&cpu);
+    /* Ad-hoc events' filters see the common fields, dur_ns or id, and the arguments
+     * (src/base/tp_format.h, fxt_tracepoint_fields). */
+    if (FXT_UNLIKELY(atomic_load_explicit(&tp->reg.filter, memory_order_acquire) != NULL) &&
+        !adhoc_pass(tp, t, etype, trailer, now, cpu, av, n)) {
+      fxt_emit_leave(t);
+      return;
+    }
   }
+  uint64_t ts = now;
   if (etype == FXT_EVENT_DURATION_COMPLETE) { /* trailer was the start: it becomes the end */
     ts = trailer;
     trailer = now;

@@ -283,8 +283,9 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
   if (paused) {
     /* Recording was off at the event: it is recorded only when a traceon fired before its
      * reservation (no trigger filter or stacktrace; with one, the kernel evaluates the event
-     * in a scratch buffer that is never recorded), and so is its stack. The caller records
-     * nothing: the event is written here. */
+     * in a scratch buffer that is never recorded), and so is its stack. A typed event is
+     * written here (fxt_filter_off's caller records nothing); an ad-hoc one by its caller on
+     * this return (fxt_emit_adhoc), its stack before it as when recording is on. */
     pass = pass && on && !h->cond;
     stack = stack && pass;
   }

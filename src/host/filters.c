@@ -148,14 +148,16 @@ bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
  * stop's membarrier making the pair a Dekker handshake; the release store of depth at the end
  * pairs with fxt_slots_sync's and quiesce's acquire loads, so the hook stays allocated while
  * read), entered only by the thread's outermost emission with a slot of the session whose
- * recording is off (fxt_session_off_gen). It records nothing itself: the triggers do
- * (fxt_evtrig_fire, paused). */
-static void filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
+ * recording is off (fxt_session_off_gen). It records nothing itself: the triggers write a
+ * typed event (fxt_evtrig_fire, paused); for an ad-hoc one it returns whether the caller is
+ * to write it. */
+static bool filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
                        const uint32_t *lens, const struct fxt_adhoc_off *adhoc)
 {
   struct fxt_tslot *t = fxt_tls_slot;
   if (!t || atomic_load_explicit(&t->depth, memory_order_relaxed) != 0)
-    return; /* no slot yet (its first event), or nested in an emission of the thread */
+    return false; /* no slot yet (its first event), or nested in an emission of the thread */
+  bool record = false;
   atomic_store_explicit(&t->depth, 1, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed);
@@ -173,22 +175,23 @@ static void filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
       }
       struct fxt_filter_common c = common_of(tp, t, fxt_current_cpu());
       bool pass = fxt_filter_match(h->prog, values, lens, &c);
-      (void)fxt_evtrig_fire(h, tp, t, values, lens, &c, pass, true);
+      record = fxt_evtrig_fire(h, tp, t, values, lens, &c, pass, true);
     }
   }
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&t->depth, 0, memory_order_release);
+  return record;
 }
 
 void fxt_filter_off(struct fxt_tracepoint *tp, const union fxt_value *values,
                     const uint32_t *lens)
 {
-  filter_off(tp, values, lens, NULL);
+  (void)filter_off(tp, values, lens, NULL); /* a typed event is written by the triggers */
 }
 
-void fxt_filter_off_adhoc(struct fxt_tracepoint *tp, const struct fxt_adhoc_off *a)
+bool fxt_filter_off_adhoc(struct fxt_tracepoint *tp, const struct fxt_adhoc_off *a)
 {
-  filter_off(tp, NULL, NULL, a);
+  return filter_off(tp, NULL, NULL, a);
 }
 
 /* Under lock. */

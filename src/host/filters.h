@@ -41,14 +41,16 @@ bool fxt_filter_pass_adhoc(struct fxt_tracepoint *tp, const struct fxt_tslot *t,
                            const struct fxt_argv *av, uint32_t n, uint32_t cpu);
 /* fxt_filter_off (fxtrace/detail/emit.h) for an ad-hoc event whose emission was refused:
  * while recording is off, its triggers run on its values laid out as fxt_filter_pass_adhoc
- * does (a hist trigger counts it, a traceon turns recording on; the event itself is not
- * written: its record is its fire site's). */
+ * does (a hist trigger counts it, a traceon turns recording on). Returns true when the event
+ * is to be recorded: a traceon without a filter turned recording on before it, and it
+ * passes its own filter (the kernel's order); the caller writes it (its record is its fire
+ * site's), without running its triggers again. */
 struct fxt_adhoc_off {
   uint64_t head;
   const struct fxt_argv *av;
   uint32_t n;
 };
-void fxt_filter_off_adhoc(struct fxt_tracepoint *tp, const struct fxt_adhoc_off *a);
+bool fxt_filter_off_adhoc(struct fxt_tracepoint *tp, const struct fxt_adhoc_off *a);
 
 /* A write to events/<sys>/<ev>/filter: returns 0 or the kernel's errno for the write; the
  * event's filter changes as the kernel's would (a parse error drops the previous filter). */

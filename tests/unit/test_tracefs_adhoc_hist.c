@@ -297,8 +297,58 @@ static void counted_while_off(void **state)
   assert_int_equal(fxt_session_stop(), 0);
 }
 
+/* The number of lines of trace t that hold s. */
+static unsigned lines_with(const char *t, const char *s)
+{
+  unsigned n = 0;
+  for (const char *p = t; (p = strstr(p, s)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* A traceon without a filter fires before its event is recorded (the kernel's order: this
+ * kernel, tracing_on 0, "traceon:1" on syscalls:sys_enter_sched_getscheduler recorded both of
+ * two calls): the ad-hoc event that turned recording on is recorded, as a typed one is
+ * (test_evtrig's traceon test) - unless its own filter refuses it, which does not stop its
+ * triggers. */
+static void traceon_records_its_event(void **state)
+{
+  (void)state;
+  start_live();
+  FXT_INSTANT("tfh", "warm"); /* the thread's buffer: a first event runs no trigger */
+  trig("on", "traceon:1");
+  echo("tracing_on", "0", 0);
+  echo("trace", "", 0);
+  for (uint32_t i = 0; i < 5; i++)
+    FXT_INSTANT("tfh", "on", FXT_U32("seq", i));
+  assert_string_equal(cat("tracing_on"), "1\n");
+  assert_string_equal(cat("events/tfh/on/trigger"), "traceon:count=0\n");
+  assert_int_equal(fxt_session_flush(), 0);
+  const char *t = cat("trace");
+  assert_int_equal(lines_with(t, " on: seq="), 5);
+  assert_non_null(strstr(t, " on: seq=0\n"));
+
+  /* Its filter refuses the event that fires the traceon: recording comes on, that event is
+   * not recorded. */
+  echo("events/tfh/on/trigger", "!traceon", 0);
+  echo("events/tfh/on/filter", "seq != 10", 0);
+  trig("on", "traceon:1");
+  echo("tracing_on", "0", 0);
+  echo("trace", "", 0);
+  for (uint32_t i = 10; i < 15; i++)
+    FXT_INSTANT("tfh", "on", FXT_U32("seq", i));
+  assert_string_equal(cat("tracing_on"), "1\n");
+  assert_int_equal(fxt_session_flush(), 0);
+  t = cat("trace");
+  assert_int_equal(lines_with(t, " on: seq="), 4);
+  assert_null(strstr(t, " on: seq=10\n"));
+  assert_non_null(strstr(t, " on: seq=11\n"));
+  assert_int_equal(fxt_session_stop(), 0);
+}
+
 FXT_TEST_MAIN(cmocka_unit_test_teardown(counter_hist, live_stop),
               cmocka_unit_test_teardown(instant_hist, live_stop),
               cmocka_unit_test_teardown(sites_differ, live_stop),
               cmocka_unit_test_teardown(head_fields, live_stop),
-              cmocka_unit_test_teardown(counted_while_off, live_stop))
+              cmocka_unit_test_teardown(counted_while_off, live_stop),
+              cmocka_unit_test_teardown(traceon_records_its_event, live_stop))
