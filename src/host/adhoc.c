@@ -162,18 +162,22 @@ __attribute__((noinline)) static void scope_end_slow(struct fxt_scope *s)
     return;
   }
   struct fxt_tslot *t = fxt_emit_enter();
-  if (!t) {
-    if (atomic_load_explicit(&s->tp->reg.filter, memory_order_relaxed) != NULL)
-      adhoc_off(s->tp, FXT_EVENT_DURATION_COMPLETE, s->start, NULL, 0);
-    return;
-  }
   uint32_t cpu;
-  uint64_t now = fxt_emit_time(&cpu);
-  /* A filter makes the fast path decline: it is evaluated here, on the scope's dur_ns. */
-  if (atomic_load_explicit(&s->tp->reg.filter, memory_order_acquire) != NULL &&
-      !adhoc_pass(s->tp, t, FXT_EVENT_DURATION_COMPLETE, s->start, now, cpu, NULL, 0)) {
-    fxt_emit_leave(t);
-    return;
+  uint64_t now;
+  if (!t) { /* recording off: as fxt_emit_adhoc's */
+    if (atomic_load_explicit(&s->tp->reg.filter, memory_order_relaxed) == NULL ||
+        !adhoc_off(s->tp, FXT_EVENT_DURATION_COMPLETE, s->start, NULL, 0) ||
+        !(t = fxt_emit_enter()))
+      return;
+    now = fxt_emit_time(&cpu);
+  } else {
+    now = fxt_emit_time(&cpu);
+    /* A filter makes the fast path decline: it is evaluated here, on the scope's dur_ns. */
+    if (atomic_load_explicit(&s->tp->reg.filter, memory_order_acquire) != NULL &&
+        !adhoc_pass(s->tp, t, FXT_EVENT_DURATION_COMPLETE, s->start, now, cpu, NULL, 0)) {
+      fxt_emit_leave(t);
+      return;
+    }
   }
   uint32_t words = 3 + fxt_emit_thread_words(t);
   uint64_t hdr = fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 0) | fxt_w_size(words) |

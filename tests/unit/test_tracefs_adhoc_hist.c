@@ -343,6 +343,17 @@ static void traceon_records_its_event(void **state)
   assert_int_equal(lines_with(t, " on: seq="), 4);
   assert_null(strstr(t, " on: seq=10\n"));
   assert_non_null(strstr(t, " on: seq=11\n"));
+
+  /* A scope's end, the event a scope records, likewise. */
+  trig("sc", "traceon:1");
+  echo("tracing_on", "0", 0);
+  echo("trace", "", 0);
+  for (int i = 0; i < 3; i++) {
+    FXT_SCOPE("tfh", "sc");
+  }
+  assert_string_equal(cat("tracing_on"), "1\n");
+  assert_int_equal(fxt_session_flush(), 0);
+  assert_int_equal(lines_with(cat("trace"), " sc: dur="), 3);
   assert_int_equal(fxt_session_stop(), 0);
 }
 
