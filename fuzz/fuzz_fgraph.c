@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fxt_tbuf_init(&b);
   fxt_tbuf_init(&out);
   bool any = false;
-  int rc = fxt_fgraph_print(f, NULL, &b, 4096, sink, &out, &any, err, sizeof err);
+  int rc = fxt_fgraph_print(f, NULL, 0, &b, 4096, sink, &out, &any, err, sizeof err);
   sink(&out, &b);
   check(rc == 0 || rc == FXT_ENOMEM);
   if (rc == 0) {

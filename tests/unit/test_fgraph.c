@@ -62,7 +62,7 @@ static void render(struct fxt_tbuf *out) {
   fxt_tbuf_init(&b);
   fxt_tbuf_init(out);
   bool any = false;
-  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1, sink, out, &any, err, sizeof err), 0);
+  assert_int_equal(fxt_fgraph_print(f, NULL, 0, &b, 1, sink, out, &any, err, sizeof err), 0);
   assert_true(any);
   sink(out, &b);
   fxt_tbuf_put(out, "", 1);
@@ -144,7 +144,7 @@ static void test_no_slices(void **state) {
   struct fxt_tbuf b;
   fxt_tbuf_init(&b);
   bool any = true;
-  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1 << 20, sink, NULL, &any, err, sizeof err), 0);
+  assert_int_equal(fxt_fgraph_print(f, NULL, 0, &b, 1 << 20, sink, NULL, &any, err, sizeof err), 0);
   assert_false(any);
   assert_int_equal(b.len, 0);
   fxt_tbuf_free(&b);
