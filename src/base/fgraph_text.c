@@ -25,6 +25,35 @@ bool fxt_fgraph_depth(const struct fxt_event *ev, uint32_t *depth) {
   return false;
 }
 
+/* trace_functions_graph.c's trace_opts (the layout's), by name. */
+static const struct fxt_fgraph_option k_options[] = {
+    {"funcgraph-abstime", FXT_FGRAPH_ABSTIME, true},
+    {"funcgraph-cpu", FXT_FGRAPH_NO_CPU, false},
+    {"funcgraph-duration", FXT_FGRAPH_NO_DURATION, false},
+    {"funcgraph-overhead", FXT_FGRAPH_NO_OVERHEAD, false},
+    {"funcgraph-proc", FXT_FGRAPH_PROC, true},
+    {"funcgraph-tail", FXT_FGRAPH_TAIL, true},
+};
+
+const struct fxt_fgraph_option *fxt_fgraph_option(size_t i) {
+  return i < sizeof k_options / sizeof k_options[0] ? &k_options[i] : NULL;
+}
+
+/* trace_set_options: a leading "no" clears. */
+bool fxt_fgraph_option_word(const char *word, size_t len, uint32_t *opts) {
+  bool on = !(len > 2 && memcmp(word, "no", 2) == 0);
+  if (!on) {
+    word += 2;
+    len -= 2;
+  }
+  for (size_t i = 0; i < sizeof k_options / sizeof k_options[0]; i++)
+    if (strlen(k_options[i].name) == len && memcmp(k_options[i].name, word, len) == 0) {
+      *opts = on == k_options[i].set_is_on ? *opts | k_options[i].bit : *opts & ~k_options[i].bit;
+      return true;
+    }
+  return false;
+}
+
 /* The kernel's header: trace.c's "# tracer: %s\n#\n", then __print_graph_headers_flags with
  * funcgraph-cpu and funcgraph-duration. */
 void fxt_fgraph_header(struct fxt_tbuf *b) {

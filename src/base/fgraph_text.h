@@ -49,6 +49,19 @@ enum {
   FXT_FGRAPH_ABSTIME = 16,    /* funcgraph-abstime: "%5lu.%06lu |  " first (the line's time) */
   FXT_FGRAPH_TAIL = 32,       /* funcgraph-tail: "} /<star> f <star>/" */
 };
+/* The options by the kernel's names (options/funcgraph-*), in its order: each one's bit and
+ * whether the bit set means the option on. */
+struct fxt_fgraph_option {
+  const char *name;
+  uint32_t bit;
+  bool set_is_on;
+};
+/* The i-th option; NULL past the last. */
+const struct fxt_fgraph_option *fxt_fgraph_option(size_t i);
+/* A word as the kernel's trace_options file takes it: "funcgraph-X" turns option X on in
+ * *opts, "nofuncgraph-X" off. Returns false (*opts untouched) for a word naming no option. */
+bool fxt_fgraph_option_word(const char *word, size_t len, uint32_t *opts);
+
 /* The header (4 lines, "# tracer: function_graph" first); with opts, its columns'. */
 void fxt_fgraph_header(struct fxt_tbuf *b);
 void fxt_fgraph_header_opts(struct fxt_tbuf *b, uint32_t opts);

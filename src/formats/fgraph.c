@@ -31,6 +31,8 @@ struct frame {
   uint32_t rdepth; /* the recorded depth, NO_DEPTH when the slice has none */
   uint32_t prev; /* the thread's frame below + 1 (first pass) */
   size_t event;  /* first pass */
+  const char *name; /* second pass: the call's name (the file's bytes), for funcgraph-tail */
+  size_t name_len;
 };
 
 struct fg {
@@ -224,13 +226,13 @@ static bool close_less(const void *ctx, uint32_t a, uint32_t b) {
   return fa->start < fb->start;
 }
 
-/* The line's prologue: verif_pid's block, the CPU column. */
-static void prologue(struct fg *g, uint32_t cpu, uint32_t thread) {
+/* The line's prologue at ns: verif_pid's block, the columns of the options. */
+static void prologue(struct fg *g, uint32_t cpu, uint32_t thread, uint64_t ns) {
   const struct fxtf_thread *t = &g->threads[thread];
   struct fxt_fgraph_thread ft = {.key = thread, .tid = t->tid,
                                  .comm = t->named ? t->comm.data : NULL,
                                  .comm_len = t->named ? t->comm.len : 0};
-  fxt_fgraph_prologue(&g->cpus, g->b, cpu, &ft);
+  fxt_fgraph_prologue_at(&g->cpus, g->b, cpu, &ft, ns);
 }
 
 static void close_one(struct fg *g) {
@@ -238,8 +240,9 @@ static void close_one(struct fg *g) {
   g->heap[0] = g->heap[--g->nheap];
   fxtf_heap_sift_down(g->heap, g->nheap, 0, close_less, g);
   struct frame *c = &g->frames[fr];
-  prologue(g, c->cpu, c->thread);
-  fxt_fgraph_return(g->b, c->depth, c->end - c->start);
+  prologue(g, c->cpu, c->thread, c->end); /* the kernel's funcgraph_exit: at the return */
+  fxt_fgraph_return_opts(g->b, g->cpus.opts, c->depth, c->name, c->name_len,
+                         c->end - c->start);
   if (g->top[c->thread] > 0)
     g->top[c->thread]--;
   frame_free(g, fr);
@@ -263,8 +266,9 @@ static void close_until(struct fg *g, const struct fxtf_event *e) {
 static int slice(struct fg *g, const struct fxtf_event *e, bool has_children) {
   uint32_t t = thread_of(g, e), cpu = cpu_of(e), depth = g->top[t];
   uint64_t end = end_of(e);
-  prologue(g, cpu, t);
-  fxt_fgraph_call(g->b, depth, e->ev.name.data, e->ev.name.len, has_children, end - e->ns);
+  prologue(g, cpu, t, e->ns);
+  fxt_fgraph_call_opts(g->b, g->cpus.opts, depth, e->ev.name.data, e->ev.name.len, has_children,
+                       end - e->ns);
   if (!has_children)
     return 0;
   uint32_t fr = frame_new(g);
@@ -273,7 +277,7 @@ static int slice(struct fg *g, const struct fxtf_event *e, bool has_children) {
     return FXT_ENOMEM;
   uint32_t rdepth;
   g->frames[fr] = (struct frame){.start = e->ns, .end = end, .thread = t, .depth = depth,
-                                 .cpu = cpu,
+                                 .cpu = cpu, .name = e->ev.name.data, .name_len = e->ev.name.len,
                                  .rdepth = fxt_fgraph_depth(&e->ev, &rdepth) ? rdepth : NO_DEPTH};
   g->top[t]++;
   g->heap[g->nheap] = fr;
@@ -287,8 +291,8 @@ static int slice(struct fg *g, const struct fxtf_event *e, bool has_children) {
 static void comment(struct fg *g, const struct fxtf_event *e) {
   uint32_t t = thread_of(g, e);
   int64_t depth = (int64_t)g->top[t] - 1;
-  prologue(g, cpu_of(e), t);
-  fxt_fgraph_comment_start(g->b, depth);
+  prologue(g, cpu_of(e), t, e->ns);
+  fxt_fgraph_comment_start_opts(g->b, g->cpus.opts, depth);
   fxt_text_event_body(g->b, e);
   fxt_tbuf_puts(g->b, " */\n");
 }
@@ -300,7 +304,7 @@ static int second_pass(struct fg *g, struct fxtf_event *ev, size_t flush_bytes,
   memset(g->top, 0, (size_t)g->nthreads * sizeof *g->top);
   g->free_head = 0;
   g->nframes = 0;
-  fxt_fgraph_header(g->b);
+  fxt_fgraph_header_opts(g->b, g->cpus.opts);
   size_t r = 0; /* the next pair of remap */
   for (size_t pos = 0; pos < n; pos++) {
     size_t i = pos;
@@ -332,10 +336,11 @@ static int second_pass(struct fg *g, struct fxtf_event *ev, size_t flush_bytes,
   return g->b->oom ? FXT_ENOMEM : 0;
 }
 
-int fxt_fgraph_print(const struct fxtf_file *f, struct fxt_sel *sel, struct fxt_tbuf *b,
-                     size_t flush_bytes, bool (*flush)(void *ctx, struct fxt_tbuf *b), void *ctx,
-                     bool *any_slice, char *err, size_t err_size) {
-  struct fg g = {.f = f, .b = b};
+int fxt_fgraph_print(const struct fxtf_file *f, struct fxt_sel *sel, uint32_t opts,
+                     struct fxt_tbuf *b, size_t flush_bytes,
+                     bool (*flush)(void *ctx, struct fxt_tbuf *b), void *ctx, bool *any_slice,
+                     char *err, size_t err_size) {
+  struct fg g = {.f = f, .b = b, .cpus = {.opts = opts}};
   size_t n = fxtf_event_count(f);
   *any_slice = false;
   /* Most files have no event of system "function": they are not read twice. */

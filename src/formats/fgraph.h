@@ -33,6 +33,7 @@
 #define FXTRACE_FORMATS_FGRAPH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../base/tbuf.h"
 #include "fxtfile.h"
@@ -46,11 +47,15 @@ void fxt_fgraph_header(struct fxt_tbuf *b);
 
 /* Prints f in the layout into b, calling flush(ctx, b) whenever b holds more than
  * flush_bytes (flush empties b; false stops). Events are those sel keeps (NULL: all; bound by
- * the caller). Returns 0; FXT_ENOMEM; FXT_EBADMSG with the reader's message in err (an event
- * that does not read); FXT_ENOSPC when flush returned false. *any_slice: whether some event
- * kept is a slice (when not, nothing was printed: the caller prints the plain layout). */
-int fxt_fgraph_print(const struct fxtf_file *f, struct fxt_sel *sel, struct fxt_tbuf *b,
-                     size_t flush_bytes, bool (*flush)(void *ctx, struct fxt_tbuf *b), void *ctx,
-                     bool *any_slice, char *err, size_t err_size);
+ * the caller). opts: the kernel's funcgraph-* options (FXT_FGRAPH_* of base/fgraph_text.h; 0:
+ * its defaults), as the live `trace` file's options/ print them: a line's time (abstime) is its
+ * call's start, a "}"'s its return. Returns 0; FXT_ENOMEM; FXT_EBADMSG with the reader's
+ * message in err (an event that does not read); FXT_ENOSPC when flush returned false.
+ * *any_slice: whether some event kept is a slice (when not, nothing was printed: the caller
+ * prints the plain layout). */
+int fxt_fgraph_print(const struct fxtf_file *f, struct fxt_sel *sel, uint32_t opts,
+                     struct fxt_tbuf *b, size_t flush_bytes,
+                     bool (*flush)(void *ctx, struct fxt_tbuf *b), void *ctx, bool *any_slice,
+                     char *err, size_t err_size);
 
 #endif /* FXTRACE_FORMATS_FGRAPH_H */

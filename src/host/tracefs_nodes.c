@@ -121,24 +121,11 @@ static void stats_text(struct fxt_tbuf *b, uint64_t entries, uint64_t overrun, u
   put_num(b, "read events: %llu\n", read);
 }
 
-/* options/: the kernel's function_graph options of the layout (trace_functions_graph.c's
- * trace_opts; live.h), each its FXT_FGRAPH_* bit and whether the bit set means on. */
-static const struct {
-  const char *name;
-  uint32_t bit;
-  bool set_is_on;
-} k_options[] = {
-    {"funcgraph-abstime", FXT_FGRAPH_ABSTIME, true},
-    {"funcgraph-cpu", FXT_FGRAPH_NO_CPU, false},
-    {"funcgraph-duration", FXT_FGRAPH_NO_DURATION, false},
-    {"funcgraph-overhead", FXT_FGRAPH_NO_OVERHEAD, false},
-    {"funcgraph-proc", FXT_FGRAPH_PROC, true},
-    {"funcgraph-tail", FXT_FGRAPH_TAIL, true},
-};
-
 const char *fxt_tfs_option_name(int i)
 {
-  return i >= 0 && (size_t)i < sizeof k_options / sizeof k_options[0] ? k_options[i].name : NULL;
+  /* options/: the kernel's function_graph options of the layout (fgraph_text.h) */
+  const struct fxt_fgraph_option *o = i >= 0 ? fxt_fgraph_option((size_t)i) : NULL;
+  return o != NULL ? o->name : NULL;
 }
 
 void fxt_tfs_fill(struct fxt_fs_file *f)
@@ -229,8 +216,9 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
     fxt_tbuf_puts(b, fxt_control_recording() ? "1\n" : "0\n");
     break;
   case N_OPTION: {
-    bool set = (live_fg_options() & k_options[f->option].bit) != 0;
-    fxt_tbuf_puts(b, set == k_options[f->option].set_is_on ? "1\n" : "0\n");
+    const struct fxt_fgraph_option *o = fxt_fgraph_option((size_t)f->option);
+    bool set = (live_fg_options() & o->bit) != 0;
+    fxt_tbuf_puts(b, set == o->set_is_on ? "1\n" : "0\n");
     break;
   }
   case N_BUFFER_SIZE_KB:
@@ -379,11 +367,13 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
       return FXT_EINVAL;
     fxt_control_set_recording(n != 0);
     return 0;
-  case N_OPTION: /* as the kernel's: 0 or 1 */
+  case N_OPTION: { /* as the kernel's: 0 or 1 */
     if (!fxt_tfs_parse_uint(v, 1, &n))
       return FXT_EINVAL;
-    live_set_fg_option(k_options[f->option].bit, (n != 0) == k_options[f->option].set_is_on);
+    const struct fxt_fgraph_option *o = fxt_fgraph_option((size_t)f->option);
+    live_set_fg_option(o->bit, (n != 0) == o->set_is_on);
     return 0;
+  }
   case N_FUNCTIONS:
     /* A tracer switched on needs a session to take its records, as an event enabled. */
     if (f->fn_file == FXT_FN_CURRENT_TRACER &&

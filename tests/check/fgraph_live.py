@@ -32,6 +32,9 @@ plain layout was inside it (fn_live checks that this reader stops there).
 And (fn_live --options) `trace` with each set of options/funcgraph-* below, trace_pipe with
 the last, against the reference with the same options (the kernel's columns, fgraph_ref.py);
 an absolute time may differ by 1 us (the file's clock mapping, as a duration's few ns).
+`fxtrace report -O` of the session's file with each set (the kernel's trace_options words)
+against the same reference, exactly (the file's times are the reference's): the live files'
+text and report's for the same options and events are the one layout.
 
   fgraph_live.py FXTRACE FN_LIVE WORKDIR
 """
@@ -211,5 +214,12 @@ for k, st in enumerate(SETS + ["pipe"]):
         want = fgraph_ref.header(opts) + want
     got = open("%s.%s" % (out, "pipe" if st == "pipe" else k)).read()
     fgraph_ref.compare(near_opts(got, want), want, "options %s" % st, fail)
+    if st != "pipe":  # report's CPU column: the width of the highest CPU in the file (0)
+        w = ",".join(("" if on else "no") + "funcgraph-" + o for o, on in opts.items())
+        rep = subprocess.run([fxtrace, "report", "-O", w, fxt], check=True, capture_output=True,
+                             text=True).stdout
+        want = fgraph_ref.header(opts) + fgraph_ref.layout(items, {t: 0 for t in cpus}, names,
+                                                           1, opts)
+        fgraph_ref.compare(rep, want, "report -O " + w, fail)
 print("fgraph_live: ok (%d lines; past the bounds %d and %d; split %d; %d option sets)"
       % (nmain, nlong, nthreads, nsplit, len(SETS)))

@@ -9,6 +9,13 @@ two threads' call trees on one CPU (the kernel's context-switch block between th
 function tracer's calls (comment lines). The reference follows the kernel's rules
 (kernel/trace/trace_functions_graph.c), written out in fgraph_ref.py, not the C code.
 
+With -O, the kernel's options of the layout (its options/funcgraph-* names, written as its
+trace_options file takes them: funcgraph-X on, nofuncgraph-X off), each alone and in
+combinations, against the reference laid out with the same options (fgraph_ref.layout, the
+kernel's columns; fgraph_live.py holds the live `trace` file to the same reference with the
+same sets); -O repeated, joined to its value, the last word of an option winning, with a
+selection; an unknown name a usage error (exit 2) naming it and every option.
+
 The header's first two lines are compared with the live kernel's `trace` file (its first two
 lines, the tracer's name replaced) when tracefs can be mounted; the column lines with the
 kernel's function_graph `trace` when this kernel has the tracer, else with the strings of
@@ -79,6 +86,46 @@ if pin and not any(l.startswith(" ------") for l in lines):
 sel = run(fxtrace, "report", "--events", "function:main,function:fn_run", merged)
 compare(sel, layout([i for i in items if i[3] in ("main", "fn_run")]), "report --events")
 
+# ---- -O: options/funcgraph-* --------------------------------------------------------------------
+# Each option away from the kernel's default alone, then combinations (fgraph_live.py's sets).
+SETS = [{"abstime": True}, {"cpu": False}, {"duration": False}, {"overhead": False},
+        {"proc": True}, {"tail": True},
+        {"abstime": True, "proc": True, "tail": True, "overhead": False},
+        {"cpu": False, "duration": False, "proc": True}]
+
+
+def words(opts):
+    return ["%sfuncgraph-%s" % ("" if on else "no", k) for k, on in sorted(opts.items())]
+
+
+def layout_opts(items, opts):
+    return fgraph_ref.header(opts) + fgraph_ref.layout(items, cpu_of, names, width, opts)
+
+
+for opts in SETS:
+    w = ",".join(words(opts))
+    compare(run(fxtrace, "report", "-O", w, merged), layout_opts(items, opts), "report -O " + w)
+# Repeated and joined (-OX), each word alone; the last word of an option wins; the defaults
+# named; with a selection.
+opts = SETS[6]
+args = ["-O" + x for x in words(opts)] + ["-O", "nofuncgraph-abstime,funcgraph-abstime"]
+compare(run(fxtrace, "report", *args, merged), layout_opts(items, opts), "report " + str(args))
+args = ["-O", "funcgraph-tail,nofuncgraph-proc", "-O", "funcgraph-cpu,nofuncgraph-tail"]
+compare(run(fxtrace, "report", *args, merged), layout(items), "report " + str(args))
+compare(run(fxtrace, "report", "--events", "function:main,function:fn_run", "-O",
+            "funcgraph-proc,funcgraph-tail", merged),
+        layout_opts([i for i in items if i[3] in ("main", "fn_run")],
+                    {"proc": True, "tail": True}), "report --events -O")
+for bad in ["funcgraph-nosuch", "funcgraph-tail,abstime", "tail", ""]:
+    p = subprocess.run([fxtrace, "report", "-O", bad, merged], capture_output=True, text=True)
+    name = [w for w in bad.split(",") if not w.startswith("funcgraph-")]
+    name = name[0] if name else bad
+    if p.returncode != 2 or p.stdout or "'%s'" % name not in p.stderr.split("\n")[0] or \
+            not all("funcgraph-" + k in p.stderr.split("\n")[0] for k in fgraph_ref.DEFAULTS) \
+            or "usage: fxtrace report " not in p.stderr:
+        fail("report -O %r: exit %d, stdout %d bytes, stderr %r"
+             % (bad, p.returncode, len(p.stdout), p.stderr[:300]))
+
 # ---- the header against the kernel's ---------------------------------------------------------
 tr = "/sys/kernel/tracing"
 if not os.path.exists(tr + "/trace") and os.geteuid() == 0:
@@ -100,4 +147,4 @@ if os.path.exists(tr + "/trace"):
             fail("column lines %r, the kernel's %r" % (lines[2:4], kh[1:3]))
 else:
     print("note: no tracefs here; the header's first lines are not compared")
-print("fgraph_report: ok (%d lines)" % len(lines))
+print("fgraph_report: ok (%d lines; %d option sets)" % (len(lines), len(SETS)))

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fgraph_text.h"
 #include "formats/fgraph.h"
 #include "formats/fxtfile.h"
 
@@ -62,7 +63,7 @@ static void render(struct fxt_tbuf *out) {
   fxt_tbuf_init(&b);
   fxt_tbuf_init(out);
   bool any = false;
-  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1, sink, out, &any, err, sizeof err), 0);
+  assert_int_equal(fxt_fgraph_print(f, NULL, 0, &b, 1, sink, out, &any, err, sizeof err), 0);
   assert_true(any);
   sink(out, &b);
   fxt_tbuf_put(out, "", 1);
@@ -144,7 +145,7 @@ static void test_no_slices(void **state) {
   struct fxt_tbuf b;
   fxt_tbuf_init(&b);
   bool any = true;
-  assert_int_equal(fxt_fgraph_print(f, NULL, &b, 1 << 20, sink, NULL, &any, err, sizeof err), 0);
+  assert_int_equal(fxt_fgraph_print(f, NULL, 0, &b, 1 << 20, sink, NULL, &any, err, sizeof err), 0);
   assert_false(any);
   assert_int_equal(b.len, 0);
   fxt_tbuf_free(&b);
@@ -187,6 +188,48 @@ static void test_same_start(void **state) {
   fxt_tbuf_free(&out);
 }
 
+/* `fxtrace report -O`'s words as the kernel's trace_options takes them (trace.c's
+ * trace_set_options: a leading "no" clears, the name whole; the names are options/'s). */
+static void test_option_words(void **state) {
+  (void)state;
+  static const struct {
+    const char *word;
+    uint32_t bit; /* the option's FXT_FGRAPH_* */
+    bool set;     /* whether the word sets that bit (0 for a word that names no option) */
+  } k_cases[] = {
+      {"funcgraph-abstime", FXT_FGRAPH_ABSTIME, true},
+      {"nofuncgraph-abstime", FXT_FGRAPH_ABSTIME, false},
+      {"funcgraph-cpu", FXT_FGRAPH_NO_CPU, false}, /* on by default: its bit says off */
+      {"nofuncgraph-cpu", FXT_FGRAPH_NO_CPU, true},
+      {"nofuncgraph-duration", FXT_FGRAPH_NO_DURATION, true},
+      {"nofuncgraph-overhead", FXT_FGRAPH_NO_OVERHEAD, true},
+      {"funcgraph-proc", FXT_FGRAPH_PROC, true},
+      {"funcgraph-tail", FXT_FGRAPH_TAIL, true},
+      {"nofuncgraph-tail", FXT_FGRAPH_TAIL, false},
+      {"funcgraph-", 0, false}, {"no", 0, false}, {"", 0, false}, {"nono", 0, false},
+      {"funcgraph-tails", 0, false}, {"funcgraph-tai", 0, false}, {"tail", 0, false},
+      {"nonofuncgraph-tail", 0, false}, {"Funcgraph-tail", 0, false},
+      {"funcgraph-irqs", 0, false}, /* the kernel's, not the layout's here */
+  };
+  for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
+    size_t len = strlen(k_cases[i].word);
+    for (uint32_t before = 0; before < 64; before++) {
+      uint32_t opts = before;
+      bool named = fxt_fgraph_option_word(k_cases[i].word, len, &opts);
+      assert_int_equal(named, k_cases[i].bit != 0);
+      uint32_t want = !named ? before
+                      : k_cases[i].set ? before | k_cases[i].bit
+                                       : before & ~k_cases[i].bit;
+      assert_int_equal(opts, want);
+    }
+  }
+  /* A word is len bytes, not a C string: "-O a,b"'s first word. */
+  uint32_t opts = 0;
+  assert_true(fxt_fgraph_option_word("funcgraph-tail,funcgraph-proc", 14, &opts));
+  assert_int_equal(opts, FXT_FGRAPH_TAIL);
+  assert_false(fxt_fgraph_option_word("funcgraph-tail,funcgraph-proc", 15, &opts));
+}
+
 FXT_TEST_MAIN(
     cmocka_unit_test(test_layout), cmocka_unit_test(test_no_slices),
-    cmocka_unit_test(test_same_start))
+    cmocka_unit_test(test_same_start), cmocka_unit_test(test_option_words))
