@@ -3,6 +3,7 @@
 #ifndef FXTRACE_HOST_FUNCTIONS_H
 #define FXTRACE_HOST_FUNCTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../base/tbuf.h"
@@ -26,6 +27,12 @@ void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b);
 int fxt_fn_file_write(enum fxt_fn_file file, const char *v);
 /* A truncating open of a filter file clears it (as the kernel's O_TRUNC). */
 void fxt_fn_file_truncate(enum fxt_fn_file file);
+
+/* options/graph-time (functions_prof_ctl.c): 1, the profiler's time of a call includes the
+ * calls it made (the default); 0, its own time only. The write takes the kernel's 0 or 1 (0,
+ * or FXT_EINVAL / FXT_ERANGE, nothing changed); it applies from the next return on. */
+int fxt_fn_graph_time_write(const char *v);
+bool fxt_fn_graph_time(void);
 
 /* trace_stat/function<cpu>: the function profiler's table of that CPU, as the kernel's
  * (functions_prof.c). */

@@ -95,6 +95,9 @@ struct fxt_fn_settings {
   _Atomic uint32_t category;      /* interned "function" */
   _Atomic uint32_t parent_name;   /* interned "parent" (the function tracer's argument) */
   _Atomic uint32_t depth_name;    /* interned "depth" (function_graph's argument) */
+  _Atomic uint32_t prof_self;     /* options/graph-time is 0 (functions_prof_ctl.c writes it):
+                                     the profiler counts a call's own time, without its
+                                     children's (functions_prof.c); 0, the default: with */
 };
 extern struct fxt_fn_settings fxt_fn_set;
 
@@ -201,8 +204,15 @@ int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
  * caller then stores the call's start time in its frame. No lock, no allocation. */
 bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn);
 /* A call of fn that started at start (trace-clock ticks, its frame's) ends at end: its time
- * added to fn's entry on the CPU it returns on (as the kernel: when that CPU counted fn). */
-void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end);
+ * added to fn's entry on the CPU it returns on (as the kernel: when that CPU counted fn).
+ * self (fxt_fn_set.prof_self, options/graph-time 0): the time added is its own, the kernel's
+ * profile_graph_return: its entry-to-return time (ns) added to *parent (the subtime of the
+ * profiled call it returns into, NULL when none is stored), and the time counted that time
+ * minus sub (its own subtime: its direct children's times), 0 when sub is not less. */
+void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end, bool self, uint64_t sub,
+                      uint64_t *parent);
+/* A shadow frame's sub when the profiler does not time its call. */
+#define FXT_FN_PROF_NONE UINT64_MAX
 /* Control side, under fxt_fn_lock: function_profile_enabled written (0, or the kernel's
  * negative errno: nothing changed) and read. */
 int fxt_fn_prof_write(const char *v);

@@ -122,7 +122,9 @@ static void stats_text(struct fxt_tbuf *b, uint64_t entries, uint64_t overrun, u
 }
 
 /* options/: the kernel's function_graph options of the layout (trace_functions_graph.c's
- * trace_opts; live.h), each its FXT_FGRAPH_* bit and whether the bit set means on. */
+ * trace_opts; live.h), each its FXT_FGRAPH_* bit and whether the bit set means on; and the
+ * function profiler's graph-time (bit 0: functions.h's; the kernel lists it with the function
+ * graph tracer configured, fxtrace always). */
 static const struct {
   const char *name;
   uint32_t bit;
@@ -134,6 +136,7 @@ static const struct {
     {"funcgraph-overhead", FXT_FGRAPH_NO_OVERHEAD, false},
     {"funcgraph-proc", FXT_FGRAPH_PROC, true},
     {"funcgraph-tail", FXT_FGRAPH_TAIL, true},
+    {"graph-time", 0, true},
 };
 
 const char *fxt_tfs_option_name(int i)
@@ -229,7 +232,8 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
     fxt_tbuf_puts(b, fxt_control_recording() ? "1\n" : "0\n");
     break;
   case N_OPTION: {
-    bool set = (live_fg_options() & k_options[f->option].bit) != 0;
+    bool set = k_options[f->option].bit ? (live_fg_options() & k_options[f->option].bit) != 0
+                                        : fxt_fn_graph_time();
     fxt_tbuf_puts(b, set == k_options[f->option].set_is_on ? "1\n" : "0\n");
     break;
   }
@@ -380,6 +384,8 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
     fxt_control_set_recording(n != 0);
     return 0;
   case N_OPTION: /* as the kernel's: 0 or 1 */
+    if (!k_options[f->option].bit)
+      return fxt_fn_graph_time_write(v);
     if (!fxt_tfs_parse_uint(v, 1, &n))
       return FXT_EINVAL;
     live_set_fg_option(k_options[f->option].bit, (n != 0) == k_options[f->option].set_is_on);
