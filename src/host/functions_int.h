@@ -205,11 +205,11 @@ int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
 bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn);
 /* A call of fn that started at start (trace-clock ticks, its frame's) ends at end: its time
  * added to fn's entry on the CPU it returns on (as the kernel: when that CPU counted fn).
- * self (fxt_fn_set.prof_self, options/graph-time 0): the time added is its own, the kernel's
- * profile_graph_return: its entry-to-return time (ns) added to *parent (the subtime of the
- * profiled call it returns into, NULL when none is stored), and the time counted that time
+ * parent not NULL (fxt_fn_set.prof_self, options/graph-time 0): the time added is its own,
+ * the kernel's profile_graph_return: its entry-to-return time (ns) added to *parent (the
+ * subtime of the profiled call it returns into, or a sink), and the time counted that time
  * minus sub (its own subtime: its direct children's times), 0 when sub is not less. */
-void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end, bool self, uint64_t sub,
+void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end, uint64_t sub,
                       uint64_t *parent);
 /* A shadow frame's sub when the profiler does not time its call. */
 #define FXT_FN_PROF_NONE UINT64_MAX
