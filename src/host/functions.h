@@ -3,7 +3,6 @@
 #ifndef FXTRACE_HOST_FUNCTIONS_H
 #define FXTRACE_HOST_FUNCTIONS_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "../base/tbuf.h"
@@ -22,17 +21,12 @@ enum fxt_fn_file {
   FXT_FN_MAX_GRAPH_DEPTH,
   FXT_FN_TRACING_THRESH,
   FXT_FN_FUNCTION_PROFILE_ENABLED,
+  FXT_FN_GRAPH_TIME, /* options/graph-time: the profiler's (functions_prof.c, "Self time") */
 };
 void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b);
 int fxt_fn_file_write(enum fxt_fn_file file, const char *v);
 /* A truncating open of a filter file clears it (as the kernel's O_TRUNC). */
 void fxt_fn_file_truncate(enum fxt_fn_file file);
-
-/* options/graph-time (functions_prof_ctl.c): 1, the profiler's time of a call includes the
- * calls it made (the default); 0, its own time only. The write takes the kernel's 0 or 1 (0,
- * or FXT_EINVAL / FXT_ERANGE, nothing changed); it applies from the next return on. */
-int fxt_fn_graph_time_write(const char *v);
-bool fxt_fn_graph_time(void);
 
 /* trace_stat/function<cpu>: the function profiler's table of that CPU, as the kernel's
  * (functions_prof.c). */
@@ -48,8 +42,8 @@ void fxt_fn_atfork_child(void);
 /* The session's trace clock rate, for tracing_thresh (session.c, at each start). */
 void fxt_fn_set_rate(uint64_t ticks_per_second);
 /* Applies FXTRACE's function keys (tracer, ftrace_filter, ftrace_notrace, graph_function,
- * graph_notrace, max_graph_depth, tracing_thresh, function_profile), each as a write to its
- * file; prints what failed on stderr. */
+ * graph_notrace, max_graph_depth, tracing_thresh, function_profile, graph_time), each as a
+ * write to its file; prints what failed on stderr. */
 void fxt_fn_apply_config(const char *text);
 
 #endif

@@ -216,6 +216,9 @@ void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end, uint64_t sub,
 /* Control side, under fxt_fn_lock: function_profile_enabled written (0, or the kernel's
  * negative errno: nothing changed) and read. */
 int fxt_fn_prof_write(const char *v);
+/* options/graph-time written, as function_profile_enabled (0 or 1, else FXT_EINVAL or
+ * FXT_ERANGE, nothing changed); read: fxt_fn_set.prof_self is its negation. */
+int fxt_fn_graph_time_write(const char *v);
 /* Its value as the kernel's kstrtoul in base 10 reads it: an optional '+', digits, nothing
  * else (tracefs took off the one newline the kernel's accepts). 0 and *out set, FXT_EINVAL,
  * or FXT_ERANGE past ULONG_MAX (fuzz/fuzz_fnprof.c). */

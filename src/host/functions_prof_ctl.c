@@ -117,9 +117,10 @@ int fxt_fn_prof_write(const char *v)
   return 0;
 }
 
-/* options/graph-time: the kernel's trace_options_core_write, kstrtoul in base 10 then 0 or 1
- * (anything else EINVAL), set_tracer_flag's ftrace_graph_graph_time_control: the flag only,
- * the profile kept (functions_prof.c, "Self time"). */
+/* options/graph-time (under fxt_fn_lock): the kernel's trace_options_core_write, kstrtoul in
+ * base 10 then 0 or 1 (anything else EINVAL), and set_tracer_flag's
+ * ftrace_graph_graph_time_control: the flag only, the profile kept (functions_prof.c, "Self
+ * time"). */
 int fxt_fn_graph_time_write(const char *v)
 {
   unsigned long val;
@@ -128,15 +129,8 @@ int fxt_fn_graph_time_write(const char *v)
     return rc;
   if (val > 1)
     return FXT_EINVAL;
-  pthread_mutex_lock(&fxt_fn_lock);
   atomic_store_explicit(&fxt_fn_set.prof_self, val == 0, memory_order_relaxed);
-  pthread_mutex_unlock(&fxt_fn_lock);
   return 0;
-}
-
-bool fxt_fn_graph_time(void)
-{
-  return atomic_load_explicit(&fxt_fn_set.prof_self, memory_order_relaxed) == 0;
 }
 
 /* ---- trace_stat/function<N> ------------------------------------------------------------ */

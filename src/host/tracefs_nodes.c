@@ -232,8 +232,11 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
     fxt_tbuf_puts(b, fxt_control_recording() ? "1\n" : "0\n");
     break;
   case N_OPTION: {
-    bool set = k_options[f->option].bit ? (live_fg_options() & k_options[f->option].bit) != 0
-                                        : fxt_fn_graph_time();
+    if (!k_options[f->option].bit) {
+      fxt_fn_file_read(FXT_FN_GRAPH_TIME, b);
+      break;
+    }
+    bool set = (live_fg_options() & k_options[f->option].bit) != 0;
     fxt_tbuf_puts(b, set == k_options[f->option].set_is_on ? "1\n" : "0\n");
     break;
   }
@@ -385,7 +388,7 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
     return 0;
   case N_OPTION: /* as the kernel's: 0 or 1 */
     if (!k_options[f->option].bit)
-      return fxt_fn_graph_time_write(v);
+      return fxt_fn_file_write(FXT_FN_GRAPH_TIME, v);
     if (!fxt_tfs_parse_uint(v, 1, &n))
       return FXT_EINVAL;
     live_set_fg_option(k_options[f->option].bit, (n != 0) == k_options[f->option].set_is_on);

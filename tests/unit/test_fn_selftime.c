@@ -34,6 +34,7 @@
 
 #include "fn/fn_kernel.h"
 #include "fn/fn_traced.h"
+#include "host/functions.h"
 
 #define MAX_SLICES 20000
 #define MAX_FUNCS 32
@@ -301,7 +302,8 @@ static void test_switch(void **state)
   check_rows();
 }
 
-/* The file: "1\n" by default, listed in options/, the kernel's kstrtoul then 0 or 1. */
+/* The file: "1\n" by default, listed in options/, the kernel's kstrtoul then 0 or 1; FXTRACE's
+ * graph_time writes it. */
 static void test_option_file(void **state)
 {
   (void)state;
@@ -329,6 +331,9 @@ static void test_option_file(void **state)
     fxt_fs_cat("options/graph-time", buf, sizeof buf);
     assert_string_equal(buf, k_cases[i].after);
   }
+  fxt_fn_apply_config("graph_time=0"); /* FXTRACE's key: a write to the file */
+  fxt_fs_cat("options/graph-time", buf, sizeof buf);
+  assert_string_equal(buf, "0\n");
 }
 
 FXT_TEST_MAIN(FXT_TEST_ST(test_option_file), FXT_TEST_ST(test_self), FXT_TEST_ST(test_whole),
