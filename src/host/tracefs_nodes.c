@@ -123,8 +123,9 @@ static void stats_text(struct fxt_tbuf *b, uint64_t entries, uint64_t overrun, u
 
 /* options/: the kernel's function_graph options of the layout (trace_functions_graph.c's
  * trace_opts; live.h), each its FXT_FGRAPH_* bit and whether the bit set means on; and the
- * function profiler's graph-time (bit 0: functions.h's; the kernel lists it with the function
- * graph tracer configured, fxtrace always). */
+ * function profiler's graph-time (bit 0: the function tracer's file FXT_FN_GRAPH_TIME,
+ * functions.h; the kernel lists it with the function graph tracer configured, fxtrace
+ * always). */
 static const struct {
   const char *name;
   uint32_t bit;
