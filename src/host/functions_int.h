@@ -200,8 +200,9 @@ int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
 /* ---- the function profiler (functions_prof.c) --------------------------------------------
  * The hooks' side, called when fxt_fn_set.mode has FXT_FN_PROF: a call of fn (s its symbol,
  * NULL when the table does not know it) starts - its hit counted on the CPU it runs on when
- * the function passes set_ftrace_filter and set_ftrace_notrace; true when it did, and the
- * caller then stores the call's start time in its frame. No lock, no allocation. */
+ * the function passes set_ftrace_filter and set_ftrace_notrace; true when it passes (its hit
+ * counted, or counted as a miss when its table is full), and the caller then times the call:
+ * its start in its frame, its subtime zeroed. No lock, no allocation. */
 bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn);
 /* A call of fn that started at start (trace-clock ticks, its frame's) ends at end: its time
  * added to fn's entry on the CPU it returns on (as the kernel: when that CPU counted fn).
