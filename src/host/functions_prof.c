@@ -37,9 +37,9 @@
  * away, as nothing times them: calls deeper than the shadow stack (the kernel's return stack
  * overflows the same way), calls left without their return (cut: a longjmp, an exception the
  * exit hooks do not see), and in a parent that started before the profile (re)started
- * (whose own time is not counted). Kernels since function_graph's several users (6.11) count 0
- * for a call whose subtime is 0 (`subtime && subtime < calltime`): every leaf's time is lost, against
- * ftrace.rst's graph-time; this follows the earlier, documented rule.
+ * (whose own time is not counted). Kernels since function_graph's several users (6.11)
+ * count 0 for a call whose subtime is 0 (`subtime && subtime < calltime`): every leaf's time
+ * is lost, against ftrace.rst's graph-time; this follows the earlier, documented rule.
  * Who writes what: prof_self, the control side under fxt_fn_lock (relaxed: it orders nothing
  * else; a thread's next returns see it). A subtime, the thread that owns the shadow stack, at
  * its own returns (a frame's push zeroes it, its children's returns add to it, its own return
