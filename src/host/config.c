@@ -327,10 +327,11 @@ static int key_count(struct parser *p, struct span v) {
     return fail(p, v.pos, "%s: '%.*s%s' is not a number (0..4294967295)", p->key, ECHO(p, v));
   return 0;
 }
-static int key_function_profile(struct parser *p, struct span v) {
+/* function_profile, graph_time: 0 or 1. */
+static int key_bool(struct parser *p, struct span v) {
   static const char *const values[] = {"0", "1"};
   if (word_index(p, v, values, 2) < 0)
-    return fail(p, v.pos, "function_profile: '%.*s%s' is not 0 or 1", ECHO(p, v));
+    return fail(p, v.pos, "%s: '%.*s%s' is not 0 or 1", p->key, ECHO(p, v));
   return 0;
 }
 
@@ -345,7 +346,7 @@ static const struct {
     {"ftrace_filter", key_globs},   {"ftrace_notrace", key_globs},
     {"graph_function", key_globs},  {"graph_notrace", key_globs},
     {"max_graph_depth", key_count}, {"tracing_thresh", key_count},
-    {"function_profile", key_function_profile},
+    {"function_profile", key_bool}, {"graph_time", key_bool},
 };
 
 /* The entry [b, e) of the text (without its ';'). */
@@ -367,7 +368,8 @@ static int parse_entry(struct parser *p, size_t b, size_t e) {
   return fail(p, key.pos, "unknown key '%.*s%s' (keys: events, buffer_kb, total_kb, mode, "
                           "output, max_file_kb, clock, buffers, trigger, tracer, "
                           "ftrace_filter, ftrace_notrace, graph_function, graph_notrace, "
-                          "max_graph_depth, tracing_thresh, function_profile)", ECHO(p, key));
+                          "max_graph_depth, tracing_thresh, function_profile, graph_time)",
+              ECHO(p, key));
 }
 
 static int parse_entries(struct parser *p) {

@@ -91,6 +91,10 @@ struct fn_frame {
   uint64_t start;
   struct fxt_fn_sym *sym; /* fn's symbol when it was pushed, or NULL: its exit names the
                              record without a second lookup (tables are never freed) */
+  uint64_t sub; /* the profiler's subtime (functions_prof.c, "Self time"): written at every
+                   push, 0 when the profiler times the call, else FXT_FN_PROF_NONE; while
+                   graph-time is 0, the times (ns) of the timed calls that returned into it
+                   are added (prof_parent); its own return reads it. Owner thread only. */
 };
 
 /* A thread's shadow stack: owner thread only (and its signal handlers, see above). */
@@ -197,6 +201,8 @@ NOINSTR static inline void pop(struct fn_thread *th, struct fn_frame *out)
     out->fn = 0;
     out->cfa = 0;
     out->sym = NULL;
+    out->start = 0;
+    out->sub = FXT_FN_PROF_NONE;
   }
   atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
   th->n = n - 1;
@@ -238,6 +244,34 @@ NOINSTR static void cut_old(struct fn_thread *th)
   th->redirected = w;
   atomic_signal_fence(memory_order_seq_cst);
   th->n = w;
+}
+
+/* Where the subtime of a profiled call without a profiled parent goes (graph-time 0): nowhere
+ * anyone reads. Owner thread only. */
+static _Thread_local uint64_t prof_no_parent __attribute__((tls_model("initial-exec")));
+
+/* The subtime a profiled call that just returned (its frame popped) adds its time to: that of
+ * the nearest stored frame below the profiler times, else prof_no_parent (graph-time 0 only;
+ * the kernel's fgraph_retrieve_parent_data). Frames the profiler does not time (left out by
+ * the filters, or timed for function_graph alone) are skipped: their time stays their
+ * parent's own. Out of line: graph-time 1 does not run it. */
+NOINSTR __attribute__((noinline)) static uint64_t *prof_parent(struct fn_thread *th)
+{
+  for (uint32_t i = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH; i > 0; i--)
+    if (th->f[i - 1].sub != FXT_FN_PROF_NONE)
+      return &th->f[i - 1].sub;
+  return &prof_no_parent;
+}
+
+/* The profiler's part of a timed call's return, its frame f popped (mode had FXT_FN_PROF);
+ * inline: with graph-time 1 it adds a load and a branch to the return. */
+NOINSTR __attribute__((always_inline)) static inline void
+prof_return(struct fn_thread *th, const struct fn_frame *f, uint64_t end)
+{
+  uint64_t *parent = NULL;
+  if (FXT_UNLIKELY(atomic_load_explicit(&fxt_fn_set.prof_self, memory_order_relaxed)))
+    parent = prof_parent(th);
+  fxt_fn_prof_exit(f->fn, f->start, end, f->sub, parent);
 }
 
 /* A thread's exit: pthread_exit (or a cancellation) unwinds without the exit hooks. Runs in
@@ -338,8 +372,11 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
   th->traced += (bits & FRAME_TRACED) != 0;
   th->nograph += (bits & FRAME_NOGRAPH) != 0;
   bool timed = mode == FXT_FN_GRAPH && on;
-  if (FXT_UNLIKELY(prof))
-    timed |= fxt_fn_prof_enter(s, fn);
+  f->sub = FXT_FN_PROF_NONE;
+  if (FXT_UNLIKELY(prof) && fxt_fn_prof_enter(s, fn)) {
+    f->sub = 0;
+    timed = true;
+  }
   if (timed)
     f->start = fxt_ticks(); /* last: the entry's own work is not in the slice */
   if (mode != FXT_FN_FUNCTION || !on)
@@ -387,8 +424,8 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
     /* Deeper than ours: left without its exit, a jump went past it. */
     atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
   }
-  if (FXT_UNLIKELY(prof) && f.start)
-    fxt_fn_prof_exit(fn, f.start, end);
+  if (FXT_UNLIKELY(prof) && f.sub != FXT_FN_PROF_NONE)
+    prof_return(th, &f, end);
   if (!(f.cfa & FRAME_TRACED) || mode != FXT_FN_GRAPH)
     return;
   uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
@@ -449,6 +486,7 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   f->site = *slot;
   f->cfa = (uintptr_t)slot | bits | FRAME_REDIRECT;
   f->sym = s;
+  f->sub = timed ? 0 : FXT_FN_PROF_NONE;
   f->start = on || timed ? fxt_ticks() : 0;
   th->traced += (bits & FRAME_TRACED) != 0;
   th->nograph += (bits & FRAME_NOGRAPH) != 0;
@@ -484,8 +522,8 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
   }
   pop(th, &f);
   if (FXT_UNLIKELY(atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed) & FXT_FN_PROF) &&
-      f.start)
-    fxt_fn_prof_exit(f.fn, f.start, end);
+      f.sub != FXT_FN_PROF_NONE)
+    prof_return(th, &f, end);
   if (f.cfa & FRAME_TRACED) { /* cleared at a switch: set means function_graph still */
     uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
     if (!thresh || end - f.start >= thresh)

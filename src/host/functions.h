@@ -21,6 +21,7 @@ enum fxt_fn_file {
   FXT_FN_MAX_GRAPH_DEPTH,
   FXT_FN_TRACING_THRESH,
   FXT_FN_FUNCTION_PROFILE_ENABLED,
+  FXT_FN_GRAPH_TIME, /* options/graph-time: the profiler's (functions_prof.c, "Self time") */
 };
 void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b);
 int fxt_fn_file_write(enum fxt_fn_file file, const char *v);
@@ -41,8 +42,8 @@ void fxt_fn_atfork_child(void);
 /* The session's trace clock rate, for tracing_thresh (session.c, at each start). */
 void fxt_fn_set_rate(uint64_t ticks_per_second);
 /* Applies FXTRACE's function keys (tracer, ftrace_filter, ftrace_notrace, graph_function,
- * graph_notrace, max_graph_depth, tracing_thresh, function_profile), each as a write to its
- * file; prints what failed on stderr. */
+ * graph_notrace, max_graph_depth, tracing_thresh, function_profile, graph_time), each as a
+ * write to its file; prints what failed on stderr. */
 void fxt_fn_apply_config(const char *text);
 
 #endif

@@ -252,6 +252,9 @@ int fxt_fn_file_write(enum fxt_fn_file file, const char *v)
   case FXT_FN_FUNCTION_PROFILE_ENABLED:
     rc = fxt_fn_prof_write(v);
     break;
+  case FXT_FN_GRAPH_TIME:
+    rc = fxt_fn_graph_time_write(v);
+    break;
   default:
     break;
   }
@@ -322,6 +325,10 @@ void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b)
                          ? "1\n"
                          : "0\n");
     break;
+  case FXT_FN_GRAPH_TIME:
+    fxt_tbuf_puts(b, atomic_load_explicit(&fxt_fn_set.prof_self, memory_order_relaxed) ? "0\n"
+                                                                                        : "1\n");
+    break;
   }
   pthread_mutex_unlock(&fxt_fn_lock);
 }
@@ -335,6 +342,7 @@ static const struct {
     {"ftrace_filter", FXT_FN_SET_FTRACE_FILTER},   {"ftrace_notrace", FXT_FN_SET_FTRACE_NOTRACE},
     {"graph_function", FXT_FN_SET_GRAPH_FUNCTION}, {"graph_notrace", FXT_FN_SET_GRAPH_NOTRACE},
     {"max_graph_depth", FXT_FN_MAX_GRAPH_DEPTH},   {"tracing_thresh", FXT_FN_TRACING_THRESH},
+    {"graph_time", FXT_FN_GRAPH_TIME}, /* before the profile starts */
     {"function_profile", FXT_FN_FUNCTION_PROFILE_ENABLED}, /* after the filters, as tracer */
     {"tracer", FXT_FN_CURRENT_TRACER}, /* last: the filters are in place when it starts */
 };

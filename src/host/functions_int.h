@@ -95,6 +95,9 @@ struct fxt_fn_settings {
   _Atomic uint32_t category;      /* interned "function" */
   _Atomic uint32_t parent_name;   /* interned "parent" (the function tracer's argument) */
   _Atomic uint32_t depth_name;    /* interned "depth" (function_graph's argument) */
+  _Atomic uint32_t prof_self;     /* options/graph-time is 0 (functions_prof_ctl.c writes it):
+                                     the profiler counts a call's own time, without its
+                                     children's (functions_prof.c); 0, the default: with */
 };
 extern struct fxt_fn_settings fxt_fn_set;
 
@@ -197,15 +200,26 @@ int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
 /* ---- the function profiler (functions_prof.c) --------------------------------------------
  * The hooks' side, called when fxt_fn_set.mode has FXT_FN_PROF: a call of fn (s its symbol,
  * NULL when the table does not know it) starts - its hit counted on the CPU it runs on when
- * the function passes set_ftrace_filter and set_ftrace_notrace; true when it did, and the
- * caller then stores the call's start time in its frame. No lock, no allocation. */
+ * the function passes set_ftrace_filter and set_ftrace_notrace; true when it passes (its hit
+ * counted, or counted as a miss when its table is full), and the caller then times the call:
+ * its start in its frame, its subtime zeroed. No lock, no allocation. */
 bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn);
 /* A call of fn that started at start (trace-clock ticks, its frame's) ends at end: its time
- * added to fn's entry on the CPU it returns on (as the kernel: when that CPU counted fn). */
-void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end);
+ * added to fn's entry on the CPU it returns on (as the kernel: when that CPU counted fn).
+ * parent not NULL (fxt_fn_set.prof_self, options/graph-time 0): the time added is its own,
+ * the kernel's profile_graph_return: its entry-to-return time (ns) added to *parent (the
+ * subtime of the profiled call it returns into, or a sink), and the time counted that time
+ * minus sub (its own subtime: its direct children's times), 0 when sub is not less. */
+void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end, uint64_t sub,
+                      uint64_t *parent);
+/* A shadow frame's sub when the profiler does not time its call. */
+#define FXT_FN_PROF_NONE UINT64_MAX
 /* Control side, under fxt_fn_lock: function_profile_enabled written (0, or the kernel's
  * negative errno: nothing changed) and read. */
 int fxt_fn_prof_write(const char *v);
+/* options/graph-time written, as function_profile_enabled (0 or 1, else FXT_EINVAL or
+ * FXT_ERANGE, nothing changed); read: fxt_fn_set.prof_self is its negation. */
+int fxt_fn_graph_time_write(const char *v);
 /* Its value as the kernel's kstrtoul in base 10 reads it: an optional '+', digits, nothing
  * else (tracefs took off the one newline the kernel's accepts). 0 and *out set, FXT_EINVAL,
  * or FXT_ERANGE past ULONG_MAX (fuzz/fuzz_fnprof.c). */

@@ -13,13 +13,41 @@
  * global filter), not set_graph_function, set_graph_notrace nor max_graph_depth (the
  * function_graph tracer's own). A call's hit is counted at its entry on the CPU it runs on;
  * its time, from entry to return (its children's and the time its thread slept included: the
- * kernel's graph-time and sleep-time options, both on by default; fxtrace has neither
- * switch), at its return on the CPU it returns on, shown when that CPU counted the function -
+ * kernel's graph-time and sleep-time options, both on by default; graph-time can be switched
+ * off, below; sleep-time cannot: user space does not see its thread's switches), at its
+ * return on the CPU it returns on, shown when that CPU counted the function -
  * the kernel's profile_graph_return. Times need the return: -finstrument-functions has an exit
  * hook; the patchable-entry engine redirects the return of every profiled call, as
  * function_graph does.
  * Calls deeper than the shadow stack (overflow) and calls that started before the profile
  * (re)started are not timed.
+ *
+ * Self time (options/graph-time 0: fxt_fn_set.prof_self), the kernel's profile_graph_return
+ * with graph-time off. Each call the profiler times has a subtime, the sub field of its shadow
+ * frame (functions.c: 0 when pushed; FXT_FN_PROF_NONE in a frame the profiler does not time).
+ * At a timed call's return, with graph-time 0, its entry-to-return time T (ns) is added to the
+ * subtime of its parent - the nearest frame below it that the profiler times (functions.c,
+ * prof_parent; a sink nobody reads when there is none): frames of functions the filters leave
+ * out are skipped, as the kernel's fgraph_retrieve_parent_data finds the profiler's nearest
+ * data on the return stack - and the time counted is T - subtime, or 0 when subtime is not
+ * less than T. So a call's time is its own: its direct children's whole times taken away
+ * (theirs include their own children). The flag is read at each return, as the kernel's
+ * fgraph_graph_time: a switch counts the calls that return after it by the new rule, their
+ * subtimes holding only the children that returned after it too; nothing is reset. Not taken
+ * away, as nothing times them: calls deeper than the shadow stack (the kernel's return stack
+ * overflows the same way), calls left without their return (cut: a longjmp, an exception the
+ * exit hooks do not see), and in a parent that started before the profile (re)started
+ * (whose own time is not counted). Kernels since function_graph's several users (6.11)
+ * count 0 for a call whose subtime is 0 (`subtime && subtime < calltime`): every leaf's time
+ * is lost, against ftrace.rst's graph-time; this follows the earlier, documented rule.
+ * Who writes what: prof_self, the control side under fxt_fn_lock (relaxed: it orders nothing
+ * else; a thread's next returns see it). A subtime, the thread that owns the shadow stack, at
+ * its own returns (a frame's push zeroes it, its children's returns add to it, its own return
+ * reads it): no atomics. A signal handler's calls add to the frame they interrupted as any
+ * child, by a load and a store; a handler that returns a profiled call while its thread is
+ * between its own load and store of that subtime (a child of the frame returning) or pops
+ * that frame (a few instructions each) has its add lost: the frame counts the handler's time
+ * as its own.
  *
  * N is the CPU, as the kernel's: trace_stat/function0 .. function<ncpus-1>, the CPUs of
  * per_cpu/ (live_ncpus). Tools that read the kernel's files (sum over function*) read these
@@ -189,13 +217,15 @@ NOINSTR bool fxt_fn_prof_enter(const struct fxt_fn_sym *s, uintptr_t fn)
   if (!all || !wanted(s))
     return false;
   uint32_t cpu = this_cpu();
-  if (count(all, fn, cpu, 1, 0))
-    return true;
-  atomic_fetch_add_explicit(&fxt_prof.miss[cpu], 1, memory_order_relaxed);
-  return false;
+  if (!count(all, fn, cpu, 1, 0))
+    atomic_fetch_add_explicit(&fxt_prof.miss[cpu], 1, memory_order_relaxed);
+  return true; /* timed even when its hit found no slot: its time is its parent's subtime
+                  (graph-time 0), as the kernel's profile_graph_entry reserves its data
+                  whatever function_profile_call found */
 }
 
-NOINSTR void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end)
+NOINSTR void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end, uint64_t sub,
+                              uint64_t *parent)
 {
   struct fxt_prof_slot *all = atomic_load_explicit(&fxt_prof.slots, memory_order_acquire);
   if (!all || start < atomic_load_explicit(&fxt_prof.since, memory_order_relaxed) || end < start)
@@ -203,5 +233,9 @@ NOINSTR void fxt_fn_prof_exit(uintptr_t fn, uint64_t start, uint64_t end)
   __extension__ typedef unsigned __int128 u128;
   uint64_t ns = (uint64_t)(((u128)(end - start) *
                             atomic_load_explicit(&fxt_prof.ns_mul, memory_order_relaxed)) >> 32);
+  if (FXT_UNLIKELY(parent)) { /* graph-time 0: "Self time", above */
+    *parent += ns;
+    ns = sub < ns ? ns - sub : 0;
+  }
   (void)count(all, fn, this_cpu(), 0, ns);
 }

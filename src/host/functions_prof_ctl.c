@@ -117,6 +117,22 @@ int fxt_fn_prof_write(const char *v)
   return 0;
 }
 
+/* options/graph-time (under fxt_fn_lock): the kernel's trace_options_core_write, kstrtoul in
+ * base 10 then 0 or 1 (anything else EINVAL), and set_tracer_flag's
+ * ftrace_graph_graph_time_control: the flag only, the profile kept (functions_prof.c, "Self
+ * time"). */
+int fxt_fn_graph_time_write(const char *v)
+{
+  unsigned long val;
+  int rc = fxt_fn_prof_parse(v, &val);
+  if (rc != 0)
+    return rc;
+  if (val > 1)
+    return FXT_EINVAL;
+  atomic_store_explicit(&fxt_fn_set.prof_self, val == 0, memory_order_relaxed);
+  return 0;
+}
+
 /* ---- trace_stat/function<N> ------------------------------------------------------------ */
 
 struct row {

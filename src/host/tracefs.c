@@ -178,7 +178,7 @@ static int resolve(const char *path, struct fxt_fs_file *f)
     f->cpu = (uint32_t)v;
     return stats_dir(c, n, f, N_CPU_STATS);
   }
-  if (strcmp(c[0], "options") == 0) { /* the function_graph layout's (tracefs_nodes.c) */
+  if (strcmp(c[0], "options") == 0) { /* the layout's, graph-time (tracefs_nodes.c) */
     for (int i = 0; n == 2 && fxt_tfs_option_name(i); i++)
       if (strcmp(c[1], fxt_tfs_option_name(i)) == 0) {
         f->node = N_OPTION;

@@ -121,11 +121,21 @@ static void stats_text(struct fxt_tbuf *b, uint64_t entries, uint64_t overrun, u
   put_num(b, "read events: %llu\n", read);
 }
 
+/* options/: the kernel's function_graph options of the layout (fgraph_text.h, the table
+ * fxtrace report -O reads too), then the function profiler's graph-time (the function tracer's
+ * file FXT_FN_GRAPH_TIME, functions.h; the kernel lists it with the function graph tracer
+ * configured, fxtrace always). f->option indexes them in that order. */
+static bool is_graph_time(int i)
+{
+  return fxt_fgraph_option((size_t)i) == NULL;
+}
+
 const char *fxt_tfs_option_name(int i)
 {
-  /* options/: the kernel's function_graph options of the layout (fgraph_text.h) */
   const struct fxt_fgraph_option *o = i >= 0 ? fxt_fgraph_option((size_t)i) : NULL;
-  return o != NULL ? o->name : NULL;
+  if (o != NULL)
+    return o->name;
+  return i > 0 && fxt_fgraph_option((size_t)i - 1) != NULL ? "graph-time" : NULL;
 }
 
 void fxt_tfs_fill(struct fxt_fs_file *f)
@@ -216,6 +226,10 @@ void fxt_tfs_fill(struct fxt_fs_file *f)
     fxt_tbuf_puts(b, fxt_control_recording() ? "1\n" : "0\n");
     break;
   case N_OPTION: {
+    if (is_graph_time(f->option)) {
+      fxt_fn_file_read(FXT_FN_GRAPH_TIME, b);
+      break;
+    }
     const struct fxt_fgraph_option *o = fxt_fgraph_option((size_t)f->option);
     bool set = (live_fg_options() & o->bit) != 0;
     fxt_tbuf_puts(b, set == o->set_is_on ? "1\n" : "0\n");
@@ -368,6 +382,8 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
     fxt_control_set_recording(n != 0);
     return 0;
   case N_OPTION: { /* as the kernel's: 0 or 1 */
+    if (is_graph_time(f->option))
+      return fxt_fn_file_write(FXT_FN_GRAPH_TIME, v);
     if (!fxt_tfs_parse_uint(v, 1, &n))
       return FXT_EINVAL;
     const struct fxt_fgraph_option *o = fxt_fgraph_option((size_t)f->option);

@@ -20,7 +20,7 @@
 #define KEYS                                                                                 \
   "(keys: events, buffer_kb, total_kb, mode, output, max_file_kb, clock, buffers, trigger, "   \
   "tracer, ftrace_filter, ftrace_notrace, graph_function, graph_notrace, max_graph_depth, "    \
-  "tracing_thresh, function_profile)"
+  "tracing_thresh, function_profile, graph_time)"
 #define MODES "is not discard, overwrite, block or block:MS (MS 1..3600000)"
 #define GLOB_CHARS "not allowed in a glob (allowed: A-Z a-z 0-9 _ * ? [ ] ! : - .)"
 #define X10 "xxxxxxxxxx"
@@ -173,6 +173,8 @@ static const struct tcase k_cases[] = {
     {.text = "function_profile=1;function_profile=0"},
     {"function_profile=2", FXT_EINVAL, .msg = "FXTRACE: at 17: function_profile: '2' is not 0 "
                                               "or 1"},
+    {.text = "graph_time=0;function_profile=1;graph_time=1"},
+    {"graph_time=", FXT_EINVAL, .msg = "FXTRACE: at 11: graph_time: '' is not 0 or 1"},
     /* ---- keys and entries ---- */
     {"bufer_kb=512", FXT_EINVAL, .msg = "FXTRACE: at 0: unknown key 'bufer_kb' " KEYS},
     {"events=demo;  BUFFER_KB=1", FXT_EINVAL, .msg = "FXTRACE: at 14: unknown key 'BUFFER_KB' "

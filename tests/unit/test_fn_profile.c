@@ -26,6 +26,7 @@
 #include <cmocka.h>
 #include "../test_main.h"
 
+#include "fn/fn_kernel.h"
 #include "fn/fn_traced.h"
 
 /* The kernel's header (function_stat_headers, CONFIG_FUNCTION_GRAPH_TRACER). */
@@ -261,27 +262,6 @@ static void test_writes(void **state)
   char name[32];
   snprintf(name, sizeof name, "trace_stat/function%d", ncpus());
   assert_int_equal(fxt_fs_cat(name, text, sizeof text), FXT_ENOENT);
-}
-
-/* trace_print_graph_duration, from the kernel's source. */
-static void kernel_duration(char *out, unsigned long long duration)
-{
-  unsigned long nsecs_rem = duration % 1000;
-  duration /= 1000;
-  char usecs_str[21], nsecs_str[5];
-  sprintf(usecs_str, "%lu", (unsigned long)duration);
-  strcpy(out, usecs_str);
-  size_t len = strlen(usecs_str);
-  if (len < 7) {
-    size_t slen = sizeof(nsecs_str) < 8 - len ? sizeof(nsecs_str) : 8 - len;
-    snprintf(nsecs_str, slen, "%03lu", nsecs_rem);
-    strcat(out, ".");
-    strcat(out, nsecs_str);
-    len += strlen(nsecs_str) + 1;
-  }
-  strcat(out, " us ");
-  for (size_t i = len; i < 8; i++)
-    strcat(out, " ");
 }
 
 /* Each row byte for byte as function_stat_show prints its values (the printed time and
