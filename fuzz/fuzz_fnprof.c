@@ -1,5 +1,5 @@
 /* fuzz/fuzz_fnprof.c - libFuzzer target for the value of a write to function_profile_enabled
- * (fxt_fn_prof_parse, src/host/functions_prof.c: the kernel's kstrtoul in base 10, of the
+ * (fxt_tfs_kstrtoul, src/host/tracefs.c: the kernel's kstrtoul in base 10, of the
  * first 66 bytes as kstrtoul_from_user reads them).
  *
  * The input, cut at its first NUL, is copied into a heap buffer of exactly its size, so ASan
@@ -17,7 +17,7 @@
 
 #include <fxtrace/errors.h>
 
-#include "../src/host/functions_int.h"
+#include "../src/host/tracefs_int.h"
 
 static void check(int ok)
 {
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   memcpy(v, data, len);
   v[len] = 0;
   unsigned long out = 12345;
-  int rc = fxt_fn_prof_parse(v, &out);
+  int rc = fxt_tfs_kstrtoul(v, &out);
 
   /* The model: the digits run of the first 66 bytes after one optional '+'. */
   size_t n = len < 66 ? len : 66, i = v[0] == '+', d = i;

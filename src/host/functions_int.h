@@ -220,10 +220,6 @@ int fxt_fn_prof_write(const char *v);
 /* options/graph-time written, as function_profile_enabled (0 or 1, else FXT_EINVAL or
  * FXT_ERANGE, nothing changed); read: fxt_fn_set.prof_self is its negation. */
 int fxt_fn_graph_time_write(const char *v);
-/* Its value as the kernel's kstrtoul in base 10 reads it: an optional '+', digits, nothing
- * else (tracefs took off the one newline the kernel's accepts). 0 and *out set, FXT_EINVAL,
- * or FXT_ERANGE past ULONG_MAX (fuzz/fuzz_fnprof.c). */
-int fxt_fn_prof_parse(const char *v, unsigned long *out);
 /* The trace clock's rate (functions_ctl.c passes the session's): times shown in ns. */
 void fxt_fn_prof_rate(uint64_t ticks_per_second);
 /* tracing_thresh in ns (functions_ctl.c; under fxt_fn_lock): the profile's rows whose average

@@ -12,6 +12,7 @@
 #include "functions_int.h"
 #include "functions_prof_int.h"
 #include "live.h"
+#include "tracefs_int.h"
 
 /* ---- control side (under fxt_fn_lock) -------------------------------------------------- */
 
@@ -68,29 +69,10 @@ static int tables_ready(const struct fxt_fn_table *t)
   return 0;
 }
 
-int fxt_fn_prof_parse(const char *v, unsigned long *out)
-{
-  /* kstrtoul_from_user reads 66 bytes at most: a sign, 64 digits, a newline. */
-  const char *end = v + strnlen(v, 66), *p = v + (*v == '+'), *digits = p;
-  unsigned long n = 0;
-  bool overflow = false;
-  for (; p < end && *p >= '0' && *p <= '9'; p++) {
-    unsigned digit = (unsigned)(*p - '0');
-    overflow |= n > (~0ul - digit) / 10;
-    n = n * 10 + digit;
-  }
-  if (overflow) /* checked first, as _kstrtoull does */
-    return FXT_ERANGE;
-  if (p == digits || p != end)
-    return FXT_EINVAL;
-  *out = n;
-  return 0;
-}
-
 int fxt_fn_prof_write(const char *v)
 {
   unsigned long val;
-  int rc = fxt_fn_prof_parse(v, &val);
+  int rc = fxt_tfs_kstrtoul(v, &val);
   if (rc != 0)
     return rc;
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
@@ -124,7 +106,7 @@ int fxt_fn_prof_write(const char *v)
 int fxt_fn_graph_time_write(const char *v)
 {
   unsigned long val;
-  int rc = fxt_fn_prof_parse(v, &val);
+  int rc = fxt_tfs_kstrtoul(v, &val);
   if (rc != 0)
     return rc;
   if (val > 1)

@@ -85,6 +85,25 @@ static int split(const char *path, char comp[4][512])
   return n;
 }
 
+int fxt_tfs_kstrtoul(const char *v, unsigned long *out)
+{
+  /* kstrtoul_from_user reads 66 bytes at most: a sign, 64 digits, a newline. */
+  const char *end = v + strnlen(v, 66), *p = v + (*v == '+'), *digits = p;
+  unsigned long n = 0;
+  bool overflow = false;
+  for (; p < end && *p >= '0' && *p <= '9'; p++) {
+    unsigned digit = (unsigned)(*p - '0');
+    overflow |= n > (~0ul - digit) / 10;
+    n = n * 10 + digit;
+  }
+  if (overflow) /* checked first, as _kstrtoull does */
+    return FXT_ERANGE;
+  if (p == digits || p != end)
+    return FXT_EINVAL;
+  *out = n;
+  return 0;
+}
+
 bool fxt_tfs_parse_uint(const char *s, uint64_t max, uint64_t *out)
 {
   if (*s < '0' || *s > '9')

@@ -84,8 +84,13 @@ int fxt_tfs_names_fn(void *ctx, struct fxt_tracepoint *tp);
  * (evtrig.h) switched the kernel's way instead. Returns what fxt_registry_set_glob does. */
 int fxt_tfs_set_glob(const char *glob, bool on);
 
-/* A decimal number up to max, the whole of s. */
+/* A decimal number up to max, the whole of s (a path's component: per_cpu/cpuN). */
 bool fxt_tfs_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* A written number as the kernel's kstrtoul_from_user in base 10 reads it (tracing_on,
+ * buffer_size_kb, saved_cmdlines_size, options/, function_profile_enabled): an optional '+',
+ * digits, nothing else (the tree took off the one newline the kernel's accepts). 0 and *out
+ * set, FXT_EINVAL, or FXT_ERANGE past ULONG_MAX (fuzz/fuzz_fnprof.c). */
+int fxt_tfs_kstrtoul(const char *v, unsigned long *out);
 
 /* Makes the content of a read file (not trace_pipe). */
 void fxt_tfs_fill(struct fxt_fs_file *f);

@@ -334,14 +334,18 @@ static int write_set_event(const char *v)
 
 int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
 {
-  uint64_t n;
+  unsigned long n;
+  int rc;
   char glob[700];
   switch (f->node) {
   case N_EVENTS_ENABLE:
   case N_SYS_ENABLE:
   case N_EV_ENABLE:
-    /* Exactly "0" or "1" (one trailing newline allowed): anything else is EINVAL. */
-    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+    /* 0 or 1 as kstrtoul reads them ("+1", "01"; one trailing newline allowed): any other
+     * number EINVAL, past ULONG_MAX ERANGE (the kernel's event_enable_write). */
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) != 0)
+      return rc;
+    if (n > 1)
       return FXT_EINVAL;
     if (f->node == N_EVENTS_ENABLE)
       snprintf(glob, sizeof(glob), "*:*");
@@ -349,7 +353,7 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
       snprintf(glob, sizeof(glob), "%s:*", f->sys);
     else
       snprintf(glob, sizeof(glob), "%s:%s", f->sys, f->ev);
-    return set_enabled(glob, v[0] == '1');
+    return set_enabled(glob, n == 1);
   case N_SET_EVENT:
     return write_set_event(v);
   case N_EV_FILTER:
@@ -373,18 +377,22 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
     fxt_fire_ftrace_print(0, v); /* always recorded, like the kernel's marker */
     return 0;
   case N_SAVED_CMDLINES_SIZE:
-    if (!fxt_tfs_parse_uint(v, UINT32_MAX, &n))
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) != 0)
+      return rc;
+    if (n > UINT32_MAX)
       return FXT_EINVAL;
     return live_set_cmdlines_size(n);
   case N_TRACING_ON:
-    if (!fxt_tfs_parse_uint(v, UINT64_MAX, &n))
-      return FXT_EINVAL;
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) != 0)
+      return rc;
     fxt_control_set_recording(n != 0);
     return 0;
   case N_OPTION: { /* as the kernel's: 0 or 1 */
     if (is_graph_time(f->option))
       return fxt_fn_file_write(FXT_FN_GRAPH_TIME, v);
-    if (!fxt_tfs_parse_uint(v, 1, &n))
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) != 0)
+      return rc;
+    if (n > 1)
       return FXT_EINVAL;
     const struct fxt_fgraph_option *o = fxt_fgraph_option((size_t)f->option);
     live_set_fg_option(o->bit, (n != 0) == o->set_is_on);
@@ -398,9 +406,11 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
       return FXT_EINVAL;
     return fxt_fn_file_write((enum fxt_fn_file)f->fn_file, v);
   case N_BUFFER_SIZE_KB: {
-    if (!fxt_tfs_parse_uint(v, UINT64_MAX, &n) || n == 0)
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) != 0)
+      return rc;
+    if (n == 0)
       return FXT_EINVAL;
-    int rc = live_set_buffer_kb(n);
+    rc = live_set_buffer_kb(n);
     return rc < 0 ? rc : 0;
   }
   default:

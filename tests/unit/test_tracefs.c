@@ -722,6 +722,40 @@ static void filter_replaced_under_load(void **state)
   echo("events/flt/fv/filter", "0", 0);
 }
 
+/* The numbers written to the files the kernel reads with kstrtoul_from_user in base 10: an
+ * optional '+', then digits only; past ULONG_MAX ERANGE; a value out of the file's range
+ * EINVAL. What this machine's kernel (6.18) answered to the same writes, tracefs mounted:
+ * "+1" and "01" taken by tracing_on, buffer_size_kb, saved_cmdlines_size, options/print-parent,
+ * events/enable, events/sched/enable, events/sched/sched_switch/enable; "+0" taken by the
+ * enable files; 99999999999999999999999 "Numerical result out of range" and "+", " 1",
+ * "0x1", "1x", "-1", "1 " "Invalid argument" from each; 2 "Invalid argument" from the 0/1 files. */
+static void numbers_as_kstrtoul(void **state)
+{
+  (void)state;
+  static const char *const files[] = {"tracing_on", "buffer_size_kb", "saved_cmdlines_size",
+                                      "options/funcgraph-abstime", "options/graph-time",
+                                      "events/enable", "events/tfs/enable",
+                                      "events/tfs/alpha/enable"};
+  static const char *const refused[] = {"+", " 1", "0x1", "1x", "-1", "1 ", NULL};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    echo(files[i], "+1", 0);
+    echo(files[i], "01", 0);
+    echo(files[i], "99999999999999999999999", -ERANGE);
+    echo(files[i], "+99999999999999999999999x", -ERANGE); /* the overflow is said first */
+    echo_each_refused(files[i], refused);
+  }
+  assert_string_equal(cat("events/tfs/alpha/enable"), "1\n");
+  echo("events/tfs/alpha/enable", "+0", 0);
+  assert_string_equal(cat("events/tfs/alpha/enable"), "0\n");
+  echo("options/funcgraph-abstime", "2", -EINVAL);
+  echo("options/funcgraph-abstime", "+0", 0);
+  assert_string_equal(cat("options/funcgraph-abstime"), "0\n");
+  echo("events/enable", "2", -EINVAL);
+  echo("events/enable", "0", 0);
+  echo("tracing_on", "+1", 0);
+  assert_string_equal(cat("tracing_on"), "1\n");
+}
+
 FXT_TEST_MAIN(
     FXT_TEST_ST(enable_files_and_set_event), FXT_TEST_ST(id_and_format),
     FXT_TEST_ST(trace_shows_events_and_truncation_clears),
@@ -731,4 +765,4 @@ FXT_TEST_MAIN(
     FXT_TEST_ST(trace_pipe_blocks_until_data), FXT_TEST_ST(losses_show_and_counts_agree),
     FXT_TEST_ST(losses_follow_the_thread_to_its_new_cpu),
     FXT_TEST_ST(filters_let_exactly_the_matching_events_through), FXT_TEST_ST(system_filter),
-    FXT_TEST_ST(filter_replaced_under_load))
+    FXT_TEST_ST(filter_replaced_under_load), FXT_TEST_ST(numbers_as_kstrtoul))
