@@ -18,6 +18,7 @@
 #include "config.h"
 #include "functions_int.h"
 #include "intern.h"
+#include "tracefs_int.h"
 
 pthread_mutex_t fxt_fn_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -200,23 +201,9 @@ void fxt_fn_file_truncate(enum fxt_fn_file file)
   pthread_mutex_unlock(&fxt_fn_lock);
 }
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-  while (*s == ' ' || *s == '\t')
-    s++;
-  if (*s < '0' || *s > '9')
-    return false;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  while (*end == ' ' || *end == '\t' || *end == '\n')
-    end++;
-  *out = v;
-  return *end == 0;
-}
-
 int fxt_fn_file_write(enum fxt_fn_file file, const char *v)
 {
-  uint64_t n;
+  unsigned long n;
   int rc = FXT_EINVAL;
   pthread_mutex_lock(&fxt_fn_lock);
   switch (file) {
@@ -237,16 +224,14 @@ int fxt_fn_file_write(enum fxt_fn_file file, const char *v)
     break;
   }
   case FXT_FN_MAX_GRAPH_DEPTH:
-    if (parse_u64(v, &n) && n <= UINT32_MAX) {
+    /* The kernel's graph_depth_write: kstrtoul, stored in an unsigned int (cut as there). */
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) == 0)
       atomic_store_explicit(&fxt_fn_set.max_depth, (uint32_t)n, memory_order_relaxed);
-      rc = 0;
-    }
     break;
-  case FXT_FN_TRACING_THRESH:
-    if (parse_u64(v, &n)) {
+  case FXT_FN_TRACING_THRESH: /* the kernel's tracing_nsecs_write: kstrtoul (µs) */
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) == 0) {
       thresh_us = n;
       set_thresh_ticks();
-      rc = 0;
     }
     break;
   case FXT_FN_FUNCTION_PROFILE_ENABLED:

@@ -728,14 +728,17 @@ static void filter_replaced_under_load(void **state)
  * "+1" and "01" taken by tracing_on, buffer_size_kb, saved_cmdlines_size, options/print-parent,
  * events/enable, events/sched/enable, events/sched/sched_switch/enable; "+0" taken by the
  * enable files; 99999999999999999999999 "Numerical result out of range" and "+", " 1",
- * "0x1", "1x", "-1", "1 " "Invalid argument" from each; 2 "Invalid argument" from the 0/1 files. */
+ * "0x1", "1x", "-1", "1 " "Invalid argument" from each; 2 "Invalid argument" from the 0/1 files;
+ * tracing_thresh the same ("+5" taken, " 5" and "5 " refused). max_graph_depth, which this
+ * kernel has not (no function_graph tracer), as its source's graph_depth_write: kstrtoul. */
 static void numbers_as_kstrtoul(void **state)
 {
   (void)state;
   static const char *const files[] = {"tracing_on", "buffer_size_kb", "saved_cmdlines_size",
                                       "options/funcgraph-abstime", "options/graph-time",
                                       "events/enable", "events/tfs/enable",
-                                      "events/tfs/alpha/enable"};
+                                      "events/tfs/alpha/enable", "tracing_thresh",
+                                      "max_graph_depth"};
   static const char *const refused[] = {"+", " 1", "0x1", "1x", "-1", "1 ", NULL};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     echo(files[i], "+1", 0);
@@ -754,6 +757,9 @@ static void numbers_as_kstrtoul(void **state)
   echo("events/enable", "0", 0);
   echo("tracing_on", "+1", 0);
   assert_string_equal(cat("tracing_on"), "1\n");
+  echo("tracing_thresh", "+0", 0);
+  assert_string_equal(cat("tracing_thresh"), "0\n");
+  echo("max_graph_depth", "0", 0);
 }
 
 FXT_TEST_MAIN(
