@@ -284,6 +284,14 @@ void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t
     s->info[i].cons_warm = 0;
     atomic_store_explicit(&s->info[i].kern_warm, 0, memory_order_relaxed);
     if (i == k) {
+      /* The kept header was copied from the parent's file-backed slot (MAP_SHARED until
+       * fxt_buffers_after_fork) while the parent's thread goes on using it: the parent's
+       * values of the owner's fields, torn, not the child's. The child's one thread is in
+       * fork(), outside any emission: depth 0 (copied at 1 from a parent inside an event,
+       * about 1 fork in 20 in tests/check/fn_fork, it left the child's session stop waiting
+       * in fxt_slots_quiesce for ever), and no wake sent yet. The rest is set below. */
+      atomic_store_explicit(&t->depth, 0, memory_order_relaxed);
+      atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
       uint32_t flags = s->cfg.mode == FXT_MODE_OVERWRITE ? FXT_RING_OVERWRITE : FXT_RING_DISCARD;
       unsigned char *storage = (unsigned char *)t + (s->stride - s->buffer_bytes);
       fxt_writer_init_flags(&t->w, storage, s->buffer_bytes, flags, (uint64_t)pid, (uint64_t)tid);
