@@ -69,7 +69,7 @@ gone() {
 
 # 1-4: the later process is a traced program's session start.
 round=0
-for spec in "2000 0 4096" "2000 300 4096" "50000 0 16" "50000 1000 16"; do
+for spec in "2000 0 4096" "2000 300 4096" "50000 0 16" "50000 999 16"; do
   round=$((round + 1))
   set -- $spec
   out="$work/r$round.fxt"
