@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,8 @@ static const char k_cat_usage[] =
     "\n"
     "Prints FILE of process PID's tracefs tree, as `cat` does on /sys/kernel/tracing.\n"
     "trace_pipe streams (and consumes) events until interrupted; with --nonblock it prints\n"
-    "what is there now and exits.\n" DIR_HELP;
+    "what is there now and exits. SIGINT, SIGTERM or SIGHUP end it after the output it was\n"
+    "writing, so it never ends inside a line.\n" DIR_HELP;
 
 static const char k_write_usage[] =
     "usage: fxtrace write [--help] [-a|--append] [-n] PID FILE [VALUE...]\n"
@@ -292,6 +295,49 @@ int cmd_ls(int argc, char **argv)
 
 /* ---- cat ---------------------------------------------------------------------------------- */
 
+/* The signal that asked cat to stop (0: none). A fatal signal would kill it inside a write():
+ * a write to a regular file stops between pages when one is pending, leaving a line cut (seen:
+ * a trace_pipe capture under `timeout` ending at "blo"). Caught instead, the frame being
+ * written is written whole - the server sends whole lines in each frame (server.c's carry) -,
+ * then cat dies of the same signal, so its status is what a shell expects. Written by the
+ * handler, read by the loop between frames; recv/poll return EINTR (no SA_RESTART). */
+static volatile sig_atomic_t cat_stop;
+static volatile sig_atomic_t cat_fd = -1;
+
+/* shutdown() wakes a recv() the signal came just before: no wait for a next frame that a quiet
+ * trace_pipe may never send. */
+static void cat_on_signal(int sig)
+{
+  cat_stop = sig;
+  if (cat_fd >= 0)
+    shutdown(cat_fd, SHUT_RDWR);
+}
+
+static void cat_catch(int fd)
+{
+  cat_fd = fd;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = cat_on_signal;
+  sigemptyset(&sa.sa_mask);
+  const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+    struct sigaction old;
+    /* One ignored by the shell (a background job's SIGINT) stays ignored, as with any cat. */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[i], &sa, NULL);
+  }
+}
+
+static void cat_die_as_asked(void)
+{
+  int sig = cat_stop;
+  if (sig == 0)
+    return;
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int cmd_cat(int argc, char **argv)
 {
   struct opts o;
@@ -307,13 +353,18 @@ int cmd_cat(int argc, char **argv)
    * may be silent for long, so only it waits without a limit. */
   const char *base = strrchr(file, '/');
   bool stream = !o.nonblock && strcmp(base ? base + 1 : file, "trace_pipe") == 0;
+  cat_catch(c.fd);
   rc = ctl_send(&c, o.nonblock ? FXT_CTL_READ : FXT_CTL_PIPE, 0, file, NULL, 0);
   int exit_code = CLI_EXIT_OK;
-  while (rc == 0) {
+  while (rc == 0 && !cat_stop) {
     int32_t st;
     const unsigned char *data;
     uint32_t len;
     int r = ctl_frame(&c, &st, &data, &len, stream ? -1 : CTL_TIMEOUT_MS);
+    if (r <= 0 && cat_stop)
+      break; /* a frame received (r == 1) is written first: its lines are consumed */
+    if (r == -EINTR)
+      continue;
     if (r == 0 && stream)
       break; /* the process went away: the end of its stream */
     if (r <= 0) {
@@ -335,7 +386,9 @@ int cmd_cat(int argc, char **argv)
   }
   if (rc != 0)
     exit_code = call_failed("cat", file, &c, rc);
+  cat_fd = -1;
   ctl_close(&c);
+  cat_die_as_asked();
   return exit_code;
 }
 
