@@ -479,8 +479,9 @@ static bool reread_event(const struct fxtf_file *f, const struct fxtf_prov *p, u
   if (off > f->len || f->len - off < 8)
     return false;
   struct rd r = {f->buf + off, 0, 1, p};
-  uint64_t h;
-  rd_word(&r, &h);
+  uint64_t h = 0;
+  if (!rd_word(&r, &h))
+    return false;
   uint64_t words = fxt_w_record_words(h);
   if (FXT_GET(h, FXT_HDR_TYPE) != FXT_RECORD_EVENT || words == 0 || words > (f->len - off) / 8)
     return false;
