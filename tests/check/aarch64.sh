@@ -7,6 +7,9 @@
 #     the session's check takes it, and again on CLOCK_MONOTONIC (FXTRACE_CLOCK);
 #   - test_functions: the function tracer on -finstrument-functions, exact counts of fib's
 #     calls, filters, longjmp, signals, threads;
+#   - test_functions_pe, test_fn_profile_pe, test_fn_selftime_pe: the same and the profiler's
+#     tests on the aarch64 patchable-entry engine (built with its switch, FXT_FN_PE_AARCH64:
+#     the sites' instructions patched live under qemu-aarch64);
 #   - stress_session (linked with libfxtrace.so): 4 threads' events in block mode, every one
 #     in the file, and in discard mode, file + counted drops = emitted, per thread, exactly;
 #   - the demo (libfxtrace.so, FXTRACE): its file read by this build's `fxtrace stats` (x86-64
@@ -27,13 +30,16 @@ if ! command -v qemu-aarch64 >/dev/null 2>&1; then
   exit 77
 fi
 start=$(date +%s)
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$src/tests/aarch64" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" >"$work/configure.log" 2>&1 ||
-    { cat "$work/configure.log"; fail "configuring the aarch64 build"; }
-fi
+generator=
+[ -f "$build/CMakeCache.txt" ] || generator="-G Ninja"
+# shellcheck disable=SC2086
+cmake -S "$src/tests/aarch64" -B "$build" $generator -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" -DFXT_FN_PE_AARCH64=ON \
+      >"$work/configure.log" 2>&1 ||
+  { cat "$work/configure.log"; fail "configuring the aarch64 build"; }
 cmake --build "$build" -j 2 --target test_ring test_emit test_functions stress_session demo \
-      fxtrace_static fxtrace_shared >"$work/build.log" 2>&1 ||
+      fxtrace_static fxtrace_shared test_functions_pe test_fn_profile_pe test_fn_selftime_pe \
+      >"$work/build.log" 2>&1 ||
   { tail -n 60 "$work/build.log"; fail "building for aarch64"; }
 # ELF e_machine (bytes 18-19): 183, EM_AARCH64.
 [ "$(od -An -tu2 -j18 -N2 "$build/test_ring" | tr -d ' ')" = 183 ] ||
@@ -57,6 +63,9 @@ run test_ring "$build/test_ring"
 run test_emit "$build/test_emit"
 run test_emit_monotonic -E FXTRACE_CLOCK=monotonic "$build/test_emit"
 run test_functions "$build/test_functions"
+run test_functions_pe "$build/test_functions_pe"
+run test_fn_profile_pe "$build/test_fn_profile_pe"
+run test_fn_selftime_pe "$build/test_fn_selftime_pe"
 run stress_block "$build/stress_session" --mode block --threads 4 --records 100000 \
     --buffer-kb 64 --out "$work/stress_block.fxt"
 run stress_discard "$build/stress_session" --mode discard --threads 4 --records 100000 \
@@ -65,5 +74,6 @@ run demo -E "FXTRACE=output=$work/demo.fxt;buffers=$shm" "$build/fxtrace/demo"
 "$fxtrace" stats "$work/demo.fxt" >"$work/demo.stats" 2>&1 ||
   { cat "$work/demo.stats"; fail "fxtrace stats of the demo's aarch64 file"; }
 grep -A1 '^clock:' "$work/demo.stats" | tail -n 1
-grep -q '^ *[0-9][0-9]*  demo:' "$work/demo.stats" || { cat "$work/demo.stats"; fail "no demo events"; }
+grep -q '^ *[0-9][0-9]*  demo:' "$work/demo.stats" ||
+  { cat "$work/demo.stats"; fail "no demo events"; }
 echo "aarch64: $(( $(date +%s) - start )) s in all"
