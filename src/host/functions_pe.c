@@ -2,6 +2,10 @@
  * -fpatchable-function-entry=11,9 found in every loaded object, and their entries rewritten
  * live, in the running process, when the tracer or its filters change (docs/functions.md).
  * The trampolines the sites call are functions_tramp.c; the C they call is functions.c's.
+ * What follows is x86-64's; what depends on the instruction set is in the arch_* functions
+ * (a site's layout, a stub, the patching), whose aarch64 versions are functions_pe_a64.h's
+ * (with functions_tramp_a64.c: built with FXT_FN_PE_AARCH64). The sites' lists, the stubs'
+ * placement and the membarrier are shared.
  *
  * Sites. Each object's __patchable_function_entries section (its section headers read from
  * the object's file, as functions_syms.c reads symbols; its contents in memory, already
