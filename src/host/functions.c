@@ -532,6 +532,7 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
   return f.site;
 }
 
+#if FXT_FN_PE_X86_64 /* the return address in its slot (functions_tramp.c) */
 /* The redirections an unwinder's walk undid, until the exception is caught: bit i for the
  * shadow frame at index i (FXT_FN_DEPTH fits), with its TRACED and NOGRAPH bits, in the
  * thread's generation gen (a switch of the tracer compacts the frames: the bits are then
@@ -622,6 +623,7 @@ NOINSTR void fxt_fn_pe_caught(uintptr_t sp, bool redirect)
     *slot = (uintptr_t)fxt_fn_pe_return_tramp;
   }
 }
+#endif
 
 /* ---- -finstrument-functions ------------------------------------------------------------- */
 

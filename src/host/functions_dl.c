@@ -40,7 +40,7 @@
 
 #include "functions_int.h"
 
-#if FXT_FN_PE_SUPPORTED
+#if FXT_FN_PE_X86_64
 
 #define PAGE 4096u
 

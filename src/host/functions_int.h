@@ -149,12 +149,24 @@ void fxt_fn_runtime_setup(void);
  * stub` (the stub jumps to fxt_fn_pe_entry_tramp) and fn - 4 `jmp *%r11` (41 FF E3: the
  * entry trampoline returns there with r11 the body, fn + 2, or fxt_fn_pe_call_body). */
 #if defined(__x86_64__) && defined(__linux__)
-#define FXT_FN_PE_SUPPORTED 1
-#else
-#define FXT_FN_PE_SUPPORTED 0
-#endif
+#define FXT_FN_PE_X86_64 1
 #define FXT_FN_PE_NOPS 11
 #define FXT_FN_PE_PRE 9
+#else
+#define FXT_FN_PE_X86_64 0
+#endif
+/* aarch64 Linux (functions_pe_a64.c): -fpatchable-function-entry=2, two NOP instructions at
+ * the function's entry (after its `bti c` when built with BTI), enabled as `mov x9, x30; bl
+ * stub` (the kernel's arm64 DYNAMIC_FTRACE layout). Behind the compile-time switch
+ * FXT_FN_PE_AARCH64 while it is not complete (docs/functions.md: what it lacks). */
+#if defined(__aarch64__) && defined(__linux__) && defined(FXT_FN_PE_AARCH64)
+#define FXT_FN_PE_A64 1
+#define FXT_FN_PE_NOPS 2 /* instructions */
+#define FXT_FN_PE_PRE 0
+#else
+#define FXT_FN_PE_A64 0
+#endif
+#define FXT_FN_PE_SUPPORTED (FXT_FN_PE_X86_64 || FXT_FN_PE_A64)
 
 /* The entry trampoline's C (functions.c): fn was called, slot is its return address's slot
  * on the stack. function: the record; function_graph: the shadow frame pushed when the call

@@ -2,6 +2,10 @@
  * -fpatchable-function-entry=11,9 found in every loaded object, and their entries rewritten
  * live, in the running process, when the tracer or its filters change (docs/functions.md).
  * The trampolines the sites call are functions_tramp.c; the C they call is functions.c's.
+ * What follows is x86-64's; what depends on the instruction set is in the arch_* functions
+ * (a site's layout, a stub, the patching), whose aarch64 versions are functions_pe_a64.h's
+ * (with functions_tramp_a64.c: built with FXT_FN_PE_AARCH64). The sites' lists, the stubs'
+ * placement and the membarrier are shared.
  *
  * Sites. Each object's __patchable_function_entries section (its section headers read from
  * the object's file, as functions_syms.c reads symbols; its contents in memory, already
@@ -56,12 +60,16 @@
 #if FXT_FN_PE_SUPPORTED
 
 #define PAGE 4096u
-#define STUB_SIZE 16u
+#if FXT_FN_PE_X86_64
 #define REACH ((intptr_t)1 << 31) /* rel32 */
+#else
+#define REACH ((intptr_t)1 << 27) /* aarch64's bl: +-128 MiB */
+#endif
 
 struct site {
-  uintptr_t fn;     /* the function's entry: the 2 bytes switched */
-  uint8_t orig[2];  /* its NOPs */
+  uintptr_t fn;     /* the function's entry (its symbol's address) */
+  uint8_t orig[2];  /* x86-64: its 2 NOP bytes, switched */
+  uint8_t at;       /* aarch64: where its 2 NOP instructions are, past fn (4: a `bti c`) */
 };
 
 struct sites {
@@ -76,8 +84,10 @@ struct sites {
 
 static _Atomic(struct sites *) sites_pub;
 static struct sites *sites_all; /* every list collected, newest first (control side) */
-static struct sigaction old_trap;
 static int membarrier_cmd; /* 0 until registered */
+
+#if FXT_FN_PE_X86_64
+static struct sigaction old_trap;
 
 /* ---- SIGTRAP: a thread at an int3 being written ---------------------------------------- */
 
@@ -114,6 +124,7 @@ static void on_trap(int sig, siginfo_t *info, void *ctx)
     old_trap.sa_handler(sig);
   }
 }
+#endif
 
 /* ---- the sites of the loaded objects ----------------------------------------------------- */
 
@@ -139,6 +150,7 @@ static bool in_text(const struct dl_phdr_info *info, uintptr_t a, size_t len)
   return false;
 }
 
+#if FXT_FN_PE_X86_64
 static bool all_nops(const uint8_t *b, size_t n)
 {
   for (size_t i = 0; i < n; i++)
@@ -149,24 +161,61 @@ static bool all_nops(const uint8_t *b, size_t n)
 
 /* One record: fn - 9. Its 9 pre-entry bytes are NOPs or what an earlier enable wrote there
  * (E8 rel32 41 FF E3 90); fn's 2 bytes NOPs or `jmp fn-9` (then the NOPs were gcc's, 90 90:
- * the only form of a site this process enabled and a table rebuild finds enabled). */
-static void add_site(struct collect *c, uintptr_t rec)
+ * the only form of a site this process enabled and a table rebuild finds enabled). Whether it
+ * is a site; *t filled. */
+static bool arch_site(const struct dl_phdr_info *info, uintptr_t rec, struct site *t)
 {
   const uint8_t *p = (const uint8_t *)rec;
-  uintptr_t fn = rec + FXT_FN_PE_PRE;
   static const uint8_t tail[] = {0x41, 0xFF, 0xE3, 0x90};
-  if (!in_text(c->info, rec, FXT_FN_PE_NOPS) ||
-      !(all_nops(p, FXT_FN_PE_PRE) || (p[0] == 0xE8 && memcmp(p + 5, tail, 4) == 0))) {
-    c->skipped++;
-    return;
-  }
-  uint8_t orig[2];
+  if (!in_text(info, rec, FXT_FN_PE_NOPS) ||
+      !(all_nops(p, FXT_FN_PE_PRE) || (p[0] == 0xE8 && memcmp(p + 5, tail, 4) == 0)))
+    return false;
+  t->fn = rec + FXT_FN_PE_PRE;
+  t->at = 0;
   if ((p[9] == 0x90 && p[10] == 0x90) || (p[9] == 0xEB && p[10] == 0xF5)) {
-    orig[0] = orig[1] = 0x90;
+    t->orig[0] = t->orig[1] = 0x90;
   } else if (p[9] == 0x66 && p[10] == 0x90) {
-    orig[0] = 0x66;
-    orig[1] = 0x90;
+    t->orig[0] = 0x66;
+    t->orig[1] = 0x90;
   } else {
+    return false;
+  }
+  return true;
+}
+
+/* A stub page's code: `jmp *0(%rip)` and the entry trampoline's address. */
+static void arch_stub(void *page)
+{
+  uint8_t *b = page;
+  static const uint8_t jmp[] = {0xFF, 0x25, 0, 0, 0, 0}; /* jmp *0(%rip) */
+  uintptr_t target = (uintptr_t)fxt_fn_pe_entry_tramp;
+  memcpy(b, jmp, sizeof jmp);
+  memcpy(b + sizeof jmp, &target, sizeof target);
+}
+
+/* Whether the site's entry holds the jump now. */
+static bool arch_enabled(const struct site *s)
+{
+  return ((const uint8_t *)s->fn)[0] == 0xEB;
+}
+
+/* The bytes of code a site's patching writes: [*at, *at + *len). */
+static void arch_code(const struct site *s, uintptr_t *at, size_t *len)
+{
+  *at = s->fn - FXT_FN_PE_PRE;
+  *len = FXT_FN_PE_NOPS;
+}
+#else
+static uintptr_t stub_for(uintptr_t lo, uintptr_t hi);
+static void sync_cores(void);
+static bool wanted(const struct fxt_fn_sym *sym, uint32_t mode);
+#include "functions_pe_a64.h" /* arch_site, arch_stub, arch_enabled, arch_code, arch_patch */
+#endif
+
+static void add_site(struct collect *c, uintptr_t rec)
+{
+  struct site t;
+  if (!arch_site(c->info, rec, &t)) {
     c->skipped++;
     return;
   }
@@ -174,9 +223,7 @@ static void add_site(struct collect *c, uintptr_t rec)
     c->failed = true;
     return;
   }
-  c->v[c->n].fn = fn;
-  memcpy(c->v[c->n].orig, orig, 2);
-  c->n++;
+  c->v[c->n++] = t;
 }
 
 static int on_section(void *ctx, uint64_t addr, uint64_t size)
@@ -279,11 +326,7 @@ static uintptr_t new_stub(uintptr_t hint)
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   if (p == MAP_FAILED)
     return 0;
-  uint8_t *b = p;
-  static const uint8_t jmp[] = {0xFF, 0x25, 0, 0, 0, 0}; /* jmp *0(%rip) */
-  uintptr_t target = (uintptr_t)fxt_fn_pe_entry_tramp;
-  memcpy(b, jmp, sizeof jmp);
-  memcpy(b + sizeof jmp, &target, sizeof target);
+  arch_stub(p);
   if (mprotect(p, PAGE, PROT_READ | PROT_EXEC) != 0) {
     munmap(p, PAGE);
     return 0;
@@ -335,12 +378,14 @@ static int setup(void)
     membarrier_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
   else
     return FXT_ENOSYS;
+#if FXT_FN_PE_X86_64 /* aarch64 switches a site by one instruction: no trap */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_trap;
   sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTRAP, &sa, &old_trap);
+#endif
   return 0;
 }
 
@@ -363,6 +408,7 @@ static bool protect(uintptr_t a, size_t len, int prot)
   return mprotect((void *)lo, a + len - lo, prot) == 0;
 }
 
+#if FXT_FN_PE_X86_64
 /* Writes n bytes of code at p, its pages writable. Not seen by ThreadSanitizer: its runtime
  * maps the shadow of the objects' code segments (r-x in /proc/self/maps at its start: MapRodata
  * in tsan_platform_linux.cpp) to a read-only page of "read-only memory" marks, so an
@@ -374,12 +420,7 @@ __attribute__((no_sanitize("thread"))) static void poke(uintptr_t p, const uint8
   for (size_t i = 0; i < n; i++)
     ((volatile uint8_t *)p)[i] = b[i];
 }
-
-/* Whether the site's entry holds the jump now. */
-static bool enabled(const struct site *s)
-{
-  return ((const uint8_t *)s->fn)[0] == 0xEB;
-}
+#endif
 
 /* Whether a site of function sym is enabled (sym NULL: a function the table does not know). */
 static bool wanted(const struct fxt_fn_sym *sym, uint32_t mode)
@@ -394,6 +435,49 @@ static bool wanted(const struct fxt_fn_sym *sym, uint32_t mode)
     return true; /* function_graph needs to see them whatever the filter */
   return !(fl & FXT_FN_F_NOTRACE) && (!has_filter || (fl & FXT_FN_F_FILTER));
 }
+
+#if FXT_FN_PE_X86_64
+/* Switches the n sites v[chg[i]] to what the filters want for mode (their pages writable):
+ * 0, or FXT_ENOMEM when no stub could be mapped near a site (nothing switched). */
+static int arch_patch(struct site *v, const size_t *chg, size_t n, struct fxt_fn_table *tab,
+                      uint32_t mode)
+{
+  /* The pre-entry call of sites enabled for the first time (no thread runs those bytes). */
+  for (size_t i = 0; i < n; i++) {
+    struct site *t = &v[chg[i]];
+    uint8_t *p = (uint8_t *)(t->fn - FXT_FN_PE_PRE);
+    if (arch_enabled(t) || p[0] == 0xE8)
+      continue;
+    uintptr_t stub = stub_for(t->fn, t->fn);
+    if (!stub)
+      return FXT_ENOMEM;
+    int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(t->fn - FXT_FN_PE_PRE + 5));
+    uint8_t code[9] = {0xE8, 0, 0, 0, 0, 0x41, 0xFF, 0xE3, 0x90};
+    memcpy(code + 1, &rel, 4);
+    poke((uintptr_t)p, code, sizeof code);
+  }
+  /* int3, the tails, the heads: a membarrier after each step of the whole batch. */
+  static const uint8_t int3 = 0xCC;
+  for (size_t i = 0; i < n; i++)
+    poke(v[chg[i]].fn, &int3, 1);
+  sync_cores();
+  for (size_t i = 0; i < n; i++) {
+    struct site *t = &v[chg[i]];
+    bool on = wanted(tab ? fxt_fn_sym_entry(tab, t->fn) : NULL, mode);
+    uint8_t b = on ? 0xF5 : t->orig[1];
+    poke(t->fn + 1, &b, 1);
+  }
+  sync_cores();
+  for (size_t i = 0; i < n; i++) {
+    struct site *t = &v[chg[i]];
+    bool on = ((volatile uint8_t *)t->fn)[1] == 0xF5;
+    uint8_t b = on ? 0xEB : t->orig[0];
+    poke(t->fn, &b, 1);
+  }
+  sync_cores();
+  return 0;
+}
+#endif
 
 /* fxt_fn_pe_sync's work, inside a dl_iterate_phdr callback: glibc holds its lock
  * (dl_load_write_lock) there, which dlclose takes to unmap an object and unlink it, so every
@@ -410,7 +494,7 @@ static int sync_held(uint32_t mode)
   for (size_t i = 0; i < s->n; i++) {
     struct site *t = &s->v[i];
     bool want = wanted(tab ? fxt_fn_sym_entry(tab, t->fn) : NULL, mode);
-    if (want == enabled(t))
+    if (want == arch_enabled(t))
       continue;
     if (!fxt_grow((void **)&chg, &cap, n + 1, sizeof(*chg), 256)) {
       free(chg);
@@ -424,49 +508,20 @@ static int sync_held(uint32_t mode)
   /* Pages writable; on a refusal those done go back and nothing is written. */
   size_t made = 0;
   for (; rc == 0 && made < n; made++) {
-    uintptr_t rec = s->v[chg[made]].fn - FXT_FN_PE_PRE;
-    if (!protect(rec, FXT_FN_PE_NOPS, PROT_READ | PROT_WRITE | PROT_EXEC))
+    uintptr_t at;
+    size_t len;
+    arch_code(&s->v[chg[made]], &at, &len);
+    if (!protect(at, len, PROT_READ | PROT_WRITE | PROT_EXEC))
       rc = FXT_EPERM;
   }
-  /* The pre-entry call of sites enabled for the first time (no thread runs those bytes). */
-  for (size_t i = 0; rc == 0 && i < n; i++) {
-    struct site *t = &s->v[chg[i]];
-    uint8_t *p = (uint8_t *)(t->fn - FXT_FN_PE_PRE);
-    if (enabled(t) || p[0] == 0xE8)
-      continue;
-    uintptr_t stub = stub_for(t->fn, t->fn);
-    if (!stub) {
-      rc = FXT_ENOMEM;
-      break;
-    }
-    int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(t->fn - FXT_FN_PE_PRE + 5));
-    uint8_t code[9] = {0xE8, 0, 0, 0, 0, 0x41, 0xFF, 0xE3, 0x90};
-    memcpy(code + 1, &rel, 4);
-    poke((uintptr_t)p, code, sizeof code);
+  if (rc == 0)
+    rc = arch_patch(s->v, chg, n, tab, mode);
+  for (size_t i = 0; i < made; i++) {
+    uintptr_t at;
+    size_t len;
+    arch_code(&s->v[chg[i]], &at, &len);
+    protect(at, len, PROT_READ | PROT_EXEC);
   }
-  if (rc == 0) {
-    /* int3, the tails, the heads: a membarrier after each step of the whole batch. */
-    static const uint8_t int3 = 0xCC;
-    for (size_t i = 0; i < n; i++)
-      poke(s->v[chg[i]].fn, &int3, 1);
-    sync_cores();
-    for (size_t i = 0; i < n; i++) {
-      struct site *t = &s->v[chg[i]];
-      bool on = wanted(tab ? fxt_fn_sym_entry(tab, t->fn) : NULL, mode);
-      uint8_t b = on ? 0xF5 : t->orig[1];
-      poke(t->fn + 1, &b, 1);
-    }
-    sync_cores();
-    for (size_t i = 0; i < n; i++) {
-      struct site *t = &s->v[chg[i]];
-      bool on = ((volatile uint8_t *)t->fn)[1] == 0xF5;
-      uint8_t b = on ? 0xEB : t->orig[0];
-      poke(t->fn, &b, 1);
-    }
-    sync_cores();
-  }
-  for (size_t i = 0; i < made; i++)
-    protect(s->v[chg[i]].fn - FXT_FN_PE_PRE, FXT_FN_PE_NOPS, PROT_READ | PROT_EXEC);
   free(chg);
   return rc;
 }
@@ -497,11 +552,12 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
   struct sites *s = atomic_load_explicit(&sites_pub, memory_order_acquire);
   memset(st, 0, sizeof(*st));
   for (size_t i = 0; s && i < s->n; i++)
-    st->enabled += enabled(&s->v[i]);
+    st->enabled += arch_enabled(&s->v[i]);
   st->sites = s ? s->n : 0;
   st->skipped = s ? s->skipped : 0;
 }
 
+#if FXT_FN_PE_X86_64
 /* ---- a forced unwind that meets a redirected return ------------------------------------
  * An unwind the program did not start through functions_unwind.c's entry points - a
  * cancellation (glibc unwinds from inside itself, with its own handle on libgcc_s), an
@@ -562,8 +618,9 @@ __asm__(".text\n"
         "  ud2\n"
         ".cfi_endproc\n"
         ".size fxt_fn_pe_unwind_pad, .-fxt_fn_pe_unwind_pad\n");
+#endif
 
-#else /* not x86-64 Linux: no engine, nothing to patch */
+#else /* no engine (functions_int.h): nothing to patch */
 
 int fxt_fn_pe_sync(uint32_t mode)
 {

@@ -42,7 +42,7 @@
  */
 #include "functions_int.h"
 
-#if FXT_FN_PE_SUPPORTED
+#if FXT_FN_PE_X86_64
 
 /* The entry: see above. 8 general registers and 8 xmm registers: 64 + 128 bytes. */
 __asm__(".text\n"

@@ -504,6 +504,28 @@ static void test_switching(void **state)
 #ifdef FXT_TEST_PE
 #include "host/functions_int.h"
 
+#if defined(__aarch64__)
+/* aarch64: a site's 2 instructions, at the function's entry or after its `bti c`. */
+static const uint32_t *site_of(int (*f)(int))
+{
+  const uint32_t *p = (const uint32_t *)(uintptr_t)f;
+  return p[0] == 0xd503245f ? p + 1 : p;
+}
+
+/* Off: NOP NOP, or the `mov x9, x30` an earlier enable left and a NOP. */
+static bool off(int (*f)(int))
+{
+  const uint32_t *p = site_of(f);
+  return (p[0] == 0xd503201f || p[0] == 0xaa1e03e9) && p[1] == 0xd503201f;
+}
+
+/* On: `mov x9, x30; bl stub`. */
+static bool on(int (*f)(int))
+{
+  const uint32_t *p = site_of(f);
+  return p[0] == 0xaa1e03e9 && (p[1] & 0xfc000000) == 0x94000000;
+}
+#else
 /* The 2 bytes at a function's entry. */
 static const uint8_t *entry_of(int (*f)(int))
 {
@@ -516,10 +538,21 @@ static const uint8_t *pre_entry_of(int (*f)(int))
   return (const uint8_t *)((uintptr_t)f - FXT_FN_PE_PRE);
 }
 
-static bool nops(const uint8_t *p)
+/* Off: the entry's NOPs (gcc's or clang's). */
+static bool off(int (*f)(int))
 {
+  const uint8_t *p = entry_of(f);
   return (p[0] == 0x90 && p[1] == 0x90) || (p[0] == 0x66 && p[1] == 0x90);
 }
+
+/* On: `jmp fn-9` at the entry, `call stub; jmp *%r11` before it. */
+static bool on(int (*f)(int))
+{
+  const uint8_t *e = entry_of(f), *p = pre_entry_of(f);
+  return e[0] == 0xEB && e[1] == 0xF5 && p[0] == 0xE8 && p[5] == 0x41 && p[6] == 0xFF &&
+         p[7] == 0xE3;
+}
+#endif
 
 /* With set_ftrace_filter naming one function, that site only is patched: the others' entries
  * still hold their NOPs; off, all of them do again. */
@@ -529,29 +562,24 @@ static void test_pe_patched_bytes(void **state)
   struct fxt_fn_pe_stats st;
   fxt_fn_pe_stats(&st);
   assert_int_equal(st.enabled, 0);
-  assert_true(nops(entry_of(fn_fib)) && nops(entry_of(fn_driver)) && nops(entry_of(fn_pair)));
+  assert_true(off(fn_fib) && off(fn_driver) && off(fn_pair));
   start();
   echo("set_ftrace_filter", "fn_fib");
   echo("current_tracer", "function");
-  assert_int_equal(entry_of(fn_fib)[0], 0xEB); /* jmp fn-9 */
-  assert_int_equal(entry_of(fn_fib)[1], 0xF5);
-  assert_int_equal(pre_entry_of(fn_fib)[0], 0xE8); /* call stub */
-  assert_int_equal(pre_entry_of(fn_fib)[5], 0x41); /* jmp *%r11 */
-  assert_int_equal(pre_entry_of(fn_fib)[6], 0xFF);
-  assert_int_equal(pre_entry_of(fn_fib)[7], 0xE3);
-  assert_true(nops(entry_of(fn_driver)) && nops(entry_of(fn_pair)) && nops(entry_of(fn_branch)));
+  assert_true(on(fn_fib));
+  assert_true(off(fn_driver) && off(fn_pair) && off(fn_branch));
   fxt_fn_pe_stats(&st);
   assert_int_equal(st.enabled, 1);
   assert_int_equal(st.skipped, 0);
   assert_true(st.sites >= 15); /* fn_traced.c's functions */
   assert_int_equal(fn_driver(7), 13);
   echo("set_ftrace_filter", "fn_fib fn_driver"); /* a filter written while on */
-  assert_int_equal(entry_of(fn_driver)[0], 0xEB);
+  assert_true(on(fn_driver));
   fxt_fn_pe_stats(&st);
   assert_int_equal(st.enabled, 2);
   stop_and_read(); /* current_tracer nop */
   echo("set_ftrace_filter", "");
-  assert_true(nops(entry_of(fn_fib)) && nops(entry_of(fn_driver)));
+  assert_true(off(fn_fib) && off(fn_driver));
   fxt_fn_pe_stats(&st);
   assert_int_equal(st.enabled, 0);
   assert_int_equal(count(FXT_EVENT_INSTANT, "fn_fib"), fib_calls(7));
@@ -582,7 +610,7 @@ static void test_pe_wx_refused(void **state)
     ssize_t n = fxt_fs_cat("current_tracer", buf, sizeof(buf) - 1);
     if (n < 0 || (buf[n] = 0, strcmp(buf, "nop\n") != 0))
       _exit(2);
-    if (!nops(entry_of(fn_fib)) || fn_driver(10) != 55)
+    if (!off(fn_fib) || fn_driver(10) != 55)
       _exit(3);
     _exit(0);
   }
