@@ -623,28 +623,6 @@ NOINSTR void fxt_fn_pe_caught(uintptr_t sp, bool redirect)
   }
 }
 
-/* ---- -finstrument-functions ------------------------------------------------------------- */
-
-/* The compiler's hooks, called at each instrumented function's start and before each of its
- * returns. __builtin_dwarf_cfa() is the stack pointer of the hook's caller at the call: the
- * instrumented function's, or at the exit hook its caller's when the compiler jumped to the
- * hook (the design, above). site is the instrumented function's return address at both. */
-FXT_API NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
-{
-  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
-  if (FXT_LIKELY(mode == FXT_FN_NOP))
-    return;
-  fxt_fn_entry((uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_dwarf_cfa(), mode);
-}
-
-FXT_API NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
-{
-  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
-  if (FXT_LIKELY(mode == FXT_FN_NOP))
-    return;
-  fxt_fn_exit((uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_dwarf_cfa(), mode);
-}
-
 FXT_API int fxt_functions_counts(struct fxt_functions_counts *c)
 {
   if (!c || c->struct_size < sizeof(*c))
