@@ -85,7 +85,7 @@ C
 for pc in fxtrace-functions:$fnwant fxtrace-functions-instrument:-finstrument-functions; do
   fnflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs "${pc%%:*}")
   case " $fnflags " in
-  *" ${pc#*:} "*" -lfxtrace-functions "*" -lfxtrace "*) ;;
+  *" ${pc#*:} "*"-lfxtrace-functions "*"-lfxtrace "*) ;;
   *) echo "FAIL: pkg-config ${pc%%:*} gives '$fnflags'"; exit 1 ;;
   esac
   # shellcheck disable=SC2086
