@@ -8,14 +8,15 @@
  * mode. On: a tail call of fxt_fn_shim_enter or _exit (libfxtrace), which loads the mode again
  * and does the rest (src/host/functions_shim.c).
  *
- * The flag. Written by libfxtrace only (fxt_fn_mode_store at each switch, fxt_fn_shim_attach
- * at the attach; seq_cst, their invariants in src/host/functions_shim.c); read by the hooks on
- * any thread, relaxed, paired with no acquire: it only decides whether to call in, and what
- * the call reads is ordered by libfxtrace's own loads. Registered by the constructor below: libfxtrace is the shim's
- * dependency, so its constructors (a session started from FXTRACE, a tracer switched on) ran
- * before, and the attach copies the mode as it is then. Until the attach the flag is 0: calls
- * made before it are not traced (only libfxtrace's own constructors run before it). The shim
- * is linked -z nodelete, so the flag libfxtrace writes is never unmapped.
+ * The flag. Written by libfxtrace only (fxt_fn_mode_store at each switch, fxt_fn_shim_attach at
+ * the attach; seq_cst, their invariants in src/host/functions_shim.c); read by the hooks on any
+ * thread, relaxed, paired with no acquire: it only decides whether to call in, and what the
+ * call reads is ordered by libfxtrace's own loads. Registered by the constructor below:
+ * libfxtrace is the shim's dependency, so its constructors (a session started from FXTRACE, a
+ * tracer switched on) ran before, and the attach copies the mode as it is then. Until the
+ * attach the flag is 0: calls made before it are not traced (only libfxtrace's own constructors
+ * run before it). The shim is linked -z nodelete, so the flag libfxtrace writes is never
+ * unmapped.
  *
  * In libfxtrace.a too (the same object): a static link of code built with the hooks takes
  * them, and this constructor, from the archive.
