@@ -2,7 +2,8 @@
  * functions of a program built with the tracer's flags (docs/functions.md): pkg-config
  * fxtrace-functions (on x86-64 the patchable-entry engine's -fpatchable-function-entry=11,9,
  * whose entries are patched live; elsewhere -finstrument-functions) or
- * fxtrace-functions-instrument (-finstrument-functions everywhere), linked with libfxtrace.
+ * fxtrace-functions-instrument (-finstrument-functions everywhere), linked with the tracer's
+ * shim, libfxtrace-functions (the compiler's hooks, the interposers), and libfxtrace.
  * The tracer is then switched on and off in the running process with ftrace's files (no code):
  *
  *   fxtrace write PID current_tracer function_graph

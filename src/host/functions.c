@@ -545,7 +545,7 @@ struct pe_unwound {
 };
 static _Thread_local struct pe_unwound pe_unw __attribute__((tls_model("initial-exec")));
 
-/* An unwinder is about to walk this thread's stack (functions_unwind.c: a C++ exception, any
+/* An unwinder is about to walk this thread's stack (src/fnshim/unwind.c: a C++ exception, any
  * _Unwind_RaiseException, a rethrow, a forced unwind, pthread_exit): every
  * redirected return address is put back, so the walk sees the real callers; the frames stay
  * (no REDIRECT, no record), popped as cut by a later return or switch, or redirected again by
@@ -578,7 +578,7 @@ NOINSTR void fxt_fn_pe_unwinding(void)
   }
 }
 
-/* A C++ exception caught (functions_unwind.c, __cxa_begin_catch): sp is the catching
+/* A C++ exception caught (src/fnshim/unwind.c, __cxa_begin_catch): sp is the catching
  * function's stack pointer. The frames the exception went through are on top, their cfa (a
  * redirected one's slot, a hook's stack pointer) below sp (the catching function's own: its
  * slot above sp, its hook's stack pointer sp itself): popped, counted as cut. The
@@ -587,7 +587,7 @@ NOINSTR void fxt_fn_pe_unwinding(void)
  * uftrace's mcount_rstack_reset). Order as fxt_fn_pe_enter's: the frame whole before its slot
  * goes to the trampoline. A slot that no longer holds the frame's return address is not
  * written (the frame was left by a longjmp meanwhile). Not redirect: another unwind is still
- * walking up the stack (functions_unwind.c) and must read the real return addresses; the
+ * walking up the stack (src/fnshim/unwind.c) and must read the real return addresses; the
  * frames stay put back, remembered for the catch that ends it. */
 NOINSTR void fxt_fn_pe_caught(uintptr_t sp, bool redirect)
 {
@@ -624,28 +624,6 @@ NOINSTR void fxt_fn_pe_caught(uintptr_t sp, bool redirect)
   }
 }
 #endif
-
-/* ---- -finstrument-functions ------------------------------------------------------------- */
-
-/* The compiler's hooks, called at each instrumented function's start and before each of its
- * returns. __builtin_dwarf_cfa() is the stack pointer of the hook's caller at the call: the
- * instrumented function's, or at the exit hook its caller's when the compiler jumped to the
- * hook (the design, above). site is the instrumented function's return address at both. */
-FXT_API NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
-{
-  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
-  if (FXT_LIKELY(mode == FXT_FN_NOP))
-    return;
-  fxt_fn_entry((uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_dwarf_cfa(), mode);
-}
-
-FXT_API NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
-{
-  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
-  if (FXT_LIKELY(mode == FXT_FN_NOP))
-    return;
-  fxt_fn_exit((uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_dwarf_cfa(), mode);
-}
 
 FXT_API int fxt_functions_counts(struct fxt_functions_counts *c)
 {

@@ -97,7 +97,7 @@ static int set_tracer(const char *v)
   atomic_fetch_add_explicit(&fxt_fn_set.gen, 1, memory_order_relaxed);
   /* Release: a hook that loads the mode (relaxed, then the table with acquire) finds the
    * table; the settings it reads relaxed may lag by a call. */
-  atomic_store_explicit(&fxt_fn_set.mode, mode | prof, memory_order_release);
+  fxt_fn_mode_store(mode | prof);
   /* Off: the entries back to their NOPs, after the mode (a hook still reached sees nop).
    * Returns already redirected keep working: the return trampoline never goes away. */
   return mode == FXT_FN_NOP ? fxt_fn_pe_sync(mode | prof) : 0;

@@ -100,6 +100,9 @@ struct fxt_fn_settings {
                                      children's (functions_prof.c); 0, the default: with */
 };
 extern struct fxt_fn_settings fxt_fn_set;
+/* Stores mode into fxt_fn_set.mode (release) and whether it is on into the flags of the shims
+ * attached (functions_shim.c): every store of the mode goes through it. Under fxt_fn_lock. */
+void fxt_fn_mode_store(uint32_t mode);
 
 /* The published table (acquire), or NULL before the tracer was first set up. Inline with
  * fxt_fn_sym_entry: both are on every hook's path (functions_syms.c is compiled for size). */
@@ -178,7 +181,7 @@ int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
  * thread's frame of that slot, writes its record, returns the original return address. */
 uintptr_t fxt_fn_pe_exit(uintptr_t sp);
 /* Before an unwinder walks the calling thread's stack: the redirected return addresses put
- * back (functions.c; called by functions_unwind.c). */
+ * back (functions.c; called by the shim's interposers, src/fnshim/unwind.c). */
 void fxt_fn_pe_unwinding(void);
 /* A C++ exception caught by the function whose stack pointer is sp: the frames it went through
  * popped (cut) and, when redirect (no other unwind in flight), those put back by

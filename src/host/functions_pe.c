@@ -559,7 +559,7 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
 
 #if FXT_FN_PE_X86_64
 /* ---- a forced unwind that meets a redirected return ------------------------------------
- * An unwind the program did not start through functions_unwind.c's entry points - a
+ * An unwind the program did not start through the shim's entry points (src/fnshim/unwind.c) - a
  * cancellation (glibc unwinds from inside itself, with its own handle on libgcc_s), an
  * unwinder linked into some library - finds fxt_fn_pe_return_tramp as a return address. The
  * FDE that covers it (functions_tramp.c) says the return address is undefined, so a walk
@@ -573,7 +573,7 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
  * gives the slot as its return address: the walk goes on to the real caller, whose
  * destructors run. The first
  * phase (the search of an exception's handler) cannot go on from a personality: it stops
- * there as before, which functions_unwind.c's _Unwind_RaiseException prevents. */
+ * there as before, which the shim's _Unwind_RaiseException prevents. */
 _Unwind_Reason_Code fxt_fn_pe_personality(int version, _Unwind_Action actions,
                                           _Unwind_Exception_Class cls,
                                           struct _Unwind_Exception *e,

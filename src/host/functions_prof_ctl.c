@@ -79,7 +79,7 @@ int fxt_fn_prof_write(const char *v)
   if ((val != 0) == ((mode & FXT_FN_PROF) != 0))
     return 0; /* as the kernel's: only a change does anything (1 on 1 does not reset) */
   if (val == 0) {
-    atomic_store_explicit(&fxt_fn_set.mode, mode & ~FXT_FN_PROF, memory_order_release);
+    fxt_fn_mode_store(mode & ~FXT_FN_PROF);
     /* The entries back to their NOPs when no tracer needs them, after the mode. */
     return (mode & FXT_FN_TRACER) == FXT_FN_NOP ? fxt_fn_pe_sync(FXT_FN_NOP) : 0;
   }
@@ -95,7 +95,7 @@ int fxt_fn_prof_write(const char *v)
   if (rc != 0)
     return rc;
   /* Release: pairs with the hooks' acquire of the tables (above). */
-  atomic_store_explicit(&fxt_fn_set.mode, mode | FXT_FN_PROF, memory_order_release);
+  fxt_fn_mode_store(mode | FXT_FN_PROF);
   return 0;
 }
 

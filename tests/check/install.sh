@@ -1,14 +1,16 @@
 #!/bin/sh
-# install.sh SRC WORK GENERATOR CC - what a user gets from `cmake -S . -B build && cmake
-# --build build && cmake --install build`. A build tree of SRC configured with no option (the
-# defaults: no tests, benchmarks or fuzzers) and with cmocka and Google Benchmark out of
-# reach: find_package of either disabled (a REQUIRED one then fails to configure) and cmocka's
-# library and header (tests/CMakeLists.txt finds them by path) set to paths that do not exist,
-# so a target that used them would fail to link. The tree must register no test. It is built
-# and installed into a prefix, the prefix is moved elsewhere, and a small consumer is built
-# and run from the moved prefix twice: through pkg-config and through CMake's
-# find_package(fxtrace). Every header under SRC/include/fxtrace must be installed, and no
-# installed text file may name the prefix it was installed to.
+# install.sh SRC WORK GENERATOR CC - what a user gets from `cmake -S . -B build && cmake --build
+# build && cmake --install build`. A build tree of SRC configured with no option (the defaults:
+# no tests, benchmarks or fuzzers) and with cmocka and Google Benchmark out of reach:
+# find_package of either disabled (a REQUIRED one then fails to configure) and cmocka's library
+# and header (tests/CMakeLists.txt finds them by path) set to paths that do not exist, so a
+# target that used them would fail to link. The tree must register no test. It is built and
+# installed into a prefix, the prefix is moved elsewhere, and a small consumer is built and run
+# from the moved prefix twice: through pkg-config and through CMake's find_package(fxtrace); and
+# a program built with the function tracer's flags and shim (fxtrace-functions,
+# fxtrace-functions-instrument; fxtrace::functions and fxtrace::functions_instrument), traced.
+# Every header under SRC/include/fxtrace must be installed, and no installed text file may name
+# the prefix it was installed to.
 # The build tree (WORK/user-build) is kept between runs, so the suite's second pass in the
 # same build (scripts/test) only re-configures it; its options are reset (-U) each time, so
 # the defaults are what is checked. Remove it to start afresh.
@@ -63,12 +65,37 @@ case $(uname -m) in
 x86_64) fnwant=-fpatchable-function-entry=11,9 ;;
 *) fnwant=-finstrument-functions ;;
 esac
+# Both link the shim, libfxtrace-functions (the hooks, the interposers), before libfxtrace.
+# A program built with each, from the moved prefix, traced with FXTRACE: its function is in
+# the file the installed command reads (the hooks or the engine reach libfxtrace).
+cat >"$run/consumer/fn.c" <<'C'
+#include <stdio.h>
+__attribute__((noinline)) int fn_installed(int x)
+{
+  __asm__ volatile("");
+  return x + 1;
+}
+int main(int argc, char **argv)
+{
+  (void)argv;
+  printf("%d\n", fn_installed(argc));
+  return 0;
+}
+C
 for pc in fxtrace-functions:$fnwant fxtrace-functions-instrument:-finstrument-functions; do
   fnflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs "${pc%%:*}")
   case " $fnflags " in
-  *" ${pc#*:} "*" -lfxtrace "* | *" -lfxtrace "*" ${pc#*:} "*) ;;
+  *" ${pc#*:} "*"-lfxtrace-functions "*"-lfxtrace "*) ;;
   *) echo "FAIL: pkg-config ${pc%%:*} gives '$fnflags'"; exit 1 ;;
   esac
+  # shellcheck disable=SC2086
+  "$cc" -O2 "$run/consumer/fn.c" $fnflags -o "$run/fn-${pc%%:*}"
+  rm -f "$run/fn.fxt"
+  LD_LIBRARY_PATH=$(dirname "$pcdir") FXTRACE="tracer=function;output=$run/fn.fxt" \
+    "$run/fn-${pc%%:*}" >/dev/null
+  "$moved/bin/fxtrace" report "$run/fn.fxt" >"$run/fn.txt"
+  grep -q ': fn_installed <-main' "$run/fn.txt" ||
+    { cat "$run/fn.txt"; echo "FAIL: ${pc%%:*}: fn_installed not traced"; exit 1; }
 done
 cat > "$run/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
@@ -84,9 +111,22 @@ get_target_property(fnflags fxtrace::functions_instrument INTERFACE_COMPILE_OPTI
 if(NOT fnflags STREQUAL "-finstrument-functions")
   message(FATAL_ERROR "fxtrace::functions_instrument: '${fnflags}'")
 endif()
+add_executable(fn_pe fn.c)
+target_link_libraries(fn_pe PRIVATE fxtrace::functions)
+add_executable(fn_instrument fn.c)
+target_link_libraries(fn_instrument PRIVATE fxtrace::functions_instrument)
 CM
 sed -i "s/FNWANT/$fnwant/" "$run/consumer/CMakeLists.txt"
 quiet cmake -S "$run/consumer" -B "$run/consumer-build" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_PREFIX_PATH="$moved"
 quiet cmake --build "$run/consumer-build"
 "$run/consumer-build/consumer"
+# The function tracer's targets link the shim: traced as through pkg-config (the build tree's
+# RUNPATH names the moved prefix's library directory).
+for t in fn_pe fn_instrument; do
+  rm -f "$run/fn.fxt"
+  FXTRACE="tracer=function;output=$run/fn.fxt" "$run/consumer-build/$t" >/dev/null
+  "$moved/bin/fxtrace" report "$run/fn.fxt" >"$run/fn.txt"
+  grep -q ': fn_installed <-main' "$run/fn.txt" ||
+    { cat "$run/fn.txt"; echo "FAIL: fxtrace::$t: fn_installed not traced"; exit 1; }
+done

@@ -2,8 +2,9 @@
 # Calls and includes point down only (docs/architecture.md, "Layers"): the core (src/core)
 # uses nothing above it, the base (src/base) only the core, the tracer (src/host) and the
 # formats library (src/formats) the base and the core but not each other, the command (tools)
-# the formats library, the base and the tracer's public API; the public headers (include)
-# include only each other.
+# the formats library, the base and the tracer's public API; the function tracer's shim
+# (src/fnshim, libfxtrace-functions) only the public headers (it calls the tracer through
+# fxtrace/detail/fn_shim.h); the public headers (include) include only each other.
 #   Includes: every `#include "..."` of src, tools and include, resolved as the compiler does
 #   (the including file's directory, then include/, then src/ for the command), and its layer
 #   compared with the includer's. An include that resolves nowhere fails too.
@@ -24,6 +25,7 @@ layer_of() { # a path relative to SRC_DIR -> $layer
     src/base/*) layer=base ;;
     src/host/*) layer=host ;;
     src/formats/*) layer=formats ;;
+    src/fnshim/*) layer=fnshim ;;
     tools/*) layer=tools ;;
     *) layer=other ;;
   esac
@@ -52,6 +54,7 @@ allowed() { # layer of the includer or caller, layer of what it uses -> 0 when i
     host:host | host:base | host:core | host:public) return 0 ;;
     formats:formats | formats:base | formats:core | formats:public) return 0 ;;
     tools:tools | tools:formats | tools:base | tools:public) return 0 ;;
+    fnshim:fnshim | fnshim:public) return 0 ;;
   esac
   return 1
 }

@@ -1,28 +1,29 @@
-/* functions_dl.c - a library loaded with dlopen while the function tracer (or the profiler)
- * is on is traced from its load: its symbols read into the table, its patchable entries
- * patched as the filters want, before dlopen returns to its caller (docs/functions.md).
+/* dl.c (libfxtrace-functions, the function tracer's shim) - a library loaded with dlopen
+ * while the function tracer (or the profiler) is on is traced from its load: its symbols read
+ * into the table, its patchable entries patched as the filters want, before dlopen returns to
+ * its caller (docs/functions.md).
  *
- * How. libfxtrace.so interposes dlopen (as uftrace's libmcount does, libmcount/wrap.c) and,
- * after the real one returned a handle, runs fxt_fn_dl_opened: under fxt_fn_lock, the table
- * rebuilt when objects were added (fxt_fn_table_update: keeps the filters' flags) and the
- * sites synced (fxt_fn_pe_sync). The kernel does the same for a module between its load and
- * its init (ftrace_module_init, ftrace_module_enable). The alternatives do not see a library
- * before its code runs: a check of dl_iterate_phdr's dlpi_adds where the tracer runs (the
- * hooks; the new library's code calls none), the r_debug rendezvous (_dl_debug_state: a
+ * How. The shim interposes dlopen (as uftrace's libmcount does, libmcount/wrap.c) and, after
+ * the real one (RTLD_NEXT from the shim: libc's) returned a handle, calls libfxtrace's
+ * fxt_fn_shim_dlopened (src/host/functions_shim.c): under the tracer's lock, the table rebuilt
+ * when objects were added and the sites synced. The kernel does the same for a module between
+ * its load and its init (ftrace_module_init, ftrace_module_enable). The alternatives do not see
+ * a library before its code runs: a check of dl_iterate_phdr's dlpi_adds where the tracer runs
+ * (the hooks; the new library's code calls none), the r_debug rendezvous (_dl_debug_state: a
  * breakpoint in ld.so, called before the new objects are relocated, with the loader's lock
  * held), LD_AUDIT's la_objopen (set in the environment before the process starts). The
- * library's constructors run inside the real dlopen, before the patching: not traced (as
- * with uftrace).
+ * library's constructors run inside the real dlopen, before the patching: not traced (as with
+ * uftrace).
  *
  * The caller. glibc's dlopen takes its caller's object from its return address: the search
  * path of a name without '/' (the caller's RPATH and RUNPATH), $ORIGIN, the namespace. A
- * wrapper that called the real dlopen would make libfxtrace the caller. So the wrapper
+ * wrapper that called the real dlopen would make the shim the caller. So the wrapper
  * (assembly, below) enters the real dlopen by a jump with a return address inside the
  * caller's own code: a byte C3 (`ret`) found on the page of the caller's return address
  * (fxt_fn_dl_gadget), under which it leaves its own continuation. The real dlopen returns
  * to that byte, which returns to the continuation: glibc sees the caller's object. Where no
  * such byte is found, or the thread runs with a CET shadow stack (whose returns must match
- * its calls), the wrapper calls the real dlopen itself (libfxtrace then the caller).
+ * its calls), the wrapper calls the real dlopen itself (the shim then the caller).
  *
  * dlclose needs nothing: a table or a site array of objects since unloaded is never freed
  * (a hook or the SIGTRAP handler may hold it), a frame of an unloaded function on a shadow
@@ -32,20 +33,23 @@
  * In libfxtrace.a too: a program linked with it whose objects call dlopen (module.c does)
  * takes this dlopen from the archive, and its own calls of dlopen go through it; a library's
  * calls go to libc's (the executable does not export it).
+ *
+ * x86-64 Linux only (the patchable-entry engine's: elsewhere no site is patched, and a new
+ * library's names are read at the next write of a filter file or switch of the tracer).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "functions_int.h"
+#include "fnshim.h"
 
-#if FXT_FN_PE_X86_64
+#if defined(__x86_64__) && defined(__linux__)
 
 #define PAGE 4096u
 
 /* glibc's dlopen, looked up once (two threads may both: the same value); read by the
- * wrapper's jump. */
+ * wrapper's jump. Hidden (-fvisibility=hidden): the wrapper reaches it PC-relative. */
 void *(*fxt_fn_dl_real)(const char *, int);
 
 /* The address of a byte C3 on the page of the caller's return address caller (its code: that
@@ -72,25 +76,10 @@ uintptr_t fxt_fn_dl_gadget(uintptr_t caller)
   return 0;
 }
 
-/* After the real dlopen returned handle: the new objects' functions named and their sites
- * synced, when a tracer or the profiler is on. Returns handle. */
-void *fxt_fn_dl_opened(void *handle);
-void *fxt_fn_dl_opened(void *handle)
-{
-  if (!handle || atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed) == FXT_FN_NOP)
-    return handle;
-  pthread_mutex_lock(&fxt_fn_lock);
-  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
-  if (mode != FXT_FN_NOP && fxt_fn_table_update())
-    (void)fxt_fn_pe_sync(mode); /* a refusal (EPERM) leaves the library untraced */
-  pthread_mutex_unlock(&fxt_fn_lock);
-  return handle;
-}
-
 /* dlopen(file, mode). Stack at entry: S (= rsp) holds the caller's return address, S = 8 mod
  * 16. Gadget path: [S-24] = the continuation, [S-32] = the gadget, rsp = S - 32 at the jump
  * (8 mod 16, as after a call); the real dlopen returns to the gadget, the gadget to 2:, with
- * rsp = S - 16. Fallback: a call from rsp = S - 24. Either way fxt_fn_dl_opened(handle) from
+ * rsp = S - 16. Fallback: a call from rsp = S - 24. Either way fxt_fn_shim_dlopened(handle) from
  * rsp = S - 24 (0 mod 16 at the call), then back to the caller. */
 __asm__(".text\n"
         ".p2align 4\n"
@@ -122,7 +111,7 @@ __asm__(".text\n"
         "  pushq %rax\n"
         ".cfi_adjust_cfa_offset 8\n"
         "  movq %rax, %rdi\n"
-        "  call fxt_fn_dl_opened\n"
+        "  call fxt_fn_shim_dlopened@PLT\n"
         "  addq $24, %rsp\n"
         ".cfi_def_cfa_offset 8\n"
         "  ret\n"
