@@ -26,6 +26,19 @@
 /* The kernel's events/ftrace/print, written by trace_marker (printed "tracing_mark_write"). */
 FXT_TRACEPOINT(ftrace, print, "%s", (str, buf, 1024));
 
+/* The library's section of tracepoints (this one), registered as fxtrace.h's units register
+ * theirs, but once for all the library's units (fxtrace.h); before the library's other
+ * constructors (priority 101, the first one not reserved), as its first unit's was: an FXTRACE
+ * session (session.c) starts with the section registered. */
+__attribute__((constructor(101))) static void register_library_section(void)
+{
+  fxt_register_section(__start_fxt_tp, __stop_fxt_tp);
+}
+__attribute__((destructor)) static void unregister_library_section(void)
+{
+  fxt_unregister_section(__start_fxt_tp, __stop_fxt_tp);
+}
+
 /* ---- the events of the registry ------------------------------------------------------ */
 
 static int find_fn(void *ctx, struct fxt_tracepoint *tp)
