@@ -110,7 +110,11 @@ extern struct fxt_tracepoint *const __stop_fxt_tp[] __attribute__((weak, visibil
 FXT_EXTERN_C_END
 
 /* Every translation unit that includes this header registers its object's section when the
- * object loads and unregisters it when it unloads (the registry counts the units). */
+ * object loads and unregisters it when it unloads (the registry counts the units). The
+ * library's own units do not: it registers its section once, from the unit that defines its
+ * tracepoint (src/host/tracefs_nodes.c), not once a unit (a constructor, a destructor and
+ * their two relocated pointers each). */
+#ifndef FXT_BUILDING_LIBRARY
 __attribute__((constructor)) static void fxt_register_this_object(void)
 {
   fxt_register_section(__start_fxt_tp, __stop_fxt_tp);
@@ -119,6 +123,7 @@ __attribute__((destructor)) static void fxt_unregister_this_object(void)
 {
   fxt_unregister_section(__start_fxt_tp, __stop_fxt_tp);
 }
+#endif
 
 /* True when the tracepoint is enabled (one relaxed load). */
 #define fxt_enabled(tp) FXT_LOAD(&(tp)->enabled, FXT_MO_RELAXED)

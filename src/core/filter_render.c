@@ -5,35 +5,36 @@
 
 #include "fmt.h"
 
-static const char *const err_text[] = {
-    "No error",
-    "Invalid operator",
-    "Too many '('",
-    "Too few '('",
-    "Missing matching quote",
-    "Missing '{'",
-    "Missing '}'",
-    "Operand too long",
-    "Expecting string field",
-    "Expecting numeric field",
-    "Illegal operation for field type",
-    "Field not found",
-    "Illegal integer value",
-    "Couldn't find or set field in one of a subsystem's events",
-    "Too many terms in predicate expression",
-    "Meaningless filter expression",
-    "Invalid cpulist",
-    "Only 'ip' field is supported for function trace",
-    "Invalid value (did you forget quotes)?",
-    "Function not found",
-    "Error",
-    "No filter found",
-};
+/* The texts of enum fxt_filter_errcode's FXT_FILTER_ERR_NONE .. FXT_FILTER_ERR_NO_FILTER, in
+ * order, as one string (fxt_str_nth). */
+static const char err_text[] =
+    "No error" "\0"
+    "Invalid operator" "\0"
+    "Too many '('" "\0"
+    "Too few '('" "\0"
+    "Missing matching quote" "\0"
+    "Missing '{'" "\0"
+    "Missing '}'" "\0"
+    "Operand too long" "\0"
+    "Expecting string field" "\0"
+    "Expecting numeric field" "\0"
+    "Illegal operation for field type" "\0"
+    "Field not found" "\0"
+    "Illegal integer value" "\0"
+    "Couldn't find or set field in one of a subsystem's events" "\0"
+    "Too many terms in predicate expression" "\0"
+    "Meaningless filter expression" "\0"
+    "Invalid cpulist" "\0"
+    "Only 'ip' field is supported for function trace" "\0"
+    "Invalid value (did you forget quotes)?" "\0"
+    "Function not found" "\0"
+    "Error" "\0"
+    "No filter found";
 
 const char *fxt_filter_strerror(int code)
 {
-  if (code >= 0 && (size_t)code < sizeof err_text / sizeof err_text[0])
-    return err_text[code];
+  if (code >= FXT_FILTER_ERR_NONE && code <= FXT_FILTER_ERR_NO_FILTER)
+    return fxt_str_nth(err_text, (size_t)code);
   switch (code) {
   case FXT_FILTER_ERR_WRITE_TOO_LONG:
     return "Write too long";

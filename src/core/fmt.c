@@ -88,3 +88,10 @@ void fxt_fmt_spec(struct fxt_fmt *f, const char *spec, const char *const *strs, 
     }
   }
 }
+
+const char *fxt_str_nth(const char *list, size_t n) {
+  for (; n > 0; n--)
+    while (*list++ != '\0')
+      ;
+  return list;
+}

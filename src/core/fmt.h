@@ -27,4 +27,9 @@ void fxt_fmt_hex(struct fxt_fmt *f, uint64_t v); /* "0x" + lowercase hex, no lea
 void fxt_fmt_spec(struct fxt_fmt *f, const char *spec, const char *const *strs, size_t nstrs,
                   const uint64_t *nums, size_t nnums);
 
+/* The n-th (from 0) of the strings laid end to end in list, each ended by its NUL: a table of
+ * texts as one array of bytes, with no pointer per row to relocate in a shared object (24
+ * bytes of .rela.dyn each, beside the pointer). n must be below the number of strings. */
+const char *fxt_str_nth(const char *list, size_t n);
+
 #endif /* FXTRACE_CORE_FMT_H */

@@ -105,14 +105,11 @@ int fxt_fn_prof_write(const char *v)
  * time"). */
 int fxt_fn_graph_time_write(const char *v)
 {
-  unsigned long val;
-  int rc = fxt_tfs_kstrtoul(v, &val);
-  if (rc != 0)
-    return rc;
-  if (val > 1)
-    return FXT_EINVAL;
-  atomic_store_explicit(&fxt_fn_set.prof_self, val == 0, memory_order_relaxed);
-  return 0;
+  bool on;
+  int rc = fxt_tfs_kstrto01(v, &on);
+  if (rc == 0)
+    atomic_store_explicit(&fxt_fn_set.prof_self, !on, memory_order_relaxed);
+  return rc;
 }
 
 /* ---- trace_stat/function<N> ------------------------------------------------------------ */

@@ -5,8 +5,9 @@
  * format entries in place. The buffer holds at most `capacity` bytes of entries: the kernel's
  * rounding of buffer_size_kb (pages of 4080 data bytes). A flight recorder's copies are a
  * second such ring per CPU (`copy`, set up on first use), filled and emptied as a whole.
- * Everything is under `fxt_live.lock`. This file: the rings, their size, clearing, fork,
- * cmdlines, and the consumer's feeding; live_read.c: reading and formatting (live_int.h).
+ * Everything is under `fxt_live.lock`. This file: the rings made and the consumer's feeding;
+ * live_ctl.c: their size, clearing, fork, cmdlines (compiled for size); live_read.c: reading
+ * and formatting (live_int.h).
  */
 #define _GNU_SOURCE
 #include "live_int.h"
@@ -48,48 +49,6 @@ uint64_t fxt_live_mono_now(void)
 
 /* ---- rings -------------------------------------------------------------------------------- */
 
-static size_t capacity_of(uint64_t kb, uint32_t *read_back)
-{
-  uint64_t pages = (kb * 1024 + PAGE_DATA - 1) / PAGE_DATA;
-  if (pages < 2)
-    pages = 2;
-  *read_back = (uint32_t)(pages * PAGE_DATA / 1024);
-  return (size_t)pages * PAGE_DATA;
-}
-
-/* Storage bytes of a ring of `capacity` entry bytes (room for a wrap and a largest entry). */
-static size_t ring_bytes(size_t capacity)
-{
-  return capacity + 2 * (sizeof(struct entry) + MAX_RECORD) + 64;
-}
-
-/* r, emptied, on buf of ring_bytes(capacity) bytes (its pages already written: `warm`). */
-static void ring_adopt(struct cpu_ring *r, unsigned char *buf, size_t capacity, bool warm)
-{
-  free(r->buf);
-  memset(r, 0, sizeof(*r));
-  r->buf = buf;
-  r->size = ring_bytes(capacity);
-  r->capacity = capacity;
-  r->warmed = warm ? r->size : 0;
-}
-
-static int ring_alloc(struct cpu_ring *r, size_t capacity)
-{
-  unsigned char *buf = malloc(ring_bytes(capacity));
-  if (!buf)
-    return FXT_ENOMEM;
-  ring_adopt(r, buf, capacity, false);
-  return 0;
-}
-
-static void ring_empty(struct cpu_ring *r)
-{
-  r->head = r->tail = r->payload = 0;
-  r->count = r->events = 0;
-  r->raw_seq = r->popped; /* none to arrange */
-}
-
 /* The entry at off, following a wrap: an entry never starts where its header would not fit
  * before the end, and a wrap marker (size 0) sends the reader back to 0. */
 size_t fxt_live_entry_at(const struct cpu_ring *r, size_t off)
@@ -117,7 +76,7 @@ void fxt_live_ring_pop(struct cpu_ring *r)
   r->payload -= e->size;
   r->popped++;
   if (--r->count == 0)
-    ring_empty(r);
+    fxt_live_ring_empty(r);
 }
 
 /* Where an entry of n bytes can go now, or NULL. */
@@ -169,7 +128,7 @@ bool fxt_live_ring_take_raw(struct cpu_ring *r, unsigned char **buf, size_t *len
   r->count -= n;
   r->head = (size_t)((unsigned char *)e0 - r->buf);
   if (r->count == 0)
-    ring_empty(r);
+    fxt_live_ring_empty(r);
   else
     r->raw_seq = r->popped + r->count;
   return true;
@@ -252,9 +211,9 @@ int live_init(void)
     fxt_live.ncpus = n > 0 ? (uint32_t)n : 1;
     fxt_live.cpu = calloc(fxt_live.ncpus, sizeof(*fxt_live.cpu));
     uint32_t kb;
-    size_t cap = capacity_of(DEFAULT_KB, &kb);
+    size_t cap = fxt_live_capacity_of(DEFAULT_KB, &kb);
     for (uint32_t i = 0; fxt_live.cpu && i < fxt_live.ncpus && rc == 0; i++)
-      rc = ring_alloc(&fxt_live.cpu[i], cap);
+      rc = fxt_live_ring_alloc(&fxt_live.cpu[i], cap);
     fxt_live.cmdlines_size = 128;
     fxt_live.cmdlines = calloc(fxt_live.cmdlines_size, sizeof(*fxt_live.cmdlines));
     if (!fxt_live.cpu || !fxt_live.cmdlines)
@@ -265,128 +224,6 @@ int live_init(void)
   }
   pthread_mutex_unlock(&fxt_live.lock);
   return rc;
-}
-
-int live_set_buffer_kb(uint64_t kb)
-{
-  if (kb == 0 || kb > (1u << 22))
-    return FXT_EINVAL;
-  if (live_init() != 0)
-    return FXT_ENOMEM;
-  uint32_t back;
-  size_t cap = capacity_of(kb, &back);
-  /* The CPUs' new rings are allocated and written once here, by the writer of the file and
-   * outside the lock: filled for the first time by the consumer, 32 MiB of fresh memory
-   * (16 MiB a CPU) cost a program firing 5 M events a second 2-41 k dropped events on a VM
-   * where a first touch of a page costs ~10 us (0 after). Nothing changes when one cannot
-   * be had. */
-  unsigned char **fresh = calloc(fxt_live.ncpus, sizeof(*fresh));
-  bool got = fresh != NULL;
-  for (uint32_t i = 0; got && i < fxt_live.ncpus; i++) {
-    got = (fresh[i] = malloc(ring_bytes(cap))) != NULL;
-    if (got)
-      fxt_write_pages(fresh[i], ring_bytes(cap));
-  }
-  if (!got) {
-    for (uint32_t i = 0; fresh && i < fxt_live.ncpus; i++)
-      free(fresh[i]);
-    free(fresh);
-    return FXT_ENOMEM;
-  }
-  int rc = 0;
-  pthread_mutex_lock(&fxt_live.lock);
-  for (uint32_t i = 0; i < fxt_live.ncpus; i++)
-    ring_adopt(&fxt_live.cpu[i], fresh[i], cap, true);
-  free(fresh);
-  for (uint32_t i = 0; fxt_live.copy && i < fxt_live.ncpus && rc == 0; i++)
-    rc = ring_alloc(&fxt_live.copy[i], cap);
-  if (rc == 0)
-    fxt_live.buffer_kb = back;
-  fxt_live.gen++;
-  pthread_mutex_unlock(&fxt_live.lock);
-  return rc ? rc : (int)back;
-}
-
-uint32_t live_buffer_kb(void)
-{
-  live_init();
-  return fxt_live.buffer_kb;
-}
-
-uint32_t live_ncpus(void)
-{
-  live_init();
-  return fxt_live.ncpus;
-}
-
-void live_set_on(bool on)
-{
-  live_init();
-  pthread_mutex_lock(&fxt_live.lock);
-  fxt_live.on = on;
-  pthread_cond_broadcast(&fxt_live.cond); /* trace_pipe readers return when tracing stops */
-  pthread_mutex_unlock(&fxt_live.lock);
-}
-
-bool live_on(void)
-{
-  live_init();
-  return fxt_live.on;
-}
-
-void live_clear(void)
-{
-  live_init();
-  pthread_mutex_lock(&fxt_live.lock);
-  for (uint32_t i = 0; i < fxt_live.ncpus; i++) {
-    ring_empty(&fxt_live.cpu[i]);
-    fxt_live.cpu[i].overrun = fxt_live.cpu[i].lost_pending = fxt_live.cpu[i].pipe_lost = 0;
-  }
-  fxt_live_fg_drop(fxt_live.cpu); /* and what the threads held for their lines */
-  /* Everything emitted until now is old: what is still on its way is discarded. */
-  fxt_live.clear_ticks = fxt_ticks();
-  fxt_live.gen++;
-  pthread_mutex_unlock(&fxt_live.lock);
-}
-
-/* Under lock: the copies empty, their counts gone with them. */
-static void copy_empty(void)
-{
-  fxt_live.gen++;
-  if (fxt_live.copy)
-    fxt_live_fg_drop(fxt_live.copy);
-  for (uint32_t i = 0; fxt_live.copy && i < fxt_live.ncpus; i++) {
-    ring_empty(&fxt_live.copy[i]);
-    struct cpu_ring *c = &fxt_live.copy[i];
-    c->overrun = c->dropped = c->lost_pending = c->pipe_lost = 0;
-  }
-}
-
-/* ---- fork: the lock must not be held by another thread at the fork ------------------------ */
-
-void live_atfork_prepare(void)
-{
-  pthread_mutex_lock(&fxt_live.lock);
-}
-
-void live_atfork_parent(void)
-{
-  pthread_mutex_unlock(&fxt_live.lock);
-}
-
-/* The child starts with an empty view: the parent's records stay the parent's. */
-void live_atfork_child(void)
-{
-  pthread_mutex_init(&fxt_live.lock, NULL);
-  pthread_cond_init(&fxt_live.cond, NULL);
-  for (uint32_t i = 0; fxt_live.ready && i < fxt_live.ncpus; i++) {
-    ring_empty(&fxt_live.cpu[i]);
-    fxt_live.cpu[i].overrun = fxt_live.cpu[i].dropped = fxt_live.cpu[i].read = 0;
-    fxt_live.cpu[i].lost_pending = fxt_live.cpu[i].pipe_lost = 0;
-  }
-  copy_empty(); /* (fxt_live.gen moves: the parent's readers' places are gone) */
-  fxt_live_fg_drop(fxt_live.cpu);
-  atomic_store_explicit(&fxt_live_pipe_readers, 0, memory_order_relaxed); /* the parent's files */
 }
 
 /* ---- cmdlines ----------------------------------------------------------------------------- */
@@ -402,44 +239,6 @@ static void cmdline_note(uint32_t pid, const char *comm)
   uint32_t i = fxt_live.cmdlines_next++ % fxt_live.cmdlines_size;
   fxt_live.cmdlines[i].pid = pid;
   memcpy(fxt_live.cmdlines[i].comm, comm, 16);
-}
-
-void live_cmdlines(struct fxt_tbuf *b)
-{
-  live_init();
-  pthread_mutex_lock(&fxt_live.lock);
-  for (uint32_t i = 0; i < fxt_live.cmdlines_size; i++) {
-    if (fxt_live.cmdlines[i].pid == 0)
-      continue;
-    char line[64];
-    int n = snprintf(line, sizeof(line), "%u %.15s\n", fxt_live.cmdlines[i].pid,
-                     fxt_live.cmdlines[i].comm);
-    fxt_tbuf_put(b, line, (size_t)n);
-  }
-  pthread_mutex_unlock(&fxt_live.lock);
-}
-
-int live_set_cmdlines_size(uint64_t n)
-{
-  if (n == 0 || n > MAX_CMDLINES)
-    return FXT_EINVAL;
-  live_init();
-  void *fresh = calloc((size_t)n, sizeof(*fxt_live.cmdlines));
-  if (!fresh)
-    return FXT_ENOMEM;
-  pthread_mutex_lock(&fxt_live.lock);
-  free(fxt_live.cmdlines);
-  fxt_live.cmdlines = fresh;
-  fxt_live.cmdlines_size = (uint32_t)n;
-  fxt_live.cmdlines_next = 0;
-  pthread_mutex_unlock(&fxt_live.lock);
-  return 0;
-}
-
-uint32_t live_cmdlines_size(void)
-{
-  live_init();
-  return fxt_live.cmdlines_size;
 }
 
 /* ---- feeding (the consumer) --------------------------------------------------------------- */
@@ -591,32 +390,6 @@ void live_lost(uint32_t cpu, uint64_t records, bool overrun)
 
 /* ---- a flight recorder's copies (the consumer fills them, a reader empties them) ---------- */
 
-int live_copy_begin(void)
-{
-  if (live_init() != 0)
-    return FXT_ENOMEM;
-  int rc = 0;
-  pthread_mutex_lock(&fxt_live.lock);
-  if (!fxt_live.copy) {
-    uint32_t kb;
-    size_t cap = capacity_of(fxt_live.buffer_kb, &kb);
-    struct cpu_ring *c = calloc(fxt_live.ncpus, sizeof(*c));
-    for (uint32_t i = 0; c && i < fxt_live.ncpus && rc == 0; i++)
-      rc = ring_alloc(&c[i], cap);
-    if (!c || rc != 0) {
-      for (uint32_t i = 0; c && i < fxt_live.ncpus; i++)
-        free(c[i].buf);
-      free(c);
-      rc = FXT_ENOMEM;
-    } else {
-      fxt_live.copy = c;
-    }
-  }
-  copy_empty();
-  pthread_mutex_unlock(&fxt_live.lock);
-  return rc;
-}
-
 void live_copy_feed(const unsigned char *p, uint32_t len, uint32_t tid, const char *comm,
                     uint32_t *cpu)
 {
@@ -633,47 +406,6 @@ void live_copy_lost(uint32_t cpu, uint64_t records, bool overrun)
   pthread_mutex_lock(&fxt_live.lock);
   lost(fxt_live.copy, cpu, records, overrun);
   pthread_mutex_unlock(&fxt_live.lock);
-}
-
-void live_copy_clear(void)
-{
-  pthread_mutex_lock(&fxt_live.lock);
-  copy_empty();
-  pthread_mutex_unlock(&fxt_live.lock);
-}
-
-/* The options' word: written by the options files' writers, read by the view's readers.
- * Relaxed: a word of bits that publishes nothing else; a read sees the last write or the one
- * before (as a `trace` opened while the option is written). */
-static atomic_uint fg_options;
-
-uint32_t live_fg_options(void)
-{
-  return atomic_load_explicit(&fg_options, memory_order_relaxed);
-}
-
-void live_set_fg_option(uint32_t bit, bool on)
-{
-  if (on)
-    atomic_fetch_or_explicit(&fg_options, bit, memory_order_relaxed);
-  else
-    atomic_fetch_and_explicit(&fg_options, ~bit, memory_order_relaxed);
-}
-
-void live_pipe_open(void)
-{
-  atomic_fetch_add_explicit(&fxt_live_pipe_readers, 1, memory_order_relaxed);
-  if (live_init() != 0)
-    return;
-  pthread_mutex_lock(&fxt_live.lock);
-  fxt_fgraph_cpus_free(&fxt_live.pipe_fg); /* a new reader's lines start without a block */
-  memset(&fxt_live.pipe_fg, 0, sizeof fxt_live.pipe_fg);
-  pthread_mutex_unlock(&fxt_live.lock);
-}
-
-void live_pipe_close(void)
-{
-  atomic_fetch_sub_explicit(&fxt_live_pipe_readers, 1, memory_order_relaxed);
 }
 
 bool live_pipe_readers(void)

@@ -1,5 +1,6 @@
-/* live_int.h - what live.c (the view's rings, fed by the consumer) and live_read.c (the
- * view read: `trace` a chunk at a time, `trace_pipe`, the per-CPU stats, formatting) share:
+/* live_int.h - what live.c (the view's rings, fed by the consumer), live_ctl.c (their size,
+ * clearing, fork, cmdlines, options) and live_read.c (the view read: `trace` a chunk at a
+ * time, `trace_pipe`, the per-CPU stats, formatting) share:
  * the entries, the rings and the view's state, all under fxt_live.lock. */
 #ifndef FXTRACE_HOST_LIVE_INT_H
 #define FXTRACE_HOST_LIVE_INT_H
@@ -255,5 +256,53 @@ void fxt_live_ring_pop(struct cpu_ring *r);
 uint64_t fxt_live_mono_now(void);
 /* The clock mapping of the view's events (live_set_clock). */
 extern struct fxtf_provider fxt_live_clock;
+
+/* ---- a CPU's ring made (live.c's live_init, live_ctl.c's new sizes and copies) ---- */
+
+/* The ring's capacity for a buffer_size_kb of kb, and what the file reads back. */
+static inline size_t fxt_live_capacity_of(uint64_t kb, uint32_t *read_back)
+{
+  uint64_t pages = (kb * 1024 + PAGE_DATA - 1) / PAGE_DATA;
+  if (pages < 2)
+    pages = 2;
+  *read_back = (uint32_t)(pages * PAGE_DATA / 1024);
+  return (size_t)pages * PAGE_DATA;
+}
+
+/* Storage bytes of a ring of `capacity` entry bytes (room for a wrap and a largest entry). */
+static inline size_t fxt_live_ring_bytes(size_t capacity)
+{
+  return capacity + 2 * (sizeof(struct entry) + MAX_RECORD) + 64;
+}
+
+/* r, emptied, on buf of fxt_live_ring_bytes(capacity) bytes (its pages already written:
+ * `warm`). */
+static inline void fxt_live_ring_adopt(struct cpu_ring *r, unsigned char *buf, size_t capacity,
+                                       bool warm)
+{
+  free(r->buf);
+  memset(r, 0, sizeof(*r));
+  r->buf = buf;
+  r->size = fxt_live_ring_bytes(capacity);
+  r->capacity = capacity;
+  r->warmed = warm ? r->size : 0;
+}
+
+static inline int fxt_live_ring_alloc(struct cpu_ring *r, size_t capacity)
+{
+  unsigned char *buf = malloc(fxt_live_ring_bytes(capacity));
+  if (!buf)
+    return FXT_ENOMEM;
+  fxt_live_ring_adopt(r, buf, capacity, false);
+  return 0;
+}
+
+/* r with no entry (its count of popped entries kept). */
+static inline void fxt_live_ring_empty(struct cpu_ring *r)
+{
+  r->head = r->tail = r->payload = 0;
+  r->count = r->events = 0;
+  r->raw_seq = r->popped; /* none to arrange */
+}
 
 #endif /* FXTRACE_HOST_LIVE_INT_H */

@@ -24,6 +24,7 @@
 
 #include "../base/globs.h"
 #include "../base/grow.h"
+#include "../base/tpdesc.h"
 #include "filters.h"
 #include "intern.h"
 
@@ -376,26 +377,11 @@ size_t fxt_tp_describe(const struct fxt_tracepoint *tp, unsigned char *p, size_t
   uint16_t nf = tp->kind == FXT_TP_TYPED ? tp->nfields : 0;
   if (tp->id == 0 || 16 + flen + (size_t)nf * 8 > cap)
     return 0;
-  uint32_t id = tp->id;
-  uint16_t sys = (uint16_t)(tp->reg.header >> 32), name = (uint16_t)(tp->reg.header >> 48);
-  uint16_t kind = tp->kind, fl = (uint16_t)flen, zero = 0;
-  size_t n = 0;
-  memcpy(p + n, &id, 4), n += 4;
-  memcpy(p + n, &sys, 2), n += 2;
-  memcpy(p + n, &name, 2), n += 2;
-  memcpy(p + n, &kind, 2), n += 2;
-  memcpy(p + n, &nf, 2), n += 2;
-  memcpy(p + n, &fl, 2), n += 2;
-  memcpy(p + n, &zero, 2), n += 2;
+  size_t n = fxt_tpdesc_head(p, tp->id, (uint16_t)(tp->reg.header >> 32),
+                             (uint16_t)(tp->reg.header >> 48), tp->kind, nf, (uint16_t)flen);
   memcpy(p + n, f, flen), n += flen;
-  for (uint32_t i = 0; i < nf; i++) {
-    uint16_t ref = (uint16_t)(tp->reg.arg_header[i] >> 16);
-    uint8_t type = (uint8_t)tp->fields[i].type, rsv = 0;
-    uint32_t bound = tp->fields[i].bound;
-    memcpy(p + n, &ref, 2), n += 2;
-    p[n++] = type;
-    p[n++] = rsv;
-    memcpy(p + n, &bound, 4), n += 4;
-  }
+  for (uint32_t i = 0; i < nf; i++)
+    n += fxt_tpdesc_field(p + n, (uint16_t)(tp->reg.arg_header[i] >> 16),
+                          (uint8_t)tp->fields[i].type, tp->fields[i].bound);
   return n;
 }

@@ -104,6 +104,17 @@ int fxt_tfs_kstrtoul(const char *v, unsigned long *out)
   return 0;
 }
 
+int fxt_tfs_kstrto01(const char *v, bool *on)
+{
+  unsigned long n;
+  int rc = fxt_tfs_kstrtoul(v, &n);
+  if (rc == 0 && n > 1)
+    rc = FXT_EINVAL;
+  if (rc == 0)
+    *on = n == 1;
+  return rc;
+}
+
 bool fxt_tfs_parse_uint(const char *s, uint64_t max, uint64_t *out)
 {
   if (*s < '0' || *s > '9')

@@ -91,6 +91,9 @@ bool fxt_tfs_parse_uint(const char *s, uint64_t max, uint64_t *out);
  * digits, nothing else (the tree took off the one newline the kernel's accepts). 0 and *out
  * set, FXT_EINVAL, or FXT_ERANGE past ULONG_MAX (fuzz/fuzz_fnprof.c). */
 int fxt_tfs_kstrtoul(const char *v, unsigned long *out);
+/* 0 or 1 read so (the enable files, the options: the kernel's event_enable_write and
+ * trace_options_core_write), any other number FXT_EINVAL: 0 and *on set, or the error. */
+int fxt_tfs_kstrto01(const char *v, bool *on);
 
 /* Makes the content of a read file (not trace_pipe). */
 void fxt_tfs_fill(struct fxt_fs_file *f);

@@ -26,6 +26,19 @@
 /* The kernel's events/ftrace/print, written by trace_marker (printed "tracing_mark_write"). */
 FXT_TRACEPOINT(ftrace, print, "%s", (str, buf, 1024));
 
+/* The library's section of tracepoints (this one), registered as fxtrace.h's units register
+ * theirs, but once for all the library's units (fxtrace.h); before the library's other
+ * constructors (priority 101, the first one not reserved), as its first unit's was: an FXTRACE
+ * session (session.c) starts with the section registered. */
+__attribute__((constructor(101))) static void register_library_section(void)
+{
+  fxt_register_section(__start_fxt_tp, __stop_fxt_tp);
+}
+__attribute__((destructor)) static void unregister_library_section(void)
+{
+  fxt_unregister_section(__start_fxt_tp, __stop_fxt_tp);
+}
+
 /* ---- the events of the registry ------------------------------------------------------ */
 
 static int find_fn(void *ctx, struct fxt_tracepoint *tp)
@@ -335,6 +348,7 @@ static int write_set_event(const char *v)
 int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
 {
   unsigned long n;
+  bool on;
   int rc;
   char glob[700];
   switch (f->node) {
@@ -343,17 +357,15 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
   case N_EV_ENABLE:
     /* 0 or 1 as kstrtoul reads them ("+1", "01"; one trailing newline allowed): any other
      * number EINVAL, past ULONG_MAX ERANGE (the kernel's event_enable_write). */
-    if ((rc = fxt_tfs_kstrtoul(v, &n)) != 0)
+    if ((rc = fxt_tfs_kstrto01(v, &on)) != 0)
       return rc;
-    if (n > 1)
-      return FXT_EINVAL;
     if (f->node == N_EVENTS_ENABLE)
       snprintf(glob, sizeof(glob), "*:*");
     else if (f->node == N_SYS_ENABLE)
       snprintf(glob, sizeof(glob), "%s:*", f->sys);
     else
       snprintf(glob, sizeof(glob), "%s:%s", f->sys, f->ev);
-    return set_enabled(glob, n == 1);
+    return set_enabled(glob, on);
   case N_SET_EVENT:
     return write_set_event(v);
   case N_EV_FILTER:
@@ -390,12 +402,10 @@ int fxt_tfs_apply(struct fxt_fs_file *f, const char *v)
   case N_OPTION: { /* as the kernel's: 0 or 1 */
     if (is_graph_time(f->option))
       return fxt_fn_file_write(FXT_FN_GRAPH_TIME, v);
-    if ((rc = fxt_tfs_kstrtoul(v, &n)) != 0)
+    if ((rc = fxt_tfs_kstrto01(v, &on)) != 0)
       return rc;
-    if (n > 1)
-      return FXT_EINVAL;
     const struct fxt_fgraph_option *o = fxt_fgraph_option((size_t)f->option);
-    live_set_fg_option(o->bit, (n != 0) == o->set_is_on);
+    live_set_fg_option(o->bit, on == o->set_is_on);
     return 0;
   }
   case N_FUNCTIONS:

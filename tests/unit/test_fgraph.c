@@ -71,6 +71,14 @@ static void render(struct fxt_tbuf *out) {
   fxtf_close(f);
 }
 
+/* The built file's layout is want, exactly. */
+static void expect_layout(const char *want) {
+  struct fxt_tbuf out;
+  render(&out);
+  assert_string_equal(out.data, want);
+  fxt_tbuf_free(&out);
+}
+
 static void build(void) {
   file_start(10, S); /* 1 tick = 1 ns */
   A = fxt_thread_inline(10, 11);
@@ -103,8 +111,6 @@ static void build(void) {
 static void test_layout(void **state) {
   (void)state;
   build();
-  struct fxt_tbuf out;
-  render(&out);
   /* " %*d) " with the width of the highest CPU, 12; the duration column: mark, ' ', usecs,
    * '.' and the nanoseconds cut so the number has 7 digits at most, " us ", spaces up to 8
    * characters of number, "|  "; then 2 spaces per depth. */
@@ -128,8 +134,7 @@ static void test_layout(void **state) {
       " ------------------------------------------\n"
       "\n"
       " 12)   1.234 us    |  b();\n";
-  assert_string_equal(out.data, want);
-  fxt_tbuf_free(&out);
+  expect_layout(want);
 }
 
 /* A file without slices prints nothing and says so (report prints its plain layout). */
@@ -170,8 +175,6 @@ static void test_same_start(void **state) {
   slice_at(A, "k2", 5000, 0, 2);
   slice_at(A, "k1", 5000, 0, 1);
   slice_at(A, "p2", 5000, 0, 0);   /* holds k1, which holds k2 */
-  struct fxt_tbuf out;
-  render(&out);
   const char *want =
       HEADER
       " 0)               |  p() {\n"     /* in k's place in the file: A's first */
@@ -184,8 +187,7 @@ static void test_same_start(void **state) {
       " 0)   0.000 us    |      k2();\n"
       " 0)   0.000 us    |    }\n"
       " 0)   0.000 us    |  }\n";
-  assert_string_equal(out.data, want);
-  fxt_tbuf_free(&out);
+  expect_layout(want);
 }
 
 /* `fxtrace report -O`'s words as the kernel's trace_options takes them (trace.c's

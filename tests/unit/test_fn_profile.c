@@ -27,6 +27,7 @@
 #include "../test_main.h"
 
 #include "fn/fn_kernel.h"
+#include "fn/fn_session.h"
 #include "fn/fn_traced.h"
 
 /* The kernel's header (function_stat_headers, CONFIG_FUNCTION_GRAPH_TRACER). */
@@ -59,21 +60,14 @@ static uint64_t fib_calls(int n)
 static int setup(void **state)
 {
   (void)state;
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-fn-profile-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "", .buffer_kb = 1024,
-                                   .output = path};
-  assert_int_equal(fxt_session_start(&cfg), 0);
+  fn_session_start(path, sizeof(path), "fn-profile", 1024, FXT_CLOCK_AUTO);
   return 0;
 }
 
 static int teardown(void **state)
 {
   (void)state;
-  fxt_fs_echo("function_profile_enabled", "0");
-  fxt_fs_echo("current_tracer", "nop");
-  fxt_fs_echo("set_ftrace_filter", "");
-  assert_int_equal(fxt_session_stop(), 0);
-  unlink(path);
+  assert_int_equal(fn_session_end(path), 0);
   return 0;
 }
 

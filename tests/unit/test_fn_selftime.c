@@ -33,6 +33,7 @@
 #include "../test_main.h"
 
 #include "fn/fn_kernel.h"
+#include "fn/fn_session.h"
 #include "fn/fn_traced.h"
 #include "host/functions.h"
 
@@ -70,21 +71,14 @@ static int setup(void **state)
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   assert_int_equal(sched_setaffinity(0, sizeof set, &set), 0);
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-fn-selftime-%d.fxt", (int)getpid());
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "", .buffer_kb = 8192,
-                                   .clock = FXT_CLOCK_MONOTONIC, .output = path};
-  assert_int_equal(fxt_session_start(&cfg), 0);
+  fn_session_start(path, sizeof(path), "fn-selftime", 8192, FXT_CLOCK_MONOTONIC);
   return 0;
 }
 
 static int teardown(void **state)
 {
   (void)state;
-  fxt_fs_echo("function_profile_enabled", "0");
-  fxt_fs_echo("options/graph-time", "1");
-  fxt_fs_echo("set_ftrace_filter", "");
-  fxt_session_stop(); /* stopped by the test already, but when it failed first */
-  unlink(path);
+  fn_session_end(path); /* its session stopped by the test already, but when it failed first */
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c = 0; c < CPU_SETSIZE; c++)

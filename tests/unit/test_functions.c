@@ -31,6 +31,7 @@
 
 #include "../fxtcount.h"
 #include "../sanitizers.h"
+#include "fn/fn_session.h"
 #include "fn/fn_traced.h"
 
 #define MAX_EVENTS 400000
@@ -78,14 +79,7 @@ static void copy_str(char *dst, size_t size, const struct fxt_str_ref *r)
 
 static void start(void)
 {
-  snprintf(path, sizeof(path), "/dev/shm/fxtrace-test-functions-%d.fxt", (int)getpid());
-  /* The file bounded: test_switching's callers trace at full speed for as long as its 1000
-   * switches take, which on a loaded machine or under TSan was minutes - one such run left a
-   * 23 GB file in /dev/shm and the machine without memory. Past the limit, events are counted
-   * lost (the checks read what was written); the exact-count tests write a few MB. */
-  struct fxt_session_config cfg = {.struct_size = sizeof(cfg), .events = "",
-                                   .buffer_kb = 8192, .max_file_kb = 256 * 1024, .output = path};
-  assert_int_equal(fxt_session_start(&cfg), 0);
+  fn_session_start(path, sizeof(path), "functions", 8192, FXT_CLOCK_AUTO);
 }
 
 static void echo(const char *file, const char *value)

@@ -19,6 +19,7 @@
 #include "formats/fxtfile.h"
 #include "formats/fxtfile_int.h"
 #include "base/text.h"
+#include "base/tpdesc.h"
 #include "report_lines.h"
 
 /* ---- building files --------------------------------------------------------------------- */
@@ -45,23 +46,11 @@ static void add_arg(struct fxt_event *e, uint32_t type, uint16_t name, uint64_t 
 static void desc(uint32_t id, uint16_t sys, uint16_t name, uint16_t kind, const char *fmt,
                  uint16_t nfields, const uint16_t *field_refs, const uint8_t *field_types) {
   uint8_t p[256];
-  uint16_t fl = (uint16_t)strlen(fmt), zero = 0;
-  size_t n = 0;
-  memcpy(p + n, &id, 4), n += 4;
-  memcpy(p + n, &sys, 2), n += 2;
-  memcpy(p + n, &name, 2), n += 2;
-  memcpy(p + n, &kind, 2), n += 2;
-  memcpy(p + n, &nfields, 2), n += 2;
-  memcpy(p + n, &fl, 2), n += 2;
-  memcpy(p + n, &zero, 2), n += 2;
+  uint16_t fl = (uint16_t)strlen(fmt);
+  size_t n = fxt_tpdesc_head(p, id, sys, name, kind, nfields, fl);
   memcpy(p + n, fmt, fl), n += fl;
-  for (uint16_t i = 0; i < nfields; i++) {
-    uint32_t bound = 0;
-    memcpy(p + n, &field_refs[i], 2), n += 2;
-    p[n++] = field_types[i];
-    p[n++] = 0;
-    memcpy(p + n, &bound, 4), n += 4;
-  }
+  for (uint16_t i = 0; i < nfields; i++)
+    n += fxt_tpdesc_field(p + n, field_refs[i], field_types[i], 0);
   struct fxt_blob b = {sref(FXT_STR_TRACEPOINT), FXT_BLOB_DATA, (uint16_t)n, p};
   emit(fxt_encode_blob(ROOM, &b));
 }

@@ -20,6 +20,7 @@
 #include <fxtrace/tracepoint.h>
 
 #include "base/text.h"
+#include "base/tpdesc.h"
 
 /* A tracepoint description blob (docs/fxt-conventions.md): fields are (name ref, type,
  * bound). */
@@ -27,20 +28,10 @@ static inline void desc(uint32_t id, uint16_t sys, uint16_t name, uint16_t kind,
                         const char *fmt, uint16_t nfields, const uint16_t (*fields)[3]) {
   uint8_t p[512] = {0};
   uint16_t fl = (uint16_t)strlen(fmt);
-  memcpy(p, &id, 4);
-  memcpy(p + 4, &sys, 2);
-  memcpy(p + 6, &name, 2);
-  memcpy(p + 8, &kind, 2);
-  memcpy(p + 10, &nfields, 2);
-  memcpy(p + 12, &fl, 2);
-  memcpy(p + 16, fmt, fl);
-  size_t n = 16u + fl;
-  for (uint16_t i = 0; i < nfields; i++, n += 8) {
-    uint32_t bound = fields[i][2];
-    memcpy(p + n, &fields[i][0], 2);
-    p[n + 2] = (uint8_t)fields[i][1];
-    memcpy(p + n + 4, &bound, 4);
-  }
+  size_t n = fxt_tpdesc_head(p, id, sys, name, kind, nfields, fl);
+  memcpy(p + n, fmt, fl), n += fl;
+  for (uint16_t i = 0; i < nfields; i++)
+    n += fxt_tpdesc_field(p + n, fields[i][0], (uint8_t)fields[i][1], fields[i][2]);
   struct fxt_blob b = {sref(FXT_STR_TRACEPOINT), FXT_BLOB_DATA, (uint16_t)n, p};
   emit(fxt_encode_blob(ROOM, &b));
 }
