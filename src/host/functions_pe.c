@@ -14,9 +14,10 @@
  * Layout of an enabled site (functions_int.h): fn - 9 `call stub` (E8 rel32), fn - 4 `jmp
  * *%r11` (41 FF E3: the body fn + 2, as the trampoline returns it), fn `jmp fn-9` (EB F5).
  * The stub is 14 bytes (`jmp *[rip]` and the entry trampoline's address) on a page mapped
- * within +-2 GiB of the object (rel32's reach; mmap with address hints). The pre-entry bytes are written once, the first time a site is
- * enabled, while its entry still holds its NOPs: no thread can be running them then, and they
- * never change after. Switching a site is the 2 bytes at fn only. Two bytes, not 5, for
+ * within +-2 GiB of the object (rel32's reach; mmap with address hints). The pre-entry bytes
+ * are written once, the first time a site is enabled, while its entry still holds its NOPs: no
+ * thread can be running them then, and they never change after. Switching a site is the 2
+ * bytes at fn only. Two bytes, not 5, for
  * gcc's sake: gcc emits single-byte NOPs, and a thread stopped between two of them (an
  * interrupt) would resume inside a 5-byte call. Here a thread at fn + 1 runs the byte there,
  * which is either the NOP or F5 (cmc: flags are dead at a function's entry), then fn + 2.
