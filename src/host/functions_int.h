@@ -150,11 +150,17 @@ void fxt_fn_runtime_setup(void);
  * function's entry fn and 2 at it, fn - 9 recorded in the object's
  * __patchable_function_entries section. Enabled, fn holds `jmp fn-9` (EB F5), fn - 9 `call
  * stub` (the stub jumps to fxt_fn_pe_entry_tramp) and fn - 4 `jmp *%r11` (41 FF E3: the
- * entry trampoline returns there with r11 the body, fn + 2, or fxt_fn_pe_call_body). */
+ * entry trampoline returns there with r11 the body, fn + 2, or fxt_fn_pe_call_body).
+ * With -fcf-protection (Ubuntu's and Fedora's default) a function that can be called
+ * indirectly starts with endbr64 (F3 0F 1E FA), the 2 NOPs after it: the endbr layout. Its 2
+ * switched bytes are at fn + FXT_FN_PE_ENDBR (`jmp fn-9`: EB F1), its body at fn + 6, and its
+ * `call stub` goes to the stub's second entry (fxt_fn_pe_entry_tramp_endbr). fn stays the
+ * function's address: names, filters, frames. */
 #if defined(__x86_64__) && defined(__linux__)
 #define FXT_FN_PE_X86_64 1
 #define FXT_FN_PE_NOPS 11
 #define FXT_FN_PE_PRE 9
+#define FXT_FN_PE_ENDBR 4 /* endbr64's length: where the endbr layout's 2 NOPs are */
 #else
 #define FXT_FN_PE_X86_64 0
 #endif
@@ -188,6 +194,7 @@ void fxt_fn_pe_unwinding(void);
  * fxt_fn_pe_unwinding still open above sp redirected again. */
 void fxt_fn_pe_caught(uintptr_t sp, bool redirect);
 void fxt_fn_pe_entry_tramp(void);
+void fxt_fn_pe_entry_tramp_endbr(void); /* the same for the endbr layout: the body at fn + 6 */
 /* Where an unwind that met a redirected return goes on (functions_pe.c: the return
  * trampoline's personality). */
 void fxt_fn_pe_unwind_pad(void);
@@ -201,7 +208,8 @@ void fxt_fn_pe_return_tramp(void);
 int fxt_fn_pe_sync(uint32_t mode);
 /* Sites found and enabled now (tests, available_filter_functions' users). */
 struct fxt_fn_pe_stats {
-  uint64_t sites, enabled, skipped; /* skipped: a record whose bytes are not the layout */
+  uint64_t sites, enabled, skipped; /* skipped: a record whose bytes are not a layout */
+  uint64_t endbr;                   /* sites of the endbr layout (in sites) */
 };
 void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st);
 /* The section headers of an ELF image: calls fn(ctx, addr, size) for each allocated section

@@ -10,18 +10,29 @@
  * Sites. Each object's __patchable_function_entries section (its section headers read from
  * the object's file, as functions_syms.c reads symbols; its contents in memory, already
  * relocated) lists fn - 9 for each function fn: 9 NOPs before fn, 2 at it (gcc: 90 90, clang:
- * 66 90). A record whose bytes are not that layout is skipped (counted). libfxtrace's own
- * object is never read (it is not built with the flag anyway).
+ * 66 90); or, with -fcf-protection, for a function that can be called indirectly, endbr64 at
+ * fn and the 2 NOPs at fn + 4 (the endbr layout: the endbr64 stays first, an indirect call
+ * must land on it). A record whose bytes are neither layout is skipped (counted).
+ * libfxtrace's own object is never read (it is not built with the flag anyway).
  *
  * Layout of an enabled site (functions_int.h): fn - 9 `call stub` (E8 rel32), fn - 4 `jmp
- * fn+2` (EB 04), fn `jmp fn-9` (EB F5). The stub is 14 bytes (`jmp *[rip]` and the entry
- * trampoline's address) on a page mapped within +-2 GiB of the object (rel32's reach; mmap
- * with address hints). The pre-entry bytes are written once, the first time a site is
- * enabled, while its entry still holds its NOPs: no thread can be running them then, and they
- * never change after. Switching a site is the 2 bytes at fn only. Two bytes, not 5, for
- * gcc's sake: gcc emits single-byte NOPs, and a thread stopped between two of them (an
- * interrupt) would resume inside a 5-byte call. Here a thread at fn + 1 runs the byte there,
- * which is either the NOP or F5 (cmc: flags are dead at a function's entry), then fn + 2.
+ * *%r11` (41 FF E3: the body fn + 2, as the trampoline returns it), fn `jmp fn-9` (EB F5).
+ * The stub is 14 bytes (`jmp *[rip]` and the entry trampoline's address) on a page mapped
+ * within +-2 GiB of the object (rel32's reach; mmap with address hints). The pre-entry bytes
+ * are written once, the first time a site is enabled, while its entry still holds its NOPs: no
+ * thread can be running them then, and they never change after. Switching a site is the 2
+ * bytes at fn only. Two bytes, not 5, for gcc's sake: gcc emits single-byte NOPs, and a
+ * thread stopped between two of them (an interrupt) would resume inside a 5-byte call. Here a
+ * thread at fn + 1 runs the byte there, which is either the NOP or F5 (cmc: flags are dead at
+ * a function's entry), then fn + 2.
+ *
+ * The endbr layout: the same pre-entry bytes, but their call goes to the stub's second entry
+ * (STUB_SIZE further: the trampoline whose body is fn + 6), and the switched bytes are at
+ * fn + 4, `jmp fn-9` there being EB F1. F1 is INT1 (icebp): a thread that gcc's first NOP at
+ * fn + 4 let through and that resumes at fn + 5 once the jump is there (the jump cannot land
+ * anywhere else: the pre-entry call and the jump after it fill 8 of the 9 bytes, and no byte
+ * before fn - 5 decodes harmlessly) traps with its rip at fn + 6; the SIGTRAP handler lets it
+ * go on there, its call run as if the site were off. clang's 2-byte NOP has no such point.
  *
  * Patching while threads run, as the kernel's text_poke_bp (arch/x86/kernel/alternative.c):
  * the pages made RWX (X kept: other threads run there), int3 (CC) written at fn of every site
@@ -29,8 +40,8 @@
  * keeps a stale copy of the bytes), byte fn + 1, membarrier, byte fn, membarrier, the pages
  * back to R-X. A thread that meets the int3 meanwhile takes SIGTRAP; the handler (installed
  * before the first patch, chaining to the one before it for an int3 that is not at a site)
- * moves it to fn + 2: that call is run as if the site were off. MEMBARRIER_CMD_PRIVATE_
- * EXPEDITED_SYNC_CORE is registered once; a kernel without it (before 4.16) gets plain
+ * moves it past the 2 bytes (fn + 2, fn + 6): that call is run as if the site were off.
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE is registered once; a kernel without it (before 4.16) gets plain
  * PRIVATE_EXPEDITED, which on x86-64 serializes too (the IPI returns to user space through
  * IRET); a kernel with neither makes enabling a site fail with FXT_ENOSYS. Everything here
  * runs on the control side under fxt_fn_lock, one batch at a time.
@@ -62,6 +73,7 @@
 #define PAGE 4096u
 #if FXT_FN_PE_X86_64
 #define REACH ((intptr_t)1 << 31) /* rel32 */
+#define STUB_SIZE 16u /* a stub's bytes: the endbr layout's is the page's second */
 #else
 #define REACH ((intptr_t)1 << 27) /* aarch64's bl: +-128 MiB */
 #endif
@@ -69,7 +81,8 @@
 struct site {
   uintptr_t fn;     /* the function's entry (its symbol's address) */
   uint8_t orig[2];  /* x86-64: its 2 NOP bytes, switched */
-  uint8_t at;       /* aarch64: where its 2 NOP instructions are, past fn (4: a `bti c`) */
+  uint8_t at;       /* where its NOPs are, past fn: 0, or 4 after an endbr64 (x86-64's endbr
+                     * layout) or a `bti c` (aarch64) */
 };
 
 struct sites {
@@ -91,28 +104,45 @@ static struct sigaction old_trap;
 
 /* ---- SIGTRAP: a thread at an int3 being written ---------------------------------------- */
 
-static bool is_site(const struct sites *s, uintptr_t fn)
+static const struct site *site_of(const struct sites *s, uintptr_t fn)
 {
   size_t lo = 0, hi = s ? s->n : 0;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (s->v[mid].fn == fn)
-      return true;
+      return &s->v[mid];
     if (s->v[mid].fn < fn)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return false;
+  return NULL;
+}
+
+/* Where a thread that trapped with its rip at rip goes on, or 0 (not a site's trap): the int3
+ * at a site's first switched byte (rip one past it), or the endbr layout's F1 run alone (rip
+ * at fn + 6 already; gcc's NOPs only). Either way past the 2 bytes, as if the site were off.
+ * The site list, not the byte: the int3 may be gone by the time the handler runs. */
+static uintptr_t trap_resume(const struct sites *s, uintptr_t rip)
+{
+  const struct site *t;
+  if ((t = site_of(s, rip - 1)) && !t->at)
+    return rip + 1;
+  if ((t = site_of(s, rip - 1 - FXT_FN_PE_ENDBR)) && t->at)
+    return rip + 1;
+  if ((t = site_of(s, rip - 2 - FXT_FN_PE_ENDBR)) && t->at && t->orig[0] == 0x90)
+    return rip;
+  return 0;
 }
 
 static void on_trap(int sig, siginfo_t *info, void *ctx)
 {
   ucontext_t *uc = ctx;
-  uintptr_t at = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1; /* int3 went past itself */
   /* Acquire pairs with the release in collect: the array is whole. */
-  if (is_site(atomic_load_explicit(&sites_pub, memory_order_acquire), at)) {
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(at + 2); /* the site as its NOPs */
+  uintptr_t to = trap_resume(atomic_load_explicit(&sites_pub, memory_order_acquire),
+                             (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+  if (to) {
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)to; /* the site as its NOPs */
     return;
   }
   if (old_trap.sa_flags & SA_SIGINFO) {
@@ -159,22 +189,37 @@ static bool all_nops(const uint8_t *b, size_t n)
   return true;
 }
 
+/* Where a site's 2 switched bytes are, and the second of `jmp fn-9` from there. */
+static uintptr_t switched(const struct site *t)
+{
+  return t->fn + t->at;
+}
+
+static uint8_t jump_rel(const struct site *t)
+{
+  return (uint8_t)-(FXT_FN_PE_PRE + t->at + 2); /* F5, F1 */
+}
+
 /* One record: fn - 9. Its 9 pre-entry bytes are NOPs or what an earlier enable wrote there
- * (E8 rel32 41 FF E3 90); fn's 2 bytes NOPs or `jmp fn-9` (then the NOPs were gcc's, 90 90:
- * the only form of a site this process enabled and a table rebuild finds enabled). Whether it
- * is a site; *t filled. */
+ * (E8 rel32 41 FF E3 90); at fn endbr64 or not (the layouts); then 2 bytes NOPs or `jmp fn-9`
+ * (then the NOPs were gcc's, 90 90: the only form of a site this process enabled and a table
+ * rebuild finds enabled). Whether it is a site; *t filled. */
 static bool arch_site(const struct dl_phdr_info *info, uintptr_t rec, struct site *t)
 {
   const uint8_t *p = (const uint8_t *)rec;
   static const uint8_t tail[] = {0x41, 0xFF, 0xE3, 0x90};
+  static const uint8_t endbr64[FXT_FN_PE_ENDBR] = {0xF3, 0x0F, 0x1E, 0xFA};
   if (!in_text(info, rec, FXT_FN_PE_NOPS) ||
       !(all_nops(p, FXT_FN_PE_PRE) || (p[0] == 0xE8 && memcmp(p + 5, tail, 4) == 0)))
     return false;
   t->fn = rec + FXT_FN_PE_PRE;
-  t->at = 0;
-  if ((p[9] == 0x90 && p[10] == 0x90) || (p[9] == 0xEB && p[10] == 0xF5)) {
+  bool endbr = in_text(info, rec, FXT_FN_PE_NOPS + FXT_FN_PE_ENDBR) &&
+               memcmp(p + FXT_FN_PE_PRE, endbr64, FXT_FN_PE_ENDBR) == 0;
+  t->at = endbr ? FXT_FN_PE_ENDBR : 0;
+  const uint8_t *w = p + FXT_FN_PE_PRE + t->at;
+  if ((w[0] == 0x90 && w[1] == 0x90) || (w[0] == 0xEB && w[1] == jump_rel(t))) {
     t->orig[0] = t->orig[1] = 0x90;
-  } else if (p[9] == 0x66 && p[10] == 0x90) {
+  } else if (w[0] == 0x66 && w[1] == 0x90) {
     t->orig[0] = 0x66;
     t->orig[1] = 0x90;
   } else {
@@ -183,27 +228,32 @@ static bool arch_site(const struct dl_phdr_info *info, uintptr_t rec, struct sit
   return true;
 }
 
-/* A stub page's code: `jmp *0(%rip)` and the entry trampoline's address. */
+/* A stub page's code: two stubs, `jmp *0(%rip)` and the entry trampoline's address, then
+ * STUB_SIZE further the same to the endbr layout's trampoline (its body at fn + 6). */
 static void arch_stub(void *page)
 {
-  uint8_t *b = page;
   static const uint8_t jmp[] = {0xFF, 0x25, 0, 0, 0, 0}; /* jmp *0(%rip) */
-  uintptr_t target = (uintptr_t)fxt_fn_pe_entry_tramp;
-  memcpy(b, jmp, sizeof jmp);
-  memcpy(b + sizeof jmp, &target, sizeof target);
+  const uintptr_t target[2] = {(uintptr_t)fxt_fn_pe_entry_tramp,
+                               (uintptr_t)fxt_fn_pe_entry_tramp_endbr};
+  for (int i = 0; i < 2; i++) {
+    uint8_t *b = (uint8_t *)page + i * STUB_SIZE;
+    memcpy(b, jmp, sizeof jmp);
+    memcpy(b + sizeof jmp, &target[i], sizeof target[i]);
+  }
 }
 
 /* Whether the site's entry holds the jump now. */
 static bool arch_enabled(const struct site *s)
 {
-  return ((const uint8_t *)s->fn)[0] == 0xEB;
+  return ((const uint8_t *)switched(s))[0] == 0xEB;
 }
 
-/* The bytes of code a site's patching writes: [*at, *at + *len). */
+/* The bytes of code a site's patching writes: [*at, *at + *len): the pre-entry, [endbr64,]
+ * the 2. */
 static void arch_code(const struct site *s, uintptr_t *at, size_t *len)
 {
   *at = s->fn - FXT_FN_PE_PRE;
-  *len = FXT_FN_PE_NOPS;
+  *len = FXT_FN_PE_NOPS + s->at;
 }
 #else
 static uintptr_t stub_for(uintptr_t lo, uintptr_t hi);
@@ -309,7 +359,7 @@ static struct sites *sites_update(void)
 
 /* ---- stubs near the objects --------------------------------------------------------------- */
 
-static uintptr_t stubs[64]; /* pages of stubs, each holding one stub at its start */
+static uintptr_t stubs[64]; /* pages of stubs, each holding its stubs at its start (arch_stub) */
 static size_t nstubs;
 
 static bool reaches(uintptr_t from_lo, uintptr_t from_hi, uintptr_t to)
@@ -451,6 +501,7 @@ static int arch_patch(struct site *v, const size_t *chg, size_t n, struct fxt_fn
     uintptr_t stub = stub_for(t->fn, t->fn);
     if (!stub)
       return FXT_ENOMEM;
+    stub += t->at ? STUB_SIZE : 0; /* the endbr layout's trampoline: body at fn + 6 */
     int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(t->fn - FXT_FN_PE_PRE + 5));
     uint8_t code[9] = {0xE8, 0, 0, 0, 0, 0x41, 0xFF, 0xE3, 0x90};
     memcpy(code + 1, &rel, 4);
@@ -459,20 +510,20 @@ static int arch_patch(struct site *v, const size_t *chg, size_t n, struct fxt_fn
   /* int3, the tails, the heads: a membarrier after each step of the whole batch. */
   static const uint8_t int3 = 0xCC;
   for (size_t i = 0; i < n; i++)
-    poke(v[chg[i]].fn, &int3, 1);
+    poke(switched(&v[chg[i]]), &int3, 1);
   sync_cores();
   for (size_t i = 0; i < n; i++) {
     struct site *t = &v[chg[i]];
     bool on = wanted(tab ? fxt_fn_sym_entry(tab, t->fn) : NULL, mode);
-    uint8_t b = on ? 0xF5 : t->orig[1];
-    poke(t->fn + 1, &b, 1);
+    uint8_t b = on ? jump_rel(t) : t->orig[1];
+    poke(switched(t) + 1, &b, 1);
   }
   sync_cores();
   for (size_t i = 0; i < n; i++) {
     struct site *t = &v[chg[i]];
-    bool on = ((volatile uint8_t *)t->fn)[1] == 0xF5;
+    bool on = ((volatile uint8_t *)switched(t))[1] == jump_rel(t);
     uint8_t b = on ? 0xEB : t->orig[0];
-    poke(t->fn, &b, 1);
+    poke(switched(t), &b, 1);
   }
   sync_cores();
   return 0;
@@ -551,8 +602,12 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
 {
   struct sites *s = atomic_load_explicit(&sites_pub, memory_order_acquire);
   memset(st, 0, sizeof(*st));
-  for (size_t i = 0; s && i < s->n; i++)
+  for (size_t i = 0; s && i < s->n; i++) {
     st->enabled += arch_enabled(&s->v[i]);
+#if FXT_FN_PE_X86_64
+    st->endbr += s->v[i].at != 0;
+#endif
+  }
   st->sites = s ? s->n : 0;
   st->skipped = s ? s->skipped : 0;
 }

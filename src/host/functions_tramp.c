@@ -15,7 +15,11 @@
  * the return to fxt_fn_pe_call_body with the body in the slot (r11: a scratch register no
  * argument uses; the flags are dead at a function's entry). Nothing else is touched: the upper
  * halves of ymm/zmm registers are not saved (libfxtrace is built without AVX, so its C code
- * leaves them alone), and the x87 stack is empty at a call by the ABI.
+ * leaves them alone), and the x87 stack is empty at a call by the ABI. A function that starts
+ * with endbr64 (-fcf-protection: the endbr layout, functions_int.h) has the same pre-entry
+ * bytes, and its jump at fn + 4 comes to the same fn - 9, but its body is fn + 6: its stub
+ * goes to fxt_fn_pe_entry_tramp_endbr, the same code with that body (two copies, so neither
+ * layout's entry pays a test of which it is).
  *
  * The return (function_graph). fxt_fn_pe_enter keeps the slot's return address in the thread's
  * shadow frame; fxt_fn_pe_call_body pops the body from the slot and calls it, so the slot
@@ -44,70 +48,75 @@
 
 #if FXT_FN_PE_X86_64
 
-/* The entry: see above. 8 general registers and 8 xmm registers: 64 + 128 bytes. */
-__asm__(".text\n"
-        ".p2align 4\n"
-        ".globl fxt_fn_pe_entry_tramp\n"
-        ".hidden fxt_fn_pe_entry_tramp\n"
-        ".type fxt_fn_pe_entry_tramp, @function\n"
-        "fxt_fn_pe_entry_tramp:\n"
-        ".cfi_startproc\n"
-        "  pushq %rbp\n"
-        ".cfi_def_cfa_offset 16\n"
-        ".cfi_offset %rbp, -16\n"
-        "  movq %rsp, %rbp\n"
-        ".cfi_def_cfa_register %rbp\n"
-        "  subq $192, %rsp\n"
-        "  andq $-16, %rsp\n"
-        "  movq %rdi, 0(%rsp)\n"
-        "  movq %rsi, 8(%rsp)\n"
-        "  movq %rdx, 16(%rsp)\n"
-        "  movq %rcx, 24(%rsp)\n"
-        "  movq %r8, 32(%rsp)\n"
-        "  movq %r9, 40(%rsp)\n"
-        "  movq %rax, 48(%rsp)\n"
-        "  movq %r10, 56(%rsp)\n"
-        "  movaps %xmm0, 64(%rsp)\n"
-        "  movaps %xmm1, 80(%rsp)\n"
-        "  movaps %xmm2, 96(%rsp)\n"
-        "  movaps %xmm3, 112(%rsp)\n"
-        "  movaps %xmm4, 128(%rsp)\n"
-        "  movaps %xmm5, 144(%rsp)\n"
-        "  movaps %xmm6, 160(%rsp)\n"
-        "  movaps %xmm7, 176(%rsp)\n"
-        "  movq 8(%rbp), %rdi\n" /* fn - 4 */
-        "  addq $4, %rdi\n"      /* fn */
-        "  leaq 16(%rbp), %rsi\n" /* the function's return address slot */
-        "  call fxt_fn_pe_enter\n"
-        "  testl %eax, %eax\n"   /* the flags kept to the jz: mov, movaps, pop, lea leave them */
-        "  movq 8(%rbp), %r11\n" /* fn - 4 */
-        "  movq 0(%rsp), %rdi\n"
-        "  movq 8(%rsp), %rsi\n"
-        "  movq 16(%rsp), %rdx\n"
-        "  movq 24(%rsp), %rcx\n"
-        "  movq 32(%rsp), %r8\n"
-        "  movq 40(%rsp), %r9\n"
-        "  movq 48(%rsp), %rax\n"
-        "  movq 56(%rsp), %r10\n"
-        "  movaps 64(%rsp), %xmm0\n"
-        "  movaps 80(%rsp), %xmm1\n"
-        "  movaps 96(%rsp), %xmm2\n"
-        "  movaps 112(%rsp), %xmm3\n"
-        "  movaps 128(%rsp), %xmm4\n"
-        "  movaps 144(%rsp), %xmm5\n"
-        "  movaps 160(%rsp), %xmm6\n"
-        "  movaps 176(%rsp), %xmm7\n"
-        "  movq %rbp, %rsp\n"
-        "  popq %rbp\n"
-        ".cfi_def_cfa %rsp, 8\n"
-        "  leaq 6(%r11), %r11\n" /* fn + 2: the body */
-        "  jz 1f\n"
-        "  movq %r11, 8(%rsp)\n" /* redirected: the slot holds the body for fxt_fn_pe_call_body */
-        "  leaq fxt_fn_pe_call_body(%rip), %r11\n"
-        "1:\n"
-        "  ret\n" /* to fn - 4, `jmp *%r11` */
-        ".cfi_endproc\n"
-        ".size fxt_fn_pe_entry_tramp, .-fxt_fn_pe_entry_tramp\n");
+/* The entry: see above. 8 general registers and 8 xmm registers: 64 + 128 bytes. One text
+ * for both layouts (the call at fn - 9 returns to fn - 4 in both, fn is the symbol's address):
+ * body is the body's distance from fn - 4, 6 (fn + 2) or, after endbr64, 10 (fn + 6). */
+#define ENTRY_TRAMP(name, body) \
+__asm__(".text\n"                                                                                  \
+        ".p2align 4\n"                                                                             \
+        ".globl " name "\n"                                                                        \
+        ".hidden " name "\n"                                                                       \
+        ".type " name ", @function\n"                                                              \
+        name ":\n"                                                                              \
+        ".cfi_startproc\n"                                                                         \
+        "  pushq %rbp\n"                                                                           \
+        ".cfi_def_cfa_offset 16\n"                                                                 \
+        ".cfi_offset %rbp, -16\n"                                                                  \
+        "  movq %rsp, %rbp\n"                                                                      \
+        ".cfi_def_cfa_register %rbp\n"                                                             \
+        "  subq $192, %rsp\n"                                                                      \
+        "  andq $-16, %rsp\n"                                                                      \
+        "  movq %rdi, 0(%rsp)\n"                                                                   \
+        "  movq %rsi, 8(%rsp)\n"                                                                   \
+        "  movq %rdx, 16(%rsp)\n"                                                                  \
+        "  movq %rcx, 24(%rsp)\n"                                                                  \
+        "  movq %r8, 32(%rsp)\n"                                                                   \
+        "  movq %r9, 40(%rsp)\n"                                                                   \
+        "  movq %rax, 48(%rsp)\n"                                                                  \
+        "  movq %r10, 56(%rsp)\n"                                                                  \
+        "  movaps %xmm0, 64(%rsp)\n"                                                               \
+        "  movaps %xmm1, 80(%rsp)\n"                                                               \
+        "  movaps %xmm2, 96(%rsp)\n"                                                               \
+        "  movaps %xmm3, 112(%rsp)\n"                                                              \
+        "  movaps %xmm4, 128(%rsp)\n"                                                              \
+        "  movaps %xmm5, 144(%rsp)\n"                                                              \
+        "  movaps %xmm6, 160(%rsp)\n"                                                              \
+        "  movaps %xmm7, 176(%rsp)\n"                                                              \
+        "  movq 8(%rbp), %rdi\n" /* fn - 4 */                                                      \
+        "  addq $4, %rdi\n"      /* fn, either layout */                                           \
+        "  leaq 16(%rbp), %rsi\n" /* the function's return address slot */                         \
+        "  call fxt_fn_pe_enter\n"                                                                 \
+        "  testl %eax, %eax\n"   /* the flags kept to the jz: mov, movaps, pop, lea leave them */  \
+        "  movq 8(%rbp), %r11\n" /* fn - 4 */                                                      \
+        "  movq 0(%rsp), %rdi\n"                                                                   \
+        "  movq 8(%rsp), %rsi\n"                                                                   \
+        "  movq 16(%rsp), %rdx\n"                                                                  \
+        "  movq 24(%rsp), %rcx\n"                                                                  \
+        "  movq 32(%rsp), %r8\n"                                                                   \
+        "  movq 40(%rsp), %r9\n"                                                                   \
+        "  movq 48(%rsp), %rax\n"                                                                  \
+        "  movq 56(%rsp), %r10\n"                                                                  \
+        "  movaps 64(%rsp), %xmm0\n"                                                               \
+        "  movaps 80(%rsp), %xmm1\n"                                                               \
+        "  movaps 96(%rsp), %xmm2\n"                                                               \
+        "  movaps 112(%rsp), %xmm3\n"                                                              \
+        "  movaps 128(%rsp), %xmm4\n"                                                              \
+        "  movaps 144(%rsp), %xmm5\n"                                                              \
+        "  movaps 160(%rsp), %xmm6\n"                                                              \
+        "  movaps 176(%rsp), %xmm7\n"                                                              \
+        "  movq %rbp, %rsp\n"                                                                      \
+        "  popq %rbp\n"                                                                            \
+        ".cfi_def_cfa %rsp, 8\n"                                                                   \
+        "  leaq " body "(%r11), %r11\n" /* fn + 2 (or 6): the body */                              \
+        "  jz 1f\n"                                                                                \
+        "  movq %r11, 8(%rsp)\n" /* redirected: the slot holds the body for fxt_fn_pe_call_body */ \
+        "  leaq fxt_fn_pe_call_body(%rip), %r11\n"                                                 \
+        "1:\n"                                                                                     \
+        "  ret\n" /* to fn - 4, `jmp *%r11` */                                                     \
+        ".cfi_endproc\n"                                                                           \
+        ".size " name ", .-" name "\n")
+ENTRY_TRAMP("fxt_fn_pe_entry_tramp", "6");
+ENTRY_TRAMP("fxt_fn_pe_entry_tramp_endbr", "10");
 
 /* The call of a redirected function's body and its return: see above. The call's last byte is
  * what an unwinder looks up for a return address equal to fxt_fn_pe_return_tramp; its FDE says

@@ -2,7 +2,10 @@
  * fn/fn_traced.c, switched on and off with the tracefs files, its records read back from the
  * session's file. Built twice: test_functions, fn_traced.c with -finstrument-functions;
  * test_functions_pe (FXT_TEST_PE), with -fpatchable-function-entry=11,9: the patchable-entry
- * engine (functions_pe.c), whose own tests are at the end.
+ * engine (functions_pe.c), whose own tests are at the end. test_functions_pe_cet and
+ * test_functions_pe_cet_other (FXT_TEST_PE_CET): the same with -fcf-protection, fn_traced.c
+ * built by this build's compiler and by the other one (gcc, clang): its exported functions
+ * start with endbr64 (the engine's endbr layout), its static ones do not.
  *
  * Expected values come from the programs' own structure: fib(n) makes C(n) = 1 + C(n-1) +
  * C(n-2) activations (C(0) = C(1) = 1), computed here by a loop; a call tree's depth and the
@@ -520,10 +523,23 @@ static bool on(int (*f)(int))
   return p[0] == 0xaa1e03e9 && (p[1] & 0xfc000000) == 0x94000000;
 }
 #else
-/* The 2 bytes at a function's entry. */
+static bool has_endbr(int (*f)(int))
+{
+  static const uint8_t endbr64[] = {0xF3, 0x0F, 0x1E, 0xFA};
+  return memcmp((const void *)(uintptr_t)f, endbr64, sizeof endbr64) == 0;
+}
+
+/* The 2 bytes at a function's entry, after its endbr64 when it has one. */
 static const uint8_t *entry_of(int (*f)(int))
 {
-  return (const uint8_t *)(uintptr_t)f;
+  return (const uint8_t *)(uintptr_t)f + (has_endbr(f) ? 4 : 0);
+}
+
+/* The displacement of a 2-byte jmp at f's entry to f - 9 (the pre-entry call): from the
+ * instruction after the jump. */
+static uint8_t jump_back(int (*f)(int))
+{
+  return (uint8_t)((uintptr_t)f - FXT_FN_PE_PRE - ((uintptr_t)entry_of(f) + 2));
 }
 
 /* The 9 bytes before it. */
@@ -543,7 +559,7 @@ static bool off(int (*f)(int))
 static bool on(int (*f)(int))
 {
   const uint8_t *e = entry_of(f), *p = pre_entry_of(f);
-  return e[0] == 0xEB && e[1] == 0xF5 && p[0] == 0xE8 && p[5] == 0x41 && p[6] == 0xFF &&
+  return e[0] == 0xEB && e[1] == jump_back(f) && p[0] == 0xE8 && p[5] == 0x41 && p[6] == 0xFF &&
          p[7] == 0xE3;
 }
 #endif
@@ -564,8 +580,18 @@ static void test_pe_patched_bytes(void **state)
   assert_true(off(fn_driver) && off(fn_pair) && off(fn_branch));
   fxt_fn_pe_stats(&st);
   assert_int_equal(st.enabled, 1);
-  assert_int_equal(st.skipped, 0);
-  assert_true(st.sites >= 15); /* fn_traced.c's functions */
+#if !defined(__aarch64__) /* x86-64's layouts */
+  assert_int_equal(st.skipped, 1); /* odd_layout */
+  /* fn_traced.c's functions: 17 exported, 6 static (neither address-taken) */
+  assert_true(st.sites >= 23);
+#ifdef FXT_TEST_PE_CET
+  assert_true(has_endbr(fn_fib) && has_endbr(fn_driver)); /* the build made the endbr layout */
+  assert_true(st.endbr >= 17 && st.sites - st.endbr >= 6);
+#else
+  assert_false(has_endbr(fn_fib));
+  assert_int_equal(st.endbr, 0);
+#endif
+#endif
   assert_int_equal(fn_driver(7), 13);
   echo("set_ftrace_filter", "fn_fib fn_driver"); /* a filter written while on */
   assert_true(on(fn_driver));
@@ -580,6 +606,39 @@ static void test_pe_patched_bytes(void **state)
   assert_int_equal(count(FXT_EVENT_INSTANT, "fn_driver"), 0); /* run before it was added */
   for (size_t i = 0; i < nevs; i++)
     assert_true(strcmp(evs[i].parent, "fn_fib") == 0 || strcmp(evs[i].parent, "fn_driver") == 0);
+}
+
+/* A record whose bytes are no layout the engine knows (one NOP before the function, two at it):
+ * skipped (test_pe_patched_bytes counts it), never written, its calls not traced. */
+__attribute__((patchable_function_entry(3, 1), noinline, used)) static int odd_layout(int n)
+{
+  return n + 1;
+}
+
+/* A thread that ran the first of gcc's two single-byte NOPs at a site's entry and resumes at
+ * the second once the site is enabled (an interrupt between them) runs the jump's second byte
+ * alone: plain layout F5 (cmc), endbr layout F1 (icebp: SIGTRAP, which the engine's handler
+ * takes). Such a thread is made here by a call to that second byte. Its call is not traced,
+ * the calls it makes are. clang's 2-byte NOP has no such point: skipped. */
+static void test_pe_between_nops(void **state)
+{
+  (void)state;
+#if defined(__aarch64__)
+  skip(); /* x86-64's NOP bytes */
+#else
+  if (entry_of(fn_fib)[0] != 0x90)
+    skip();
+  int (*mid)(int) = (int (*)(int))(uintptr_t)(entry_of(fn_fib) + 1);
+  assert_int_equal(mid(6), 8); /* the site off: a NOP */
+  start();
+  echo("current_tracer", "function_graph");
+  assert_int_equal(entry_of(fn_fib)[1], jump_back(fn_fib));
+  assert_int_equal(mid(6), 8);
+  assert_int_equal(odd_layout(1), 2);
+  stop_and_read();
+  assert_int_equal(slices("fn_fib"), fib_calls(6) - 1);
+  assert_int_equal(nevs, fib_calls(6) - 1); /* odd_layout is no site */
+#endif
 }
 
 /* A W^X policy (the kernel's memory-deny-write-execute, set in a child: it cannot be undone):
@@ -737,7 +796,8 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
 #ifdef FXT_TEST_PE
-      cmocka_unit_test(test_pe_patched_bytes), cmocka_unit_test(test_pe_wx_refused),
+      cmocka_unit_test(test_pe_patched_bytes), cmocka_unit_test(test_pe_between_nops),
+      cmocka_unit_test(test_pe_wx_refused),
       cmocka_unit_test(test_table_reuse),
 #endif
       cmocka_unit_test(test_pe_switch_inside), cmocka_unit_test(test_registers),
