@@ -10,6 +10,9 @@
 #   - test_functions_pe, test_fn_profile_pe, test_fn_selftime_pe: the same and the profiler's
 #     tests on the aarch64 patchable-entry engine (built with its switch, FXT_FN_PE_AARCH64:
 #     the sites' instructions patched live under qemu-aarch64);
+#   - fn_dlopen.sh: libraries built with fxtrace-functions' flags (the engine's) loaded with
+#     dlopen while function_graph is on, traced from their load; one found by the caller's
+#     RUNPATH (the aarch64 dlopen wrapper keeps glibc's caller: functions_dl.c);
 #   - stress_session (linked with libfxtrace.so): 4 threads' events in block mode, every one
 #     in the file, and in discard mode, file + counted drops = emitted, per thread, exactly;
 #   - the demo (libfxtrace.so, FXTRACE): its file read by this build's `fxtrace stats` (x86-64
@@ -39,6 +42,7 @@ cmake -S "$src/tests/aarch64" -B "$build" $generator -DCMAKE_BUILD_TYPE=RelWithD
   { cat "$work/configure.log"; fail "configuring the aarch64 build"; }
 cmake --build "$build" -j 2 --target test_ring test_emit test_functions stress_session demo \
       fxtrace_static fxtrace_shared test_functions_pe test_fn_profile_pe test_fn_selftime_pe \
+      fn_dlopen fn_dl_lib fn_dl_lib2 \
       >"$work/build.log" 2>&1 ||
   { tail -n 60 "$work/build.log"; fail "building for aarch64"; }
 # ELF e_machine (bytes 18-19): 183, EM_AARCH64.
@@ -66,6 +70,18 @@ run test_functions "$build/test_functions"
 run test_functions_pe "$build/test_functions_pe"
 run test_fn_profile_pe "$build/test_fn_profile_pe"
 run test_fn_selftime_pe "$build/test_fn_selftime_pe"
+# qemu NAME PROGRAM: $work/NAME, a script that runs PROGRAM under qemu-aarch64 with its
+# arguments (for the check scripts that run a program themselves).
+qemu() {
+  printf '#!/bin/sh\nexec timeout 300 qemu-aarch64 -L %s %s "$@"\n' "$sysroot" "$2" >"$work/$1"
+  chmod +x "$work/$1"
+}
+qemu fn_dlopen.qemu "$build/fn_dlopen"
+t=$(date +%s)
+sh "$src/tests/check/fn_dlopen.sh" "$fxtrace" "$work/fn_dlopen.qemu" "$build/libfn_dl_lib.so" \
+   "$build/libfn_dl_lib2.so" "$work/fn_dlopen" >"$work/fn_dlopen.out" 2>&1 ||
+  { tail -n 40 "$work/fn_dlopen.out"; fail "fn_dlopen.sh under qemu-aarch64"; }
+echo "fn_dlopen: passed ($(( $(date +%s) - t )) s)"
 run stress_block "$build/stress_session" --mode block --threads 4 --records 100000 \
     --buffer-kb 64 --out "$work/stress_block.fxt"
 run stress_discard "$build/stress_session" --mode discard --threads 4 --records 100000 \
