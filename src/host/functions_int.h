@@ -184,6 +184,20 @@ void fxt_fn_pe_unwinding(void);
  * popped (cut) and, when redirect (no other unwind in flight), those put back by
  * fxt_fn_pe_unwinding still open above sp redirected again. */
 void fxt_fn_pe_caught(uintptr_t sp, bool redirect);
+#if FXT_FN_PE_A64
+/* Where a redirected function saved its return address (functions_unwind_a64.c): loc, signed
+ * as fxt_fn_pe_a64_sign's kind with the function's CFA cfa. */
+struct fxt_fn_a64_ra {
+  uintptr_t *loc;
+  uintptr_t cfa;
+  int kind;
+};
+/* Walks the calling thread's stack to the first redirected return: true, *ra filled. */
+bool fxt_fn_pe_a64_next(struct fxt_fn_a64_ra *ra);
+uintptr_t fxt_fn_pe_a64_sign(uintptr_t v, uintptr_t mod, int kind);
+/* The original return address of the redirected frame of slot (functions.c), or 0. */
+uintptr_t fxt_fn_pe_a64_site(uintptr_t slot);
+#endif
 void fxt_fn_pe_entry_tramp(void);
 /* Where an unwind that met a redirected return goes on (functions_pe.c: the return
  * trampoline's personality). */

@@ -72,7 +72,7 @@ static _Thread_local struct {
 
 static void unwinding(void)
 {
-#if FXT_FN_PE_X86_64
+#if FXT_FN_PE_SUPPORTED
   fxt_fn_pe_unwinding();
 #endif
 }
@@ -119,7 +119,7 @@ FXT_API void *__cxa_begin_catch(void *e)
     abort();
   if (inflight.raised > 0)
     inflight.raised--;
-#if FXT_FN_PE_X86_64
+#if FXT_FN_PE_SUPPORTED
   fxt_fn_pe_caught((uintptr_t)__builtin_dwarf_cfa(), inflight.raised == 0 && !inflight.forced);
 #endif
   return r(e);

@@ -13,6 +13,9 @@
 #   - fn_dlopen.sh: libraries built with fxtrace-functions' flags (the engine's) loaded with
 #     dlopen while function_graph is on, traced from their load; one found by the caller's
 #     RUNPATH (the aarch64 dlopen wrapper keeps glibc's caller: functions_dl.c);
+#   - fn_unwind.py (with the C++ cross compiler, g++-aarch64-linux-gnu; else left out, said):
+#     C++ exceptions, pthread_exit, a forced unwind and a cancellation through frames whose
+#     returns the engine redirected (functions_unwind_a64.c), against -finstrument-functions;
 #   - stress_session (linked with libfxtrace.so): 4 threads' events in block mode, every one
 #     in the file, and in discard mode, file + counted drops = emitted, per thread, exactly;
 #   - the demo (libfxtrace.so, FXTRACE): its file read by this build's `fxtrace stats` (x86-64
@@ -45,6 +48,12 @@ cmake --build "$build" -j 2 --target test_ring test_emit test_functions stress_s
       fn_dlopen fn_dl_lib fn_dl_lib2 \
       >"$work/build.log" 2>&1 ||
   { tail -n 60 "$work/build.log"; fail "building for aarch64"; }
+cxx=
+if command -v aarch64-linux-gnu-g++ >/dev/null 2>&1; then
+  cxx=yes
+  cmake --build "$build" -j 2 --target fn_unwind fn_unwind_pe >>"$work/build.log" 2>&1 ||
+    { tail -n 60 "$work/build.log"; fail "building fn_unwind for aarch64"; }
+fi
 # ELF e_machine (bytes 18-19): 183, EM_AARCH64.
 [ "$(od -An -tu2 -j18 -N2 "$build/test_ring" | tr -d ' ')" = 183 ] ||
   fail "test_ring is not an aarch64 program"
@@ -82,6 +91,17 @@ sh "$src/tests/check/fn_dlopen.sh" "$fxtrace" "$work/fn_dlopen.qemu" "$build/lib
    "$build/libfn_dl_lib2.so" "$work/fn_dlopen" >"$work/fn_dlopen.out" 2>&1 ||
   { tail -n 40 "$work/fn_dlopen.out"; fail "fn_dlopen.sh under qemu-aarch64"; }
 echo "fn_dlopen: passed ($(( $(date +%s) - t )) s)"
+if [ -n "$cxx" ]; then
+  qemu fn_unwind_pe.qemu "$build/fn_unwind_pe"
+  qemu fn_unwind.qemu "$build/fn_unwind"
+  t=$(date +%s)
+  python3 "$src/tests/check/fn_unwind.py" "$fxtrace" "$work/fn_unwind_pe.qemu" \
+          "$work/fn_unwind.qemu" "$work/fn_unwind" >"$work/fn_unwind.out" 2>&1 ||
+    { tail -n 40 "$work/fn_unwind.out"; fail "fn_unwind.py under qemu-aarch64"; }
+  echo "fn_unwind: passed ($(( $(date +%s) - t )) s)"
+else
+  echo "fn_unwind: left out (no aarch64-linux-gnu-g++: g++-aarch64-linux-gnu)"
+fi
 run stress_block "$build/stress_session" --mode block --threads 4 --records 100000 \
     --buffer-kb 64 --out "$work/stress_block.fxt"
 run stress_discard "$build/stress_session" --mode discard --threads 4 --records 100000 \
