@@ -155,10 +155,10 @@ void fxt_fn_runtime_setup(void);
 #else
 #define FXT_FN_PE_X86_64 0
 #endif
-/* aarch64 Linux (functions_pe_a64.c): -fpatchable-function-entry=2, two NOP instructions at
+/* aarch64 Linux (functions_pe_a64.h): -fpatchable-function-entry=2, two NOP instructions at
  * the function's entry (after its `bti c` when built with BTI), enabled as `mov x9, x30; bl
- * stub` (the kernel's arm64 DYNAMIC_FTRACE layout). Behind the compile-time switch
- * FXT_FN_PE_AARCH64 while it is not complete (docs/functions.md: what it lacks). */
+ * stub` (the kernel's arm64 DYNAMIC_FTRACE layout). The build defines FXT_FN_PE_AARCH64 (its
+ * switch, on by default: CMakeLists.txt). */
 #if defined(__aarch64__) && defined(__linux__) && defined(FXT_FN_PE_AARCH64)
 #define FXT_FN_PE_A64 1
 #define FXT_FN_PE_NOPS 2 /* instructions */

@@ -8,7 +8,7 @@
 #   - test_functions: the function tracer on -finstrument-functions, exact counts of fib's
 #     calls, filters, longjmp, signals, threads;
 #   - test_functions_pe, test_fn_profile_pe, test_fn_selftime_pe: the same and the profiler's
-#     tests on the aarch64 patchable-entry engine (built with its switch, FXT_FN_PE_AARCH64:
+#     tests on the aarch64 patchable-entry engine (its switch FXT_FN_PE_AARCH64 on by default:
 #     the sites' instructions patched live under qemu-aarch64);
 #   - fn_dlopen.sh: libraries built with fxtrace-functions' flags (the engine's) loaded with
 #     dlopen while function_graph is on, traced from their load; one found by the caller's
@@ -40,7 +40,7 @@ generator=
 [ -f "$build/CMakeCache.txt" ] || generator="-G Ninja"
 # shellcheck disable=SC2086
 cmake -S "$src/tests/aarch64" -B "$build" $generator -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" -DFXT_FN_PE_AARCH64=ON \
+      -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
       >"$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; fail "configuring the aarch64 build"; }
 cmake --build "$build" -j 2 --target test_ring test_emit test_functions stress_session demo \
