@@ -621,6 +621,7 @@ NOINSTR void fxt_fn_pe_unwinding(void)
       if ((th->f[i - 1].cfa & FRAME_REDIRECT) &&
           (th->f[i - 1].cfa & ~(uintptr_t)FRAME_BITS) == slot)
         pe_unredirect(th, &th->f[i - 1], i - 1, i - 1 == low);
+    ra.kind = fxt_fn_pe_a64_kind(ra.kind, ra.cfa, th->f[low].fn);
     *ra.loc = fxt_fn_pe_a64_sign(th->f[low].site, ra.cfa, ra.kind);
     pe_unw.loc[low] = ra.loc;
     pe_unw.kind[low] = (uint8_t)ra.kind;

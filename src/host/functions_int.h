@@ -195,6 +195,8 @@ struct fxt_fn_a64_ra {
 /* Walks the calling thread's stack to the first redirected return: true, *ra filled. */
 bool fxt_fn_pe_a64_next(struct fxt_fn_a64_ra *ra);
 uintptr_t fxt_fn_pe_a64_sign(uintptr_t v, uintptr_t mod, int kind);
+/* ra->kind made sure for the function fn (a signature of 0 looks plain). */
+int fxt_fn_pe_a64_kind(int kind, uintptr_t cfa, uintptr_t fn);
 /* The original return address of the redirected frame of slot (functions.c), or 0. */
 uintptr_t fxt_fn_pe_a64_site(uintptr_t slot);
 #endif

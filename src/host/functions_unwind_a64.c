@@ -55,6 +55,27 @@ static int holds_tramp(uintptr_t w, uintptr_t cfa)
 
 /* _Unwind_GetCFA of a frame's context is its stack pointer (the CFA its callee computed):
  * for the trampoline's "frame", the CFA of the function F that returns to it. */
+/* kind as holds_tramp found it for function fn whose CFA is cfa, made sure: a plain match is
+ * also a signed one when the signature of the trampoline's address with that modifier is 0
+ * (with top-byte-ignore the PAC field is 7 bits: 1 in 128), so then the function's code
+ * decides: a `paciasp` (key A) or `pacibsp` (key B) among its first instructions, before any
+ * RET, means it signed. Without pointer authentication the hints are NOPs: either way the same
+ * value is written. */
+int fxt_fn_pe_a64_kind(int kind, uintptr_t cfa, uintptr_t fn)
+{
+  uintptr_t t = (uintptr_t)fxt_fn_pe_return_tramp;
+  if (kind != 0 || (fxt_fn_pe_a64_sign(t, cfa, 1) != t && fxt_fn_pe_a64_sign(t, cfa, 2) != t))
+    return kind;
+  const volatile uint32_t *p = (const uint32_t *)fn;
+  for (int i = 0; i < 16 && p[i] != 0xd65f03c0u; i++) { /* ret */
+    if (p[i] == 0xd503233fu) /* paciasp */
+      return fxt_fn_pe_a64_sign(t, cfa, 1) == t ? 1 : 0;
+    if (p[i] == 0xd503237fu) /* pacibsp */
+      return fxt_fn_pe_a64_sign(t, cfa, 2) == t ? 2 : 0;
+  }
+  return 0;
+}
+
 struct walk {
   uintptr_t sp, fp; /* the frame before: its stack pointer and x29 */
   struct fxt_fn_a64_ra *ra;
