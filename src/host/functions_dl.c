@@ -29,8 +29,10 @@
  * [sp], #N; ret` (N a multiple of 16), under which the wrapper leaves a frame of N bytes
  * holding its own x29 and continuation: the real dlopen, entered by a BR with x30 = the
  * gadget, returns there; the gadget loads the continuation into x30, pops the N bytes and
- * returns to it. An epilogue that authenticates (pac-ret: `autiasp` before the RET) is not
- * taken; a page with no plain one, the fallback above.
+ * returns to it. An epilogue that authenticates (pac-ret: `autiasp; ret`, `retaa`, key B's)
+ * gets the continuation signed as that function's prologue would have signed its return
+ * address (the modifier: the stack pointer after the pop, the wrapper's). A page with none of
+ * these, the fallback above.
  *
  * dlclose needs nothing: a table or a site array of objects since unloaded is never freed
  * (a hook or the SIGTRAP handler may hold it), a frame of an unloaded function on a shadow
@@ -57,9 +59,17 @@
 void *(*fxt_fn_dl_real)(const char *, int);
 
 /* The address of a byte C3 on the page of the caller's return address caller (its code: that
- * page is mapped executable while the caller runs), or 0; fxt_fn_dl_real set. */
+ * page is mapped executable while the caller runs), or 0; fxt_fn_dl_real set. aarch64: of an
+ * epilogue (above), frame the wrapper's stack pointer, whose word 4 gets the continuation cont
+ * as the epilogue will read it (signed with frame, its stack pointer then, when it
+ * authenticates). */
+#if FXT_FN_PE_X86_64
 uintptr_t fxt_fn_dl_gadget(uintptr_t caller);
 uintptr_t fxt_fn_dl_gadget(uintptr_t caller)
+#else
+uintptr_t fxt_fn_dl_gadget(uintptr_t caller, uintptr_t *frame, uintptr_t cont);
+uintptr_t fxt_fn_dl_gadget(uintptr_t caller, uintptr_t *frame, uintptr_t cont)
+#endif
 {
   void *(*r)(const char *, int) = __atomic_load_n(&fxt_fn_dl_real, __ATOMIC_RELAXED);
   if (!r) {
@@ -79,14 +89,23 @@ uintptr_t fxt_fn_dl_gadget(uintptr_t caller)
     if (page[i - 1] == 0xC3)
       return (uintptr_t)&page[i - 1];
 #else
-  /* `ldp x29, x30, [sp], #N` (post-index, imm7 = N / 8 in bits 15-21) then `ret`, N a
-   * positive multiple of 16: the stack stays aligned. Instructions are 4-byte aligned. */
+  /* `ldp x29, x30, [sp], #N` (post-index, imm7 = N / 8 in bits 15-21), N a positive
+   * multiple of 16 (the stack stays aligned), then `ret`, `autiasp; ret` or `retaa` (key A),
+   * `autibsp; ret` or `retab` (key B). Instructions are 4-byte aligned. */
   const volatile uint32_t *page = (const uint32_t *)(caller & ~(uintptr_t)(PAGE - 1));
-  for (size_t i = 0; i + 1 < PAGE / 4; i++) {
-    uint32_t w = page[i], imm7 = w >> 15 & 0x7f;
-    if ((w & 0xffc07fffu) == 0xa8c07bfdu && imm7 != 0 && imm7 < 0x40 && imm7 % 2 == 0 &&
-        page[i + 1] == 0xd65f03c0u)
+  for (size_t i = 0; i + 2 < PAGE / 4; i++) {
+    uint32_t w = page[i], imm7 = w >> 15 & 0x7f, n = page[i + 1];
+    if ((w & 0xffc07fffu) != 0xa8c07bfdu || imm7 == 0 || imm7 >= 0x40 || imm7 % 2 != 0)
+      continue;
+    bool ret = page[i + 2] == 0xd65f03c0u;
+    int kind = n == 0xd65f03c0u                        ? 0
+               : n == 0xd65f0bffu || (n == 0xd50323bfu && ret) ? 1
+               : n == 0xd65f0fffu || (n == 0xd50323ffu && ret) ? 2
+                                                               : -1;
+    if (kind >= 0) {
+      frame[4] = fxt_fn_pe_a64_sign(cont, (uintptr_t)frame, kind);
       return (uintptr_t)&page[i];
+    }
   }
 #endif
   return 0;
@@ -150,9 +169,9 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size dlopen, .-dlopen\n");
 #else
-/* dlopen(file, mode), aarch64. A frame of 32 bytes (x29, x30, file, mode). Gadget path (x0
- * the gadget, its N in bits 15-21 times 8): N bytes below the frame hold x29 and the
- * continuation 2:, sp at their base, x30 the gadget, a BR to the real dlopen; its RET goes to
+/* dlopen(file, mode), aarch64. A frame of 48 bytes (x29, x30, file, mode, the continuation
+ * as the gadget reads it). Gadget path (x0 the gadget, its N in bits 15-21 times 8): N bytes
+ * below the frame hold x29 and the continuation 2:, sp at their base, x30 the gadget, a BR to the real dlopen; its RET goes to
  * the gadget, which loads them and pops the N bytes: at 2: sp is the frame again. Fallback: a
  * BLR. Either way fxt_fn_dl_opened(handle), then back to the caller. The `bti c`: the PLT
  * reaches it by a BR. */
@@ -163,14 +182,16 @@ __asm__(".text\n"
         "dlopen:\n"
         ".cfi_startproc\n"
         "  hint #34\n" /* bti c */
-        "  stp x29, x30, [sp, #-32]!\n"
-        ".cfi_def_cfa_offset 32\n"
-        ".cfi_offset x29, -32\n"
-        ".cfi_offset x30, -24\n"
+        "  stp x29, x30, [sp, #-48]!\n"
+        ".cfi_def_cfa_offset 48\n"
+        ".cfi_offset x29, -48\n"
+        ".cfi_offset x30, -40\n"
         "  mov x29, sp\n"
-        ".cfi_def_cfa x29, 32\n"
+        ".cfi_def_cfa x29, 48\n"
         "  stp x0, x1, [sp, #16]\n"
         "  mov x0, x30\n"
+        "  mov x1, sp\n"
+        "  adr x2, 2f\n"
         "  bl fxt_fn_dl_gadget\n"
         "  adrp x17, fxt_fn_dl_real\n"
         "  ldr x17, [x17, :lo12:fxt_fn_dl_real]\n"
@@ -178,7 +199,7 @@ __asm__(".text\n"
         "  ldr w9, [x0]\n"
         "  ubfx x9, x9, #15, #7\n"
         "  sub sp, sp, x9, lsl #3\n"
-        "  adr x10, 2f\n"
+        "  ldr x10, [x29, #32]\n"
         "  stp x29, x10, [sp]\n"
         "  mov x30, x0\n"
         "  ldp x0, x1, [x29, #16]\n"
@@ -188,7 +209,7 @@ __asm__(".text\n"
         "  blr x17\n"
         "2:\n"
         "  bl fxt_fn_dl_opened\n"
-        "  ldp x29, x30, [sp], #32\n"
+        "  ldp x29, x30, [sp], #48\n"
         ".cfi_def_cfa sp, 0\n"
         ".cfi_restore x29\n"
         ".cfi_restore x30\n"
