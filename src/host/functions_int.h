@@ -164,10 +164,10 @@ void fxt_fn_runtime_setup(void);
 #else
 #define FXT_FN_PE_X86_64 0
 #endif
-/* aarch64 Linux (functions_pe_a64.c): -fpatchable-function-entry=2, two NOP instructions at
+/* aarch64 Linux (functions_pe_a64.h): -fpatchable-function-entry=2, two NOP instructions at
  * the function's entry (after its `bti c` when built with BTI), enabled as `mov x9, x30; bl
- * stub` (the kernel's arm64 DYNAMIC_FTRACE layout). Behind the compile-time switch
- * FXT_FN_PE_AARCH64 while it is not complete (docs/functions.md: what it lacks). */
+ * stub` (the kernel's arm64 DYNAMIC_FTRACE layout). The build defines FXT_FN_PE_AARCH64 (its
+ * switch, on by default: CMakeLists.txt). */
 #if defined(__aarch64__) && defined(__linux__) && defined(FXT_FN_PE_AARCH64)
 #define FXT_FN_PE_A64 1
 #define FXT_FN_PE_NOPS 2 /* instructions */
@@ -176,6 +176,11 @@ void fxt_fn_runtime_setup(void);
 #define FXT_FN_PE_A64 0
 #endif
 #define FXT_FN_PE_SUPPORTED (FXT_FN_PE_X86_64 || FXT_FN_PE_A64)
+#if defined(__aarch64__)
+/* v signed as a pac-ret prologue signs a return address: key A (kind 1) or B (2), modifier
+ * mod; kind 0: v (functions_unwind_a64.c). */
+uintptr_t fxt_fn_pe_a64_sign(uintptr_t v, uintptr_t mod, int kind);
+#endif
 
 /* The entry trampoline's C (functions.c): fn was called, slot is its return address's slot
  * on the stack. function: the record; function_graph: the shadow frame pushed when the call
@@ -193,6 +198,21 @@ void fxt_fn_pe_unwinding(void);
  * popped (cut) and, when redirect (no other unwind in flight), those put back by
  * fxt_fn_pe_unwinding still open above sp redirected again. */
 void fxt_fn_pe_caught(uintptr_t sp, bool redirect);
+#if FXT_FN_PE_A64
+/* Where a redirected function saved its return address (functions_unwind_a64.c): loc, signed
+ * as fxt_fn_pe_a64_sign's kind with the function's CFA cfa. */
+struct fxt_fn_a64_ra {
+  uintptr_t *loc;
+  uintptr_t cfa;
+  int kind;
+};
+/* Walks the calling thread's stack to the first redirected return: true, *ra filled. */
+bool fxt_fn_pe_a64_next(struct fxt_fn_a64_ra *ra);
+/* ra->kind made sure for the function fn (a signature of 0 looks plain). */
+int fxt_fn_pe_a64_kind(int kind, uintptr_t cfa, uintptr_t fn);
+/* The original return address of the redirected frame of slot (functions.c), or 0. */
+uintptr_t fxt_fn_pe_a64_site(uintptr_t slot);
+#endif
 void fxt_fn_pe_entry_tramp(void);
 void fxt_fn_pe_entry_tramp_endbr(void); /* the same for the endbr layout: the body at fn + 6 */
 /* Where an unwind that met a redirected return goes on (functions_pe.c: the return

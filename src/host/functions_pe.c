@@ -612,7 +612,6 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
   st->skipped = s ? s->skipped : 0;
 }
 
-#if FXT_FN_PE_X86_64
 /* ---- a forced unwind that meets a redirected return ------------------------------------
  * An unwind the program did not start through the shim's entry points (src/fnshim/unwind.c) - a
  * cancellation (glibc unwinds from inside itself, with its own handle on libgcc_s), an
@@ -628,7 +627,9 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
  * gives the slot as its return address: the walk goes on to the real caller, whose
  * destructors run. The first
  * phase (the search of an exception's handler) cannot go on from a personality: it stops
- * there as before, which the shim's _Unwind_RaiseException prevents. */
+ * there as before, which the shim's _Unwind_RaiseException (src/fnshim/unwind.c) prevents. On aarch64 the
+ * same, the real return address taken from the slot's shadow frame (the function saved the
+ * trampoline where its prologue put x30) and the pad functions_unwind_a64.c's. */
 _Unwind_Reason_Code fxt_fn_pe_personality(int version, _Unwind_Action actions,
                                           _Unwind_Exception_Class cls,
                                           struct _Unwind_Exception *e,
@@ -640,18 +641,25 @@ _Unwind_Reason_Code fxt_fn_pe_personality(int version, _Unwind_Action actions,
 {
   (void)version;
   (void)cls;
+#if FXT_FN_PE_A64
+  uintptr_t ra = fxt_fn_pe_a64_site(_Unwind_GetCFA(ctx) - sizeof(uintptr_t));
   fxt_fn_pe_unwinding();
-  if (!(actions & _UA_CLEANUP_PHASE))
-    return _URC_CONTINUE_UNWIND;
+#else
+  fxt_fn_pe_unwinding();
   /* The slot's real return address (put back): the jump to the pad writes over the slot. */
   uintptr_t ra = *(const uintptr_t *)(_Unwind_GetCFA(ctx) - sizeof(uintptr_t));
-  if (ra == (uintptr_t)fxt_fn_pe_return_tramp)
+#endif
+  if (!(actions & _UA_CLEANUP_PHASE))
+    return _URC_CONTINUE_UNWIND;
+  if (ra == 0 || ra == (uintptr_t)fxt_fn_pe_return_tramp)
     return _URC_CONTINUE_UNWIND; /* no frame of this thread held it: the walk ends here */
   _Unwind_SetGR(ctx, __builtin_eh_return_data_regno(0), (_Unwind_Word)(uintptr_t)e);
   _Unwind_SetGR(ctx, __builtin_eh_return_data_regno(1), (_Unwind_Word)ra);
   _Unwind_SetIP(ctx, (_Unwind_Ptr)(uintptr_t)fxt_fn_pe_unwind_pad);
   return _URC_INSTALL_CONTEXT;
 }
+
+#if FXT_FN_PE_X86_64
 
 /* Entered with rsp = slot + 8, 16-byte aligned (the caller's stack pointer at its call): the
  * CFA, the return address at CFA - 8 (the slot, put back). The NOP before is never run. */

@@ -91,20 +91,27 @@ FXT_API NOINSTR void fxt_fn_shim_exit(void *fn, void *site, uintptr_t cfa)
 
 FXT_API NOINSTR void fxt_fn_shim_unwinding(void)
 {
-#if FXT_FN_PE_X86_64
+#if FXT_FN_PE_SUPPORTED
   fxt_fn_pe_unwinding();
 #endif
 }
 
 FXT_API NOINSTR void fxt_fn_shim_caught(uintptr_t sp, bool redirect)
 {
-#if FXT_FN_PE_X86_64
+#if FXT_FN_PE_SUPPORTED
   fxt_fn_pe_caught(sp, redirect);
 #else
   (void)sp;
   (void)redirect;
 #endif
 }
+
+#if defined(__aarch64__)
+FXT_API uintptr_t fxt_fn_shim_a64_sign(uintptr_t v, uintptr_t mod, int kind)
+{
+  return fxt_fn_pe_a64_sign(v, mod, kind);
+}
+#endif
 
 /* After the real dlopen (the shim's interposer, src/fnshim/dl.c): under fxt_fn_lock, the
  * table rebuilt when objects were added (fxt_fn_table_update: keeps the filters' flags) and

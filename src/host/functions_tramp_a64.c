@@ -22,8 +22,9 @@
  * memory and q0-q7: saved, fxt_fn_pe_exit(sp) pops the frame and returns the original return
  * address, which the trampoline returns to. The instruction before it is covered by an FDE
  * whose return address is undefined: an unwinder that meets a redirected return address
- * stops there (exceptions through redirected frames are not handled on aarch64 yet:
- * docs/functions.md).
+ * stops there, unless its personality, fxt_fn_pe_personality (functions_unwind_a64.c), has it
+ * go on from the real caller; the shim's entry points (src/fnshim/unwind.c) put the real addresses back
+ * before a walk starts (functions_unwind_a64.c: where the function saved x30).
  */
 #include "functions_int.h"
 
@@ -85,6 +86,7 @@ __asm__(".text\n"
 __asm__(".text\n"
         ".p2align 4\n"
         ".cfi_startproc\n"
+        ".cfi_personality 0x1b, fxt_fn_pe_personality\n" /* functions_unwind_a64.c */
         ".cfi_undefined x30\n"
         "  nop\n" /* never run: what an unwinder looks up for the return address below */
         ".globl fxt_fn_pe_return_tramp\n"

@@ -51,6 +51,13 @@ FXT_API void fxt_fn_shim_caught(uintptr_t sp, bool redirect);
  * synced when a tracer or the profiler is on. Returns handle. */
 FXT_API void *fxt_fn_shim_dlopened(void *handle);
 
+#if defined(__aarch64__)
+/* aarch64: v signed as a pac-ret prologue signs its return address, with key A (kind 1) or B
+ * (kind 2) and modifier mod (a stack pointer); kind 0: v (the dlopen interposer's
+ * continuation, src/fnshim/dl.c). */
+FXT_API uintptr_t fxt_fn_shim_a64_sign(uintptr_t v, uintptr_t mod, int kind);
+#endif
+
 FXT_EXTERN_C_END
 
 #endif /* FXTRACE_DETAIL_FN_SHIM_H */
