@@ -73,47 +73,14 @@
 #include <unistd.h>
 
 #include "functions_int.h"
+#include "functions_stack.h"
 #include "intern.h"
 
-#define FXT_FN_DEPTH 64 /* frames of a thread's shadow stack */
-
-/* Low bits of a frame's cfa (the stack is at least 8-byte aligned). */
-#define FRAME_TRACED 1u  /* its exit writes a record (function_graph) */
-#define FRAME_NOGRAPH 2u /* set_graph_notrace: nothing under it is traced */
-#define FRAME_REDIRECT 4u /* patchable entry: its cfa is the return address slot, which holds
-                             fxt_fn_pe_return_tramp; site is the original return address */
-#define FRAME_BITS 7u
-
-struct fn_frame {
-  uintptr_t fn;
-  uintptr_t site; /* the return address into the caller */
-  uintptr_t cfa;  /* | FRAME_* bits */
-  uint64_t start;
-  struct fxt_fn_sym *sym; /* fn's symbol when it was pushed, or NULL: its exit names the
-                             record without a second lookup (tables are never freed) */
-  uint64_t sub; /* the profiler's subtime (functions_prof.c, "Self time"): written at every
-                   push, 0 when the profiler times the call, else FXT_FN_PROF_NONE; while
-                   graph-time is 0, the times (ns) of the timed calls that returned into it
-                   are added (prof_parent); its own return reads it. Owner thread only. */
-};
-
-/* A thread's shadow stack: owner thread only (and its signal handlers, see above). */
-struct fn_thread {
-  uint32_t n;        /* frames pushed, including those past FXT_FN_DEPTH (not stored) */
-  uint32_t gen;      /* fxt_fn_set.gen its frames belong to */
-  uint32_t keyed;    /* fn_key's value set: the thread's exit counts its open frames */
-  uint32_t traced;   /* frames with FRAME_TRACED */
-  uint32_t nograph;  /* frames with FRAME_NOGRAPH */
-  uint32_t redirected; /* frames with FRAME_REDIRECT */
-  struct fn_frame f[FXT_FN_DEPTH];
-};
-
-static _Thread_local struct fn_thread fn_tls __attribute__((tls_model("initial-exec")));
+_Thread_local struct fn_thread fxt_fn_tls __attribute__((tls_model("initial-exec")));
 
 struct fxt_fn_settings fxt_fn_set;
 struct fxt_fn_counts fxt_fn_counts;
 
-#define NOINSTR __attribute__((no_instrument_function))
 
 /* ---- names ------------------------------------------------------------------------------ */
 
@@ -140,7 +107,7 @@ NOINSTR static uint32_t name_ref(struct fxt_fn_sym *s, uintptr_t fn)
 
 /* One record named for the function, with one argument word: function_graph's complete event
  * [start, end] (arg: its depth), or function's instant (now; arg: the parent). */
-NOINSTR static void write_record(struct fxt_fn_sym *s, uintptr_t fn, uint32_t etype,
+NOINSTR __attribute__((noinline)) static void write_record(struct fxt_fn_sym *s, uintptr_t fn, uint32_t etype,
                                  uint64_t start, uint64_t end, uint64_t arg)
 {
   struct fxt_tslot *t = fxt_emit_enter();
@@ -178,35 +145,35 @@ NOINSTR static void write_call(struct fxt_fn_sym *s, uintptr_t fn, struct fxt_fn
 }
 
 /* function_graph: the slice [start, end], its argument "depth" the traced frames below it
- * (th->traced once its own frame is popped: 0 for the outermost traced call). */
-NOINSTR static void write_slice(struct fxt_fn_sym *s, uintptr_t fn, uint64_t start,
-                                uint64_t end, uint32_t depth)
+ * (th->traced once its own frame is popped: 0 for the outermost traced call). The common case
+ * through the fast path (fxtrace/detail/emit.h), as a scope's end: header, start, the
+ * argument, end, for a function whose name is interned. Anything else (the name's first
+ * record, no slot yet, the ring's end, the thread moved, drops to report first) takes the
+ * general path, which handles all of it; a call there, in tail position, so the fast path
+ * saves no register. */
+NOINSTR __attribute__((always_inline)) static inline void
+write_slice(struct fxt_fn_sym *s, uintptr_t fn, uint64_t start, uint64_t end, uint32_t depth)
 {
-  uint32_t arg = atomic_load_explicit(&fxt_fn_set.depth_name, memory_order_relaxed);
-  write_record(s, fn, FXT_EVENT_DURATION_COMPLETE, start, end, fxt_w_arg_u32(arg, depth));
+  uint64_t arg = fxt_w_arg_u32(atomic_load_explicit(&fxt_fn_set.depth_name,
+                                                    memory_order_relaxed), depth);
+  uint32_t ref = s ? atomic_load_explicit(&s->ref, memory_order_relaxed) : 0;
+  uint32_t cat = atomic_load_explicit(&fxt_fn_set.category, memory_order_relaxed);
+  struct fxt_fast f;
+  if (FXT_LIKELY(ref != 0) &&
+      FXT_LIKELY(fxt_fast_open(NULL, 4,
+                               fxt_w_event(FXT_EVENT_DURATION_COMPLETE, 1) |
+                                   fxt_w_event_strings(cat, ref),
+                               FXT_FAST_STAMPED, &f))) {
+    fxt_put(&f.c, start);
+    fxt_put(&f.c, arg);
+    fxt_put(&f.c, end);
+    fxt_fast_end(&f);
+    return;
+  }
+  write_record(s, fn, FXT_EVENT_DURATION_COMPLETE, start, end, arg);
 }
 
 /* ---- the shadow stack ------------------------------------------------------------------- */
-
-/* Pops the top frame (stored or not), keeping the counts of its bits. */
-NOINSTR static inline void pop(struct fn_thread *th, struct fn_frame *out)
-{
-  uint32_t n = th->n;
-  if (n <= FXT_FN_DEPTH) {
-    *out = th->f[n - 1];
-    th->traced -= (out->cfa & FRAME_TRACED) != 0;
-    th->nograph -= (out->cfa & FRAME_NOGRAPH) != 0;
-    th->redirected -= (out->cfa & FRAME_REDIRECT) != 0;
-  } else {
-    out->fn = 0;
-    out->cfa = 0;
-    out->sym = NULL;
-    out->start = 0;
-    out->sub = FXT_FN_PROF_NONE;
-  }
-  atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
-  th->n = n - 1;
-}
 
 /* Frames left open, counted as cut (those past FXT_FN_DEPTH were counted as overflow). */
 NOINSTR static void cut_all(struct fn_thread *th)
@@ -298,8 +265,8 @@ NOINSTR void fxt_fn_runtime_setup(void)
 
 /* A thread that sees a new generation drops the frames of the older one; the first time,
  * it sets its key (one of the first 32 keys: no allocation) so its exit counts what it left
- * open. The check is inline in every hook, the change out of line. */
-NOINSTR __attribute__((noinline, cold)) static void new_gen(struct fn_thread *th, uint32_t gen)
+ * open (check_gen of functions_stack.h: the check inline in every hook, the change here). */
+NOINSTR void fxt_fn_new_gen(struct fn_thread *th, uint32_t gen)
 {
   th->gen = gen;
   atomic_signal_fence(memory_order_seq_cst); /* a handler from here on sees the new gen */
@@ -308,13 +275,6 @@ NOINSTR __attribute__((noinline, cold)) static void new_gen(struct fn_thread *th
     th->keyed = 1;
     pthread_setspecific(fn_key, th);
   }
-}
-
-NOINSTR static inline void check_gen(struct fn_thread *th)
-{
-  uint32_t gen = atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed);
-  if (FXT_UNLIKELY(th->gen != gen))
-    new_gen(th, gen);
 }
 
 /* Whether a call of s is traced, given the frames open (ftrace's rules: set_ftrace_filter
@@ -345,11 +305,52 @@ NOINSTR static inline bool traced(const struct fn_thread *th, const struct fxt_f
   return on;
 }
 
+/* The hooks' general paths, below their fast paths. */
+NOINSTR __attribute__((noinline)) static void entry_any(uintptr_t fn, uintptr_t site,
+                                                        uintptr_t cfa, uint32_t mode);
+NOINSTR __attribute__((noinline)) static void exit_any(uintptr_t fn, uintptr_t site,
+                                                       uintptr_t cfa, uint32_t mode,
+                                                       uint64_t end);
+
+/* Whether the hooks' fast paths hold for a thread: function_graph alone (no profiler), no rule
+ * (every call traced: fxt_fn_set.rules), the thread's frames of the current generation. */
+NOINSTR static inline bool graph_plain(const struct fn_thread *th, uint32_t mode)
+{
+  return mode == FXT_FN_GRAPH &&
+         (atomic_load_explicit(&fxt_fn_set.rules, memory_order_relaxed) |
+          (th->gen ^ atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed))) == 0;
+}
+
+/* An entry. The fast path, every call traced, with room on the shadow stack and no
+ * set_graph_notrace frame open (there may be one from before the rule was removed): what
+ * entry_any does in that case, in the same order (the index claimed before the frame is
+ * written, the time last). */
 NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
+{
+  struct fn_thread *th = &fxt_fn_tls;
+  uint32_t n = th->n;
+  if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0)) {
+    entry_any(fn, site, cfa, mode);
+    return;
+  }
+  th->n = n + 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  struct fxt_fn_table *tab = fxt_fn_table_current();
+  struct fn_frame *f = &th->f[n];
+  f->fn = fn;
+  f->site = site;
+  f->cfa = cfa | FRAME_TRACED;
+  f->sym = tab ? fxt_fn_sym_entry(tab, fn) : NULL;
+  f->sub = FXT_FN_PROF_NONE;
+  th->traced++;
+  f->start = fxt_ticks();
+}
+
+NOINSTR static void entry_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
 {
   uint32_t prof = mode & FXT_FN_PROF; /* the profiler (functions_prof.c), whatever the tracer */
   mode &= FXT_FN_TRACER;
-  struct fn_thread *th = &fn_tls;
+  struct fn_thread *th = &fxt_fn_tls;
   check_gen(th);
   uint32_t n = th->n;
   th->n = n + 1; /* claimed before it is written: a handler pushes above it */
@@ -396,13 +397,36 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
   write_call(s, fn, ps, parent);
 }
 
+/* An exit. The fast path: graph_plain, and the frame on top (stored) is this call's, traced
+ * (not redirected, no set_graph_notrace): popped as pop() does, its slice written. */
 NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
 {
   uint64_t end = mode & (FXT_FN_GRAPH | FXT_FN_PROF) ? fxt_ticks() : 0; /* first: the exit's
                                                              own work is not in the slice */
+  struct fn_thread *th = &fxt_fn_tls;
+  uint32_t n = th->n - 1; /* the top frame's index */
+  if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->f[n].fn != fn ||
+                   th->f[n].site != site || (th->f[n].cfa & FRAME_BITS) != FRAME_TRACED)) {
+    exit_any(fn, site, cfa, mode, end);
+    return;
+  }
+  uint64_t start = th->f[n].start;
+  struct fxt_fn_sym *s = th->f[n].sym;
+  uint32_t depth = --th->traced;
+  atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
+  th->n = n;
+  uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
+  if (thresh && end - start < thresh)
+    return;
+  write_slice(s, fn, start, end, depth);
+}
+
+NOINSTR static void exit_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode,
+                             uint64_t end)
+{
   uint32_t prof = mode & FXT_FN_PROF;
   mode &= FXT_FN_TRACER;
-  struct fn_thread *th = &fn_tls;
+  struct fn_thread *th = &fxt_fn_tls;
   check_gen(th);
   struct fn_frame f;
   for (;;) {
@@ -449,14 +473,41 @@ NOINSTR static struct fxt_fn_sym *pe_sym(const struct fxt_fn_table *tab, uintptr
  * counted as overflow. Order, for a handler that interrupts (runs the same code above):
  * index claimed, frame written, then (returned 1) the slot redirected by the trampoline's
  * call of the body - a return through the trampoline always finds its frame complete. */
+NOINSTR __attribute__((noinline)) static int pe_enter_any(uintptr_t fn, uintptr_t *slot,
+                                                          uint32_t mode);
+
+/* The fast path: graph_plain, room on the shadow stack, no set_graph_notrace frame open - the
+ * call is traced: pe_enter_any's steps for that case, in its order. */
 NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
 {
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
+  struct fn_thread *th = &fxt_fn_tls;
+  uint32_t n = th->n;
+  if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0))
+    return pe_enter_any(fn, slot, mode);
+  th->n = n + 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  struct fxt_fn_table *tab = fxt_fn_table_current();
+  struct fn_frame *f = &th->f[n];
+  f->fn = fn;
+  f->site = *slot;
+  f->cfa = (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT;
+  f->sym = pe_sym(tab, fn);
+  f->sub = FXT_FN_PROF_NONE;
+  f->start = fxt_ticks();
+  th->traced++;
+  th->redirected++;
+  atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
+  return 1;
+}
+
+NOINSTR static int pe_enter_any(uintptr_t fn, uintptr_t *slot, uint32_t mode)
+{
   if (mode == FXT_FN_NOP)
     return 0; /* a site still enabled while the tracer goes off */
   uint32_t prof = mode & FXT_FN_PROF;
   mode &= FXT_FN_TRACER;
-  struct fn_thread *th = &fn_tls;
+  struct fn_thread *th = &fxt_fn_tls;
   check_gen(th);
   struct fxt_fn_table *tab = fxt_fn_table_current();
   struct fxt_fn_sym *s = pe_sym(tab, fn);
@@ -500,10 +551,37 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
  * popped, counted as cut. A frame is there whatever the tracer became since (cut_old keeps
  * redirected frames); none would mean the shadow stack was corrupted, and there is no address
  * to return to: the process stops with a message. */
+NOINSTR __attribute__((noinline)) static uintptr_t pe_exit_any(uintptr_t sp, uint64_t end);
+
+/* The fast path: the thread's frames of the current generation, the frame on top (stored)
+ * this return's, traced and not timed by the profiler: popped as pop() does, its slice
+ * written. */
 NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
 {
   uint64_t end = fxt_ticks(); /* first: the exit's own work is not in the slice */
-  struct fn_thread *th = &fn_tls;
+  struct fn_thread *th = &fxt_fn_tls;
+  uint32_t n = th->n - 1; /* the top frame's index */
+  uintptr_t want = (sp - sizeof(uintptr_t)) | FRAME_TRACED | FRAME_REDIRECT;
+  if (FXT_UNLIKELY(th->gen != atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed) ||
+                   n >= FXT_FN_DEPTH || th->f[n].cfa != want ||
+                   th->f[n].sub != FXT_FN_PROF_NONE))
+    return pe_exit_any(sp, end);
+  uintptr_t fn = th->f[n].fn, site = th->f[n].site;
+  uint64_t start = th->f[n].start;
+  struct fxt_fn_sym *s = th->f[n].sym;
+  uint32_t depth = --th->traced;
+  th->redirected--;
+  atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
+  th->n = n;
+  uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
+  if (!thresh || end - start >= thresh)
+    write_slice(s, fn, start, end, depth);
+  return site;
+}
+
+NOINSTR static uintptr_t pe_exit_any(uintptr_t sp, uint64_t end)
+{
+  struct fn_thread *th = &fxt_fn_tls;
   check_gen(th);
   uintptr_t slot = sp - sizeof(uintptr_t);
   uint32_t i = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
@@ -531,192 +609,6 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
   }
   return f.site;
 }
-
-#if FXT_FN_PE_SUPPORTED
-/* The redirections an unwinder's walk undid, until the exception is caught: bit i for the
- * shadow frame at index i (FXT_FN_DEPTH fits), with its TRACED and NOGRAPH bits, in the
- * thread's generation gen (a switch of the tracer compacts the frames: the bits are then
- * stale and dropped). On aarch64 also where each one's return address was saved and how it
- * was signed (functions_unwind_a64.c); on x86-64 that is its slot, plain. Owner thread only,
- * as the shadow stack; a handler that throws and catches inside itself sets and takes bits of
- * frames above those it interrupted. */
-_Static_assert(FXT_FN_DEPTH <= 64, "one bit per shadow frame");
-struct pe_unwound {
-  uint64_t restored, traced, nograph;
-  uint32_t gen;
-#if FXT_FN_PE_A64
-  uintptr_t *loc[FXT_FN_DEPTH];
-  uint8_t kind[FXT_FN_DEPTH];
-#endif
-};
-static _Thread_local struct pe_unwound pe_unw __attribute__((tls_model("initial-exec")));
-
-/* Frame i (f) no longer redirected, remembered in pe_unw when restored (its return address
- * put back). */
-NOINSTR static void pe_unredirect(struct fn_thread *th, struct fn_frame *f, uint32_t i,
-                                  bool restored)
-{
-  if (restored) {
-    uint64_t bit = (uint64_t)1 << i;
-    pe_unw.restored |= bit;
-    pe_unw.traced |= (f->cfa & FRAME_TRACED) ? bit : 0;
-    pe_unw.nograph |= (f->cfa & FRAME_NOGRAPH) ? bit : 0;
-  }
-  th->traced -= (f->cfa & FRAME_TRACED) != 0;
-  th->nograph -= (f->cfa & FRAME_NOGRAPH) != 0;
-  th->redirected--;
-  f->cfa &= ~(uintptr_t)(FRAME_REDIRECT | FRAME_TRACED | FRAME_NOGRAPH);
-}
-
-/* An unwinder is about to walk this thread's stack (src/fnshim/unwind.c: a C++ exception, any
- * _Unwind_RaiseException, a rethrow, a forced unwind, pthread_exit): every
- * redirected return address is put back, so the walk sees the real callers; the frames stay
- * (no REDIRECT, no record), popped as cut by a later return or switch, or redirected again by
- * fxt_fn_pe_caught when they outlive the catch (pe_unw remembers them). Top down: a tail call
- * shares its caller's slot, and its frame, on top, holds the trampoline as its return
- * address; the caller's, below, the real one. */
-#if FXT_FN_PE_X86_64
-/* A slot that does not hold the trampoline (a frame a longjmp left, its stack since reused)
- * is not written. */
-NOINSTR void fxt_fn_pe_unwinding(void)
-{
-  struct fn_thread *th = &fn_tls;
-  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
-  if (th->redirected > 0 && pe_unw.gen != th->gen)
-    pe_unw = (struct pe_unwound){.gen = th->gen};
-  for (uint32_t i = n; i > 0 && th->redirected > 0; i--) {
-    struct fn_frame *f = &th->f[i - 1];
-    if (!(f->cfa & FRAME_REDIRECT))
-      continue;
-    uintptr_t *slot = (uintptr_t *)(f->cfa & ~(uintptr_t)FRAME_BITS);
-    bool restored = *slot == (uintptr_t)fxt_fn_pe_return_tramp;
-    if (restored)
-      *slot = f->site;
-    pe_unredirect(th, f, i - 1, restored);
-  }
-}
-#else
-/* aarch64: each walk (fxt_fn_pe_a64_next) finds the first return still redirected on the
- * stack, which belongs to the redirected frames of slot CFA - 8 (two with a tail call: the
- * lowest holds the real address); written back signed as it was; then the next walk. A frame
- * no walk reaches (a longjmp left it) stays redirected. At most one walk per frame, and one
- * more that finds none. */
-NOINSTR void fxt_fn_pe_unwinding(void)
-{
-  struct fn_thread *th = &fn_tls;
-  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
-  if (th->redirected > 0 && pe_unw.gen != th->gen)
-    pe_unw = (struct pe_unwound){.gen = th->gen};
-  struct fxt_fn_a64_ra ra;
-  for (uint32_t k = 0; k < n && th->redirected > 0 && fxt_fn_pe_a64_next(&ra); k++) {
-    uintptr_t slot = ra.cfa - sizeof(uintptr_t);
-    uint32_t low = n;
-    for (uint32_t i = n; i > 0; i--)
-      if ((th->f[i - 1].cfa & FRAME_REDIRECT) &&
-          (th->f[i - 1].cfa & ~(uintptr_t)FRAME_BITS) == slot)
-        low = i - 1;
-    if (low == n)
-      return; /* not this thread's: the unwinder will stop there */
-    for (uint32_t i = n; i > low; i--)
-      if ((th->f[i - 1].cfa & FRAME_REDIRECT) &&
-          (th->f[i - 1].cfa & ~(uintptr_t)FRAME_BITS) == slot)
-        pe_unredirect(th, &th->f[i - 1], i - 1, i - 1 == low);
-    ra.kind = fxt_fn_pe_a64_kind(ra.kind, ra.cfa, th->f[low].fn);
-    *ra.loc = fxt_fn_pe_a64_sign(th->f[low].site, ra.cfa, ra.kind);
-    pe_unw.loc[low] = ra.loc;
-    pe_unw.kind[low] = (uint8_t)ra.kind;
-  }
-}
-
-uintptr_t fxt_fn_pe_a64_site(uintptr_t slot)
-{
-  struct fn_thread *th = &fn_tls;
-  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
-  for (uint32_t i = 0; i < n; i++)
-    if ((th->f[i].cfa & ~(uintptr_t)FRAME_BITS) == slot &&
-        th->f[i].site != (uintptr_t)fxt_fn_pe_return_tramp)
-      return th->f[i].site;
-  return 0;
-}
-#endif
-
-/* Where frame i's return address is (its slot on x86-64) and its value v as stored there. */
-NOINSTR static uintptr_t *pe_ra_loc(const struct pe_unwound *u, uint32_t i, uintptr_t *slot)
-{
-#if FXT_FN_PE_A64
-  (void)slot;
-  return u->loc[i];
-#else
-  (void)u;
-  (void)i;
-  return slot;
-#endif
-}
-
-NOINSTR static uintptr_t pe_ra_value(const struct pe_unwound *u, uint32_t i, uintptr_t *slot,
-                                     uintptr_t v)
-{
-#if FXT_FN_PE_A64
-  return fxt_fn_pe_a64_sign(v, (uintptr_t)(slot + 1), u->kind[i]);
-#else
-  (void)u;
-  (void)i;
-  (void)slot;
-  return v;
-#endif
-}
-
-/* A C++ exception caught (src/fnshim/unwind.c, __cxa_begin_catch): sp is the catching
- * function's stack pointer. The frames the exception went through are on top, their cfa (a
- * redirected one's slot, a hook's stack pointer) below sp (the catching function's own: its
- * slot above sp, its hook's stack pointer sp itself): popped, counted as cut. The
- * frames fxt_fn_pe_unwinding put back that are still open above sp get their redirection (and
- * their TRACED and NOGRAPH bits) again, so their slices are written when they return (as
- * uftrace's mcount_rstack_reset). Order as fxt_fn_pe_enter's: the frame whole before its
- * return address goes to the trampoline. A place that no longer holds the frame's return
- * address is not written (the frame was left by a longjmp meanwhile). Not redirect: another
- * unwind is still walking up the stack (src/fnshim/unwind.c) and must read the real return
- * addresses; the frames stay put back, remembered for the catch that ends it. */
-NOINSTR void fxt_fn_pe_caught(uintptr_t sp, bool redirect)
-{
-  struct fn_thread *th = &fn_tls;
-  check_gen(th);
-  struct fn_frame f;
-  while (th->n > 0 && th->n <= FXT_FN_DEPTH &&
-         (th->f[th->n - 1].cfa & ~(uintptr_t)FRAME_BITS) < sp) {
-    pop(th, &f);
-    atomic_fetch_add_explicit(&fxt_fn_counts.cut, 1, memory_order_relaxed);
-  }
-  if (!redirect)
-    return; /* another unwind walks on: the frames keep their real return addresses */
-  struct pe_unwound *u = &pe_unw;
-  uint64_t restored = u->restored, traced = u->traced, nograph = u->nograph;
-  u->restored = u->traced = u->nograph = 0;
-  if (u->gen != th->gen) {
-    u->gen = th->gen;
-    return;
-  }
-  uint32_t n = th->n < FXT_FN_DEPTH ? th->n : FXT_FN_DEPTH;
-  for (uint32_t i = 0; i < n && restored >> i; i++) {
-    uint64_t bit = (uint64_t)1 << i;
-    struct fn_frame *fr = &th->f[i];
-    uintptr_t *slot = (uintptr_t *)(fr->cfa & ~(uintptr_t)FRAME_BITS);
-    if (!(restored & bit) || (fr->cfa & FRAME_REDIRECT) || (uintptr_t)slot <= sp)
-      continue;
-    uintptr_t *loc = pe_ra_loc(u, i, slot);
-    if (*loc != pe_ra_value(u, i, slot, fr->site))
-      continue;
-    uintptr_t bits = FRAME_REDIRECT | ((traced & bit) ? FRAME_TRACED : 0) |
-                     ((nograph & bit) ? FRAME_NOGRAPH : 0);
-    fr->cfa |= bits;
-    th->traced += (bits & FRAME_TRACED) != 0;
-    th->nograph += (bits & FRAME_NOGRAPH) != 0;
-    th->redirected++;
-    atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
-    *loc = pe_ra_value(u, i, slot, (uintptr_t)fxt_fn_pe_return_tramp);
-  }
-}
-#endif
 
 FXT_API int fxt_functions_counts(struct fxt_functions_counts *c)
 {

@@ -125,12 +125,23 @@ static uint32_t flag_of(enum fxt_fn_file file)
   }
 }
 
-/* has_filter and has_graph from the flags. */
+static uint32_t flags_any; /* the flags of every function ORed (recount) */
+
+/* fxt_fn_set.rules from the flags and max_graph_depth. */
+static void set_rules(void)
+{
+  uint32_t max = atomic_load_explicit(&fxt_fn_set.max_depth, memory_order_relaxed);
+  atomic_store_explicit(&fxt_fn_set.rules, flags_any | (max != 0), memory_order_relaxed);
+}
+
+/* has_filter, has_graph and rules from the flags. */
 static void recount(const struct fxt_fn_table *t)
 {
   uint32_t any = 0;
   for (uint32_t i = 0; t && i < t->n; i++)
     any |= atomic_load_explicit(&t->syms[i].flags, memory_order_relaxed);
+  flags_any = any;
+  set_rules();
   atomic_store_explicit(&fxt_fn_set.has_filter, (any & FXT_FN_F_FILTER) != 0,
                         memory_order_relaxed);
   atomic_store_explicit(&fxt_fn_set.has_graph, (any & FXT_FN_F_GRAPH) != 0,
@@ -225,8 +236,10 @@ int fxt_fn_file_write(enum fxt_fn_file file, const char *v)
   }
   case FXT_FN_MAX_GRAPH_DEPTH:
     /* The kernel's graph_depth_write: kstrtoul, stored in an unsigned int (cut as there). */
-    if ((rc = fxt_tfs_kstrtoul(v, &n)) == 0)
+    if ((rc = fxt_tfs_kstrtoul(v, &n)) == 0) {
       atomic_store_explicit(&fxt_fn_set.max_depth, (uint32_t)n, memory_order_relaxed);
+      set_rules();
+    }
     break;
   case FXT_FN_TRACING_THRESH: /* the kernel's tracing_nsecs_write: kstrtoul (µs) */
     if ((rc = fxt_tfs_kstrtoul(v, &n)) == 0) {

@@ -91,6 +91,10 @@ struct fxt_fn_settings {
   _Atomic uint32_t has_filter;    /* some function is in set_ftrace_filter */
   _Atomic uint32_t has_graph;     /* some function is in set_graph_function */
   _Atomic uint32_t max_depth;     /* max_graph_depth, 0 = no limit */
+  _Atomic uint32_t rules;         /* 0 while no function has a flag (FXT_FN_F_*: none in
+                                     any of the four filter files) and max_depth is 0: then
+                                     function_graph traces every call, and its hooks take
+                                     their fast paths (functions.c) */
   _Atomic uint64_t thresh_ticks;  /* tracing_thresh in trace-clock ticks, 0 = off */
   _Atomic uint32_t category;      /* interned "function" */
   _Atomic uint32_t parent_name;   /* interned "parent" (the function tracer's argument) */

@@ -276,9 +276,16 @@ struct fxt_fast {
   uint64_t ts;  /* clk: the timestamp */
 };
 
-static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint *tp,
-                                                    uint32_t words, uint64_t header_bits,
-                                                    bool clk, struct fxt_fast *f)
+/* How fxt_fast_open stamps the event: FXT_FAST_TSC and FXT_FAST_CLK are fxt_fast_begin's
+ * two forms (clk false and true); FXT_FAST_STAMPED is for a record without a tracepoint whose
+ * times the caller read before (the function tracer's slices, src/host/functions.c): no clock
+ * is read, the CPU word is the running clock's form's, and there is no filter to decline for.
+ * tp is not read then (it may be NULL), and the header is header_bits alone. */
+enum { FXT_FAST_TSC = 0, FXT_FAST_CLK = 1, FXT_FAST_STAMPED = 2 };
+
+static inline FXT_ALWAYS_INLINE bool fxt_fast_open(const struct fxt_tracepoint *tp,
+                                                   uint32_t words, uint64_t header_bits,
+                                                   int how, struct fxt_fast *f)
 {
 #if defined(__GNUC__) && defined(__x86_64__)
   struct fxt_tslot *t = fxt_tls_slot;
@@ -294,15 +301,17 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   FXT_STORE(&t->depth, 1, FXT_MO_RELAXED);
   /* Depth is raised before the session-active load, in program order (as fxt_emit_enter). */
   FXT_SIGNAL_FENCE(FXT_MO_SEQ_CST);
-  if (clk)
+  if (how == FXT_FAST_CLK)
     f->ts = fxt_ticks_slow();
   /* The thread's word at fxt_fast_cpu_at, one %fs-relative load (not the thread pointer's
    * load and an add; __seg_fs is not in strict ISO C modes). It may be done before the
    * depth store: the CPU is only compared, and the thread can move at any point anyway. */
+  ptrdiff_t at = how == FXT_FAST_TSC   ? fxt_fast_cpu_at
+                 : how == FXT_FAST_CLK ? fxt_clk_cpu_at
+                 : fxt_clock_is_tsc    ? fxt_fast_cpu_at
+                                       : fxt_clk_cpu_at;
   uint32_t cpu;
-  __asm__ __volatile__("movl %%fs:(%1), %0"
-                       : "=r"(cpu)
-                       : "r"(clk ? fxt_clk_cpu_at : fxt_fast_cpu_at));
+  __asm__ __volatile__("movl %%fs:(%1), %0" : "=r"(cpu) : "r"(at));
   struct fxt_ring *r = &t->w.ring;
   uint32_t head = FXT_LOAD(&r->head, FXT_MO_RELAXED); /* ours */
   uint32_t bytes = words * 8;
@@ -310,7 +319,8 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
                     (FXT_LOAD(&fxt_session_active, FXT_MO_RELAXED) ^
                      FXT_LOAD(&t->gen, FXT_MO_RELAXED))) != 0 ||
                    (int32_t)(t->fast_end - head - bytes) < 0 ||
-                   FXT_LOAD(&tp->reg.filter, FXT_MO_RELAXED) != NULL)) {
+                   (how != FXT_FAST_STAMPED &&
+                    FXT_LOAD(&tp->reg.filter, FXT_MO_RELAXED) != NULL))) {
     FXT_STORE(&t->depth, depth, FXT_MO_RELAXED);
     return false;
   }
@@ -321,12 +331,20 @@ static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint 
   f->c.pos = 0;
   f->t = t;
   f->end = head + bytes;
-  fxt_put(&f->c, tp->reg.header | t->thread_bits | header_bits | fxt_w_size(words));
+  fxt_put(&f->c, (how != FXT_FAST_STAMPED ? tp->reg.header : 0) | t->thread_bits |
+                     header_bits | fxt_w_size(words));
   return true;
 #else
-  (void)tp, (void)words, (void)header_bits, (void)clk, (void)f;
+  (void)tp, (void)words, (void)header_bits, (void)how, (void)f;
   return false;
 #endif
+}
+
+static inline FXT_ALWAYS_INLINE bool fxt_fast_begin(const struct fxt_tracepoint *tp,
+                                                    uint32_t words, uint64_t header_bits,
+                                                    bool clk, struct fxt_fast *f)
+{
+  return fxt_fast_open(tp, words, header_bits, clk ? FXT_FAST_CLK : FXT_FAST_TSC, f);
 }
 
 /* The timestamp on the fast path, which runs only where the trace clock is the TSC (see
