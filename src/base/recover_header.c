@@ -22,17 +22,35 @@ uint64_t rec_le64(const unsigned char *p)
   return (uint64_t)rec_le32(p) | (uint64_t)rec_le32(p + 4) << 32;
 }
 
-void rec_say(struct rec_model *m, int damage, const char *fmt, ...)
+static void say(struct rec_model *m, int damage, const char *fmt, va_list ap)
 {
   char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(line, sizeof(line), fmt, ap);
-  va_end(ap);
   if (damage)
     m->stats->damage++;
   if (m->report)
     m->report(m->report_ctx, damage, line);
+}
+
+void rec_say(struct rec_model *m, int damage, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  say(m, damage, fmt, ap);
+  va_end(ap);
+}
+
+/* A header that cannot be read: reported as damage, FXT_EBADMSG. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int bad_header(struct rec_model *m, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  say(m, 1, fmt, ap);
+  va_end(ap);
+  return FXT_EBADMSG;
 }
 
 int rec_read_header(struct rec_model *m)
@@ -40,28 +58,20 @@ int rec_read_header(struct rec_model *m)
   const struct fxt_rec_file *f = &m->in->session;
   struct rec_hdr *h = &m->h;
   const char *n = f->name;
-  if (f->size < FXT_SH_HEADER_BYTES) {
-    rec_say(m, 1, "%s: offset %llu: the file ends inside the %u-byte header", n,
-            (unsigned long long)f->size, FXT_SH_HEADER_BYTES);
-    return FXT_EBADMSG;
-  }
+  if (f->size < FXT_SH_HEADER_BYTES)
+    return bad_header(m, "%s: offset %llu: the file ends inside the %u-byte header", n,
+                      (unsigned long long)f->size, FXT_SH_HEADER_BYTES);
   const unsigned char *d = f->data;
-  if (rec_le64(d + FXT_SH_OFF_MAGIC) != FXT_SH_MAGIC) {
-    rec_say(m, 1, "%s: offset 0: not an fxtrace session file (bad magic)", n);
-    return FXT_EBADMSG;
-  }
+  if (rec_le64(d + FXT_SH_OFF_MAGIC) != FXT_SH_MAGIC)
+    return bad_header(m, "%s: offset 0: not an fxtrace session file (bad magic)", n);
   h->version = rec_le32(d + FXT_SH_OFF_VERSION);
-  if (h->version != FXT_SH_VERSION) {
-    rec_say(m, 1, "%s: offset %u: version %u (this fxtrace reads version %u)", n,
-            FXT_SH_OFF_VERSION, h->version, FXT_SH_VERSION);
-    return FXT_EBADMSG;
-  }
+  if (h->version != FXT_SH_VERSION)
+    return bad_header(m, "%s: offset %u: version %u (this fxtrace reads version %u)", n,
+                      FXT_SH_OFF_VERSION, h->version, FXT_SH_VERSION);
   uint32_t sum = fxt_sh_fnv(d, FXT_SH_OFF_CHECKSUM);
-  if (rec_le32(d + FXT_SH_OFF_CHECKSUM) != sum) {
-    rec_say(m, 1, "%s: offset 0..%u: header checksum mismatch: the header is damaged", n,
-            FXT_SH_OFF_CHECKSUM);
-    return FXT_EBADMSG;
-  }
+  if (rec_le32(d + FXT_SH_OFF_CHECKSUM) != sum)
+    return bad_header(m, "%s: offset 0..%u: header checksum mismatch: the header is damaged", n,
+                      FXT_SH_OFF_CHECKSUM);
   h->pid = rec_le32(d + FXT_SH_OFF_PID);
   h->mode = rec_le32(d + FXT_SH_OFF_MODE);
   h->proc_start = rec_le64(d + FXT_SH_OFF_PROC_START);
@@ -110,10 +120,8 @@ int rec_read_header(struct rec_model *m)
       (uint64_t)h->nslots * h->stride != h->pool_bytes || !lay_ok ||
       h->companion_off * 2 > h->companion_storage_off ||
       (uint64_t)h->companion_storage_off + h->companion_bytes > h->ring_storage_off ||
-      h->companion_bytes < FXT_RING_MIN_SIZE || (h->companion_bytes & (h->companion_bytes - 1))) {
-    rec_say(m, 1, "%s: offset %u: inconsistent buffer geometry", n, FXT_SH_OFF_POOL_BYTES);
-    return FXT_EBADMSG;
-  }
+      h->companion_bytes < FXT_RING_MIN_SIZE || (h->companion_bytes & (h->companion_bytes - 1)))
+    return bad_header(m, "%s: offset %u: inconsistent buffer geometry", n, FXT_SH_OFF_POOL_BYTES);
   h->state = rec_le32(d + FXT_SH_OFF_STATE);
   h->intent_state = rec_le32(d + FXT_SH_OFF_INTENT_STATE);
   h->intent_seq = rec_le32(d + FXT_SH_OFF_INTENT_SEQ);

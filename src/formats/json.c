@@ -582,18 +582,18 @@ static int write_all(struct conv *c) {
   s->flows_bound = c->ord.flows_bound;
   s->sort_runs = c->ord.runs;
   FXT_JSON_LIT(b, "\n],\n\"otherData\":{\"source\":\"fxtrace convert --to json\",");
-  put_count(b, "records", s->records, false);
-  put_count(b, "events", s->events, false);
-  put_count(b, "lost_counters", s->lost_counters, false);
-  put_count(b, "lost_records", s->lost_records, false);
-  put_count(b, "cpu_counters", s->cpu_counters, false);
-  put_count(b, "unmatched_begin", s->unmatched_begin, false);
-  put_count(b, "unmatched_end", s->unmatched_end, false);
-  put_count(b, "paired", s->paired, false);
-  put_count(b, "flows_bound", s->flows_bound, false);
-  put_count(b, "logs", s->logs, false);
-  put_count(b, "metadata", s->metadata, false);
-  put_count(b, "skipped_records", s->skipped, false);
+  const struct {
+    const char *key;
+    uint64_t n;
+  } counts[] = {
+      {"records", s->records}, {"events", s->events}, {"lost_counters", s->lost_counters},
+      {"lost_records", s->lost_records}, {"cpu_counters", s->cpu_counters},
+      {"unmatched_begin", s->unmatched_begin}, {"unmatched_end", s->unmatched_end},
+      {"paired", s->paired}, {"flows_bound", s->flows_bound}, {"logs", s->logs},
+      {"metadata", s->metadata}, {"skipped_records", s->skipped},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+    put_count(b, counts[i].key, counts[i].n, false);
   if (s->torn)
     put_count(b, "torn_tail_offset", s->torn, false);
   put_count(b, "providers", s->providers, true);

@@ -176,33 +176,34 @@ static void put_event(struct fxt_tracepoint *tp, struct fxt_tslot *t, uint32_t c
   end(t, &c);
 }
 
-/* traceoff: recording off for the session the thread records in (its gen): the same word
+/* traceoff (on false) and traceon (on true), once their count is claimed.
+ *
+ * traceoff: recording off for the session the thread records in (its gen): the same word
  * tracing_on's writes set (fxt_session_pause), so that the next event of every thread is
  * refused at its fire site. A compare-and-swap from the thread's gen: a session being
- * stopped (0 already) or paused is left as it is. False when it was off already. Then the
- * session is marked off (fxt_session_off_gen), for a traceon trigger to find. */
-static bool trace_off(const struct fxt_tslot *t)
-{
-  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed), want = gen;
-  if (!atomic_compare_exchange_strong_explicit(&fxt_session_active, &want, 0,
-                                               memory_order_relaxed, memory_order_relaxed))
-    return false;
-  atomic_store_explicit(&fxt_session_off_gen, gen, memory_order_relaxed);
-  return true;
-}
-
-/* traceon: recording on again for the session the thread's slot is of, when it is off (its
+ * stopped (0 already) or paused is left as it is. Then the session is marked off
+ * (fxt_session_off_gen), for a traceon trigger to find.
+ *
+ * traceon: recording on again for the session the thread's slot is of, when it is off (its
  * off_gen is the slot's gen: a stopping session has cleared it). The compare-and-swap of
  * off_gen makes one firing the one that turns it on; the store of the active word after it
  * is what fire sites read (relaxed: nothing is published with it; a thread's next emission
- * enters on it as after a tracing_on write). False when recording was on. */
-static bool trace_on(const struct fxt_tslot *t)
+ * enters on it as after a tracing_on write).
+ *
+ * False, the count given back, when recording was that way already. */
+static bool trace_switch(struct fxt_evtrig *g, const struct fxt_tslot *t, bool on)
 {
-  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed), want = gen;
-  if (!atomic_compare_exchange_strong_explicit(&fxt_session_off_gen, &want, 0,
-                                               memory_order_relaxed, memory_order_relaxed))
+  if (!claim(g))
     return false;
-  atomic_store_explicit(&fxt_session_active, gen, memory_order_relaxed);
+  _Atomic uint32_t *from = on ? &fxt_session_off_gen : &fxt_session_active;
+  _Atomic uint32_t *to = on ? &fxt_session_active : &fxt_session_off_gen;
+  uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed), want = gen;
+  if (!atomic_compare_exchange_strong_explicit(from, &want, 0, memory_order_relaxed,
+                                               memory_order_relaxed)) {
+    give_back(g);
+    return false;
+  }
+  atomic_store_explicit(to, gen, memory_order_relaxed);
   return true;
 }
 
@@ -240,12 +241,7 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
       continue;
     switch (g->cmd) {
     case FXT_EVTRIG_TRACEOFF:
-      if (claim(g)) {
-        if (trace_off(t))
-          off = true;
-        else
-          give_back(g);
-      }
+      off |= trace_switch(g, t, false);
       break;
     case FXT_EVTRIG_SNAPSHOT:
       snap |= claim(g);
@@ -267,12 +263,7 @@ bool fxt_evtrig_fire(const struct fxt_evhook *h, struct fxt_tracepoint *tp, stru
       fxt_evtrig_hist_count(g->hist, values, lens, c);
       break;
     case FXT_EVTRIG_TRACEON: /* changes something only while recording is off */
-      if (claim(g)) {
-        if (trace_on(t))
-          on = true;
-        else
-          give_back(g);
-      }
+      on |= trace_switch(g, t, true);
       break;
     default:
       break;
