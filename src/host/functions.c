@@ -173,6 +173,14 @@ write_slice(struct fxt_fn_sym *s, uintptr_t fn, uint64_t start, uint64_t end, ui
   write_record(s, fn, FXT_EVENT_DURATION_COMPLETE, start, end, arg);
 }
 
+/* The same out of line, for the general paths (one copy of the fast path's code there). */
+NOINSTR __attribute__((noinline)) static void write_slice_any(struct fxt_fn_sym *s, uintptr_t fn,
+                                                              uint64_t start, uint64_t end,
+                                                              uint32_t depth)
+{
+  write_slice(s, fn, start, end, depth);
+}
+
 /* ---- the shadow stack ------------------------------------------------------------------- */
 
 /* Frames left open, counted as cut (those past FXT_FN_DEPTH were counted as overflow). */
@@ -455,7 +463,7 @@ NOINSTR static void exit_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32
   uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
   if (thresh && end - f.start < thresh)
     return;
-  write_slice(f.sym, fn, f.start, end, th->traced);
+  write_slice_any(f.sym, fn, f.start, end, th->traced);
 }
 
 /* ---- the patchable-entry engine's C (functions_tramp.c calls these) -------------------- */
@@ -605,7 +613,7 @@ NOINSTR static uintptr_t pe_exit_any(uintptr_t sp, uint64_t end)
   if (f.cfa & FRAME_TRACED) { /* cleared at a switch: set means function_graph still */
     uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
     if (!thresh || end - f.start >= thresh)
-      write_slice(f.sym, f.fn, f.start, end, th->traced);
+      write_slice_any(f.sym, f.fn, f.start, end, th->traced);
   }
   return f.site;
 }
