@@ -27,6 +27,13 @@
  * it counts a call's hit at its entry and, through the call's frame (start), its time at its
  * return - with the engine, a profiled call's return is redirected as function_graph's.
  *
+ * Fast paths. function_graph with no rule (fxt_fn_set.rules 0: no function in a filter file,
+ * no max_graph_depth) and no profiler traces every call: each hook then does only that case
+ * inline (graph_plain) - push the frame and read the clock; pop the call's own frame and
+ * write its slice through the event fast path (fxt_fast_open, FXT_FAST_STAMPED) - and leaves
+ * everything else to the general paths (entry_any, exit_any, pe_enter_any, pe_exit_any),
+ * which handle every case, that one included, in the same order.
+ *
  * Shadow stack. Each thread has one in initial-exec TLS (struct fn_thread, no allocation, no
  * lock: a hook may run in any thread at any time, a signal handler included). A frame holds
  * fn, site, cfa and the entry's timestamp; every instrumented call is pushed, traced or not,
