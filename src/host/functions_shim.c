@@ -33,12 +33,17 @@
 #include <fxtrace/detail/fn_shim.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "functions_int.h"
 
 #define NOINSTR __attribute__((no_instrument_function))
 
-#define SHIM_FLAGS 4
+/* Copies of the shim a process can hold: one normally (the shared shim, or its objects in a
+ * static link); more when several objects bring their own (a program linked with libfxtrace.a
+ * that dlopens plugins linked with the shared shim, say). Past it, a copy's hooks stay off,
+ * and the process is told so on stderr, once (fxt_fn_shim_attach). */
+#define SHIM_FLAGS 16
 
 /* The shims' flags: slot i is claimed by the attach that took i from shim_flags, which then
  * stores its flag's address there (NULL until then). seq_cst throughout (above). */
@@ -59,8 +64,14 @@ void fxt_fn_mode_store(uint32_t mode)
 FXT_API void fxt_fn_shim_attach(_Atomic uint32_t *on)
 {
   uint32_t i = atomic_fetch_add(&shim_flags, 1);
-  if (i >= SHIM_FLAGS)
-    return; /* no slot: this shim's hooks stay off (fn_shim.h) */
+  if (i >= SHIM_FLAGS) { /* no slot: this shim's hooks stay off (fn_shim.h) */
+    static const char msg[] = "fxtrace: more than 16 copies of the function tracer's hooks "
+                              "(libfxtrace-functions) are loaded: the functions that call "
+                              "the others' are not traced\n";
+    if (i == SHIM_FLAGS) /* the first one without a slot says it (write(2): no lock) */
+      (void)!write(2, msg, sizeof msg - 1);
+    return;
+  }
   atomic_store(&shim_flag[i], on);
   uint32_t mode = atomic_load(&fxt_fn_set.mode), again;
   for (;;) {

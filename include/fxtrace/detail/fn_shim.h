@@ -31,8 +31,8 @@ FXT_EXTERN_C_BEGIN
  * on, now and at each switch (the hooks read it relaxed). Takes no lock (a dlopen runs the
  * shim's constructor, which calls this, with the loader's lock held). Called once per flag,
  * by the shim's constructor (libfxtrace's constructors ran before: it is the shim's
- * dependency). At most 4 flags (a fifth is not written: its hooks stay off). The flag must
- * outlive the process (the shim is linked -z nodelete). */
+ * dependency). At most 16 flags (a 17th is not written: its hooks stay off, and stderr says
+ * so once). The flag must outlive the process (the shim is linked -z nodelete). */
 FXT_API void fxt_fn_shim_attach(FXT_ATOMIC(uint32_t) *on);
 
 /* The -finstrument-functions hooks' work: fn, site as the compiler passes them, cfa the
