@@ -88,7 +88,6 @@ _Thread_local struct fn_thread fxt_fn_tls __attribute__((tls_model("initial-exec
 struct fxt_fn_settings fxt_fn_set;
 struct fxt_fn_counts fxt_fn_counts;
 
-
 /* ---- names ------------------------------------------------------------------------------ */
 
 /* The interned name of fn (0 when the string table is full). */
@@ -114,8 +113,9 @@ NOINSTR static uint32_t name_ref(struct fxt_fn_sym *s, uintptr_t fn)
 
 /* One record named for the function, with one argument word: function_graph's complete event
  * [start, end] (arg: its depth), or function's instant (now; arg: the parent). */
-NOINSTR __attribute__((noinline)) static void write_record(struct fxt_fn_sym *s, uintptr_t fn, uint32_t etype,
-                                 uint64_t start, uint64_t end, uint64_t arg)
+NOINSTR __attribute__((noinline)) static void write_record(struct fxt_fn_sym *s, uintptr_t fn,
+                                                           uint32_t etype, uint64_t start,
+                                                           uint64_t end, uint64_t arg)
 {
   struct fxt_tslot *t = fxt_emit_enter();
   if (!t)
@@ -336,6 +336,40 @@ NOINSTR static inline bool graph_plain(const struct fn_thread *th, uint32_t mode
           (th->gen ^ atomic_load_explicit(&fxt_fn_set.gen, memory_order_relaxed))) == 0;
 }
 
+/* The fast paths' push: frame n (stored: n < FXT_FN_DEPTH) for a traced call of fn, cfa with
+ * its bits; the index claimed before the frame is written, the time last (as entry_any). */
+NOINSTR __attribute__((always_inline)) static inline void
+push_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uintptr_t site, uintptr_t cfa)
+{
+  th->n = n + 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  struct fxt_fn_table *tab = fxt_fn_table_current();
+  struct fn_frame *f = &th->f[n];
+  f->fn = fn;
+  f->site = site;
+  f->cfa = cfa;
+  f->sym = tab ? fxt_fn_sym_entry(tab, fn) : NULL;
+  f->sub = FXT_FN_PROF_NONE;
+  th->traced++;
+  f->start = fxt_ticks();
+}
+
+/* The fast paths' pop of the top frame n (stored, traced, fn's; a redirected one's count
+ * already taken), as pop() does; its slice written unless shorter than tracing_thresh. */
+NOINSTR __attribute__((always_inline)) static inline void
+pop_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uint64_t end)
+{
+  uint64_t start = th->f[n].start;
+  struct fxt_fn_sym *s = th->f[n].sym;
+  uint32_t depth = --th->traced;
+  atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
+  th->n = n;
+  uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
+  if (thresh && end - start < thresh)
+    return;
+  write_slice(s, fn, start, end, depth);
+}
+
 /* An entry. The fast path, every call traced, with room on the shadow stack and no
  * set_graph_notrace frame open (there may be one from before the rule was removed): what
  * entry_any does in that case, in the same order (the index claimed before the frame is
@@ -348,17 +382,7 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
     entry_any(fn, site, cfa, mode);
     return;
   }
-  th->n = n + 1;
-  atomic_signal_fence(memory_order_seq_cst);
-  struct fxt_fn_table *tab = fxt_fn_table_current();
-  struct fn_frame *f = &th->f[n];
-  f->fn = fn;
-  f->site = site;
-  f->cfa = cfa | FRAME_TRACED;
-  f->sym = tab ? fxt_fn_sym_entry(tab, fn) : NULL;
-  f->sub = FXT_FN_PROF_NONE;
-  th->traced++;
-  f->start = fxt_ticks();
+  push_traced(th, n, fn, site, cfa | FRAME_TRACED);
 }
 
 NOINSTR static void entry_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
@@ -425,15 +449,7 @@ NOINSTR void fxt_fn_exit(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t m
     exit_any(fn, site, cfa, mode, end);
     return;
   }
-  uint64_t start = th->f[n].start;
-  struct fxt_fn_sym *s = th->f[n].sym;
-  uint32_t depth = --th->traced;
-  atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
-  th->n = n;
-  uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
-  if (thresh && end - start < thresh)
-    return;
-  write_slice(s, fn, start, end, depth);
+  pop_traced(th, n, fn, end);
 }
 
 NOINSTR static void exit_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode,
@@ -475,11 +491,6 @@ NOINSTR static void exit_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32
 
 /* ---- the patchable-entry engine's C (functions_tramp.c calls these) -------------------- */
 
-/* The function whose patched entry called: fn. */
-NOINSTR static struct fxt_fn_sym *pe_sym(const struct fxt_fn_table *tab, uintptr_t fn)
-{
-  return tab ? fxt_fn_sym_entry(tab, fn) : NULL;
-}
 
 /* function: the instant, its parent the function that holds the return address (as the
  * kernel's parent_ip). function_graph: when the call is traced (or starts a
@@ -500,17 +511,7 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   uint32_t n = th->n;
   if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0))
     return pe_enter_any(fn, slot, mode);
-  th->n = n + 1;
-  atomic_signal_fence(memory_order_seq_cst);
-  struct fxt_fn_table *tab = fxt_fn_table_current();
-  struct fn_frame *f = &th->f[n];
-  f->fn = fn;
-  f->site = *slot;
-  f->cfa = (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT;
-  f->sym = pe_sym(tab, fn);
-  f->sub = FXT_FN_PROF_NONE;
-  f->start = fxt_ticks();
-  th->traced++;
+  push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT);
   th->redirected++;
   atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
   return 1;
@@ -525,7 +526,7 @@ NOINSTR static int pe_enter_any(uintptr_t fn, uintptr_t *slot, uint32_t mode)
   struct fn_thread *th = &fxt_fn_tls;
   check_gen(th);
   struct fxt_fn_table *tab = fxt_fn_table_current();
-  struct fxt_fn_sym *s = pe_sym(tab, fn);
+  struct fxt_fn_sym *s = tab ? fxt_fn_sym_entry(tab, fn) : NULL;
   uint32_t bits = 0;
   bool on = (s || !atomic_load_explicit(&fxt_fn_set.has_filter, memory_order_relaxed)) &&
             traced(th, s, mode, &bits);
@@ -581,16 +582,9 @@ NOINSTR uintptr_t fxt_fn_pe_exit(uintptr_t sp)
                    n >= FXT_FN_DEPTH || th->f[n].cfa != want ||
                    th->f[n].sub != FXT_FN_PROF_NONE))
     return pe_exit_any(sp, end);
-  uintptr_t fn = th->f[n].fn, site = th->f[n].site;
-  uint64_t start = th->f[n].start;
-  struct fxt_fn_sym *s = th->f[n].sym;
-  uint32_t depth = --th->traced;
+  uintptr_t site = th->f[n].site;
   th->redirected--;
-  atomic_signal_fence(memory_order_seq_cst); /* frame read before the index is given back */
-  th->n = n;
-  uint64_t thresh = atomic_load_explicit(&fxt_fn_set.thresh_ticks, memory_order_relaxed);
-  if (!thresh || end - start >= thresh)
-    write_slice(s, fn, start, end, depth);
+  pop_traced(th, n, th->f[n].fn, end);
   return site;
 }
 

@@ -196,7 +196,7 @@ int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
  * thread's frame of that slot, writes its record, returns the original return address. */
 uintptr_t fxt_fn_pe_exit(uintptr_t sp);
 /* Before an unwinder walks the calling thread's stack: the redirected return addresses put
- * back (functions.c; called by the shim's interposers, src/fnshim/unwind.c). */
+ * back (functions_pe_unwind.c; called by the shim's interposers, src/fnshim/unwind.c). */
 void fxt_fn_pe_unwinding(void);
 /* A C++ exception caught by the function whose stack pointer is sp: the frames it went through
  * popped (cut) and, when redirect (no other unwind in flight), those put back by
@@ -214,7 +214,7 @@ struct fxt_fn_a64_ra {
 bool fxt_fn_pe_a64_next(struct fxt_fn_a64_ra *ra);
 /* ra->kind made sure for the function fn (a signature of 0 looks plain). */
 int fxt_fn_pe_a64_kind(int kind, uintptr_t cfa, uintptr_t fn);
-/* The original return address of the redirected frame of slot (functions.c), or 0. */
+/* The original return address of the redirected frame of slot (functions_pe_unwind.c), or 0. */
 uintptr_t fxt_fn_pe_a64_site(uintptr_t slot);
 #endif
 void fxt_fn_pe_entry_tramp(void);

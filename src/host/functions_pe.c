@@ -627,9 +627,10 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st)
  * gives the slot as its return address: the walk goes on to the real caller, whose
  * destructors run. The first
  * phase (the search of an exception's handler) cannot go on from a personality: it stops
- * there as before, which the shim's _Unwind_RaiseException (src/fnshim/unwind.c) prevents. On aarch64 the
- * same, the real return address taken from the slot's shadow frame (the function saved the
- * trampoline where its prologue put x30) and the pad functions_unwind_a64.c's. */
+ * there as before, which the shim's _Unwind_RaiseException (src/fnshim/unwind.c) prevents.
+ * On aarch64 the same, the real return address taken from the slot's shadow frame (the
+ * function saved the trampoline where its prologue put x30) and the pad
+ * functions_unwind_a64.c's. */
 _Unwind_Reason_Code fxt_fn_pe_personality(int version, _Unwind_Action actions,
                                           _Unwind_Exception_Class cls,
                                           struct _Unwind_Exception *e,

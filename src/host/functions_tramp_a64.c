@@ -23,8 +23,8 @@
  * address, which the trampoline returns to. The instruction before it is covered by an FDE
  * whose return address is undefined: an unwinder that meets a redirected return address
  * stops there, unless its personality, fxt_fn_pe_personality (functions_unwind_a64.c), has it
- * go on from the real caller; the shim's entry points (src/fnshim/unwind.c) put the real addresses back
- * before a walk starts (functions_unwind_a64.c: where the function saved x30).
+ * go on from the real caller; the shim's entry points (src/fnshim/unwind.c) put the real
+ * addresses back before a walk starts (functions_unwind_a64.c: where the function saved x30).
  */
 #include "functions_int.h"
 

@@ -1,8 +1,8 @@
 /* functions_unwind_a64.c - unwinding through functions whose returns the aarch64
  * patchable-entry engine redirected (function_graph, the profiler): where each one saved its
  * return address, and the landing pad of the return trampoline's personality (functions_pe.c;
- * src/fnshim/unwind.c and functions.c's fxt_fn_pe_unwinding/fxt_fn_pe_caught have the rest,
- * shared with x86-64).
+ * src/fnshim/unwind.c and functions_pe_unwind.c's fxt_fn_pe_unwinding/fxt_fn_pe_caught have
+ * the rest, shared with x86-64).
  *
  * On x86-64 the return address is in a known slot, the frame's. Here the entry trampoline
  * hands the body x30 = fxt_fn_pe_return_tramp (functions_tramp_a64.c) and the function saves
@@ -56,8 +56,6 @@ static int holds_tramp(uintptr_t w, uintptr_t cfa)
   return -1;
 }
 
-/* _Unwind_GetCFA of a frame's context is its stack pointer (the CFA its callee computed):
- * for the trampoline's "frame", the CFA of the function F that returns to it. */
 /* kind as holds_tramp found it for function fn whose CFA is cfa, made sure: a plain match is
  * also a signed one when the signature of the trampoline's address with that modifier is 0
  * (with top-byte-ignore the PAC field is 7 bits: 1 in 128), so then the function's code
@@ -85,6 +83,9 @@ struct walk {
   bool found;
 };
 
+/* One frame of the walk. _Unwind_GetCFA of a frame's context is its stack pointer (the CFA
+ * its callee computed): for the trampoline's "frame", the CFA of the function F that returns
+ * to it. */
 static _Unwind_Reason_Code step(struct _Unwind_Context *ctx, void *arg)
 {
   struct walk *w = arg;
@@ -120,8 +121,8 @@ bool fxt_fn_pe_a64_next(struct fxt_fn_a64_ra *ra)
   return w.found;
 }
 
-/* The pad of the return trampoline's personality (functions_pe.c, fxt_fn_pe_personality). */
-/* Entered with sp the function's CFA (its caller's stack pointer), x0 the exception, x1 the
+/* The pad of the return trampoline's personality (functions_pe.c, fxt_fn_pe_personality).
+ * Entered with sp the function's CFA (its caller's stack pointer), x0 the exception, x1 the
  * real return address: a frame record (x29, x1) below it, whose CFI gives x1 as the return
  * address, and _Unwind_Resume called from it. The NOP before is never run. */
 __asm__(".text\n"
