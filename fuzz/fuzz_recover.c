@@ -51,11 +51,13 @@ struct file {
 static struct file g_files[3]; /* session, buffers, output */
 static int g_ready;
 
-static void check(int ok)
+/* A failed check names itself: one target, several checks, a crash says which. */
+static void check_failed(const char *what, int line)
 {
-  if (!ok)
-    abort();
+  fprintf(stderr, "fuzz_recover.c:%d: check failed: %s\n", line, what);
+  abort();
 }
+#define check(ok) ((ok) ? (void)0 : check_failed(#ok, __LINE__))
 
 /* ---- the dead session, made once ---------------------------------------------------------- */
 
@@ -169,6 +171,8 @@ struct reports {
 static void on_report(void *ctx, int severity, const char *line)
 {
   struct reports *r = ctx;
+  if (getenv("FZ_VERBOSE")) /* FZ_VERBOSE=1: every report, to read what a crash input does */
+    fprintf(stderr, "report %d: %s\n", severity, line);
   check(line[0] != 0 && strchr(line, '\n') == NULL);
   if (severity) {
     r->damage++;

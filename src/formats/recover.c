@@ -356,14 +356,32 @@ static bool validate(struct rec_model *m, struct tail *t, struct fxt_str_slot *t
       fxt_decoder_set_options(&d, FXT_DECODE_NO_MAGIC);
     char err[256];
     int rc;
-    while ((rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1)
-      ;
-    if (rc == 0)
+    size_t at = 0, k = 0; /* the first record that did not decode, and its mark */
+    bool writers = false;
+    while ((rc = fxt_decoder_next(&d, &r, err, sizeof(err))) == 1) {
+      if (r.kind > FXT_KIND_INIT)
+        continue;
+      /* Magic, provider and init records are a file writer's: a producer never puts one in
+       * its buffer, and one there (a damaged record) would change what the records after it
+       * mean to a reader - a provider section switches to other string and thread tables. */
+      at = (size_t)r.offset;
+      while (k < t->nmarks && t->marks[k].off + t->marks[k].len <= at)
+        k++;
+      if (k < t->nmarks && t->marks[k].slot != UINT32_MAX) {
+        snprintf(err, sizeof(err), "offset %zu: a %s record, which only a file's writer makes",
+                 at, r.kind == FXT_KIND_MAGIC ? "magic number" : r.kind == FXT_KIND_INIT
+                     ? "initialization" : "provider");
+        writers = true;
+        break;
+      }
+    }
+    if (rc == 0 && !writers)
       return true;
-    struct fxt_decoder_stats ds;
-    fxt_decoder_stats(&d, &ds);
-    size_t at = (size_t)ds.bytes; /* the first record that did not decode */
-    size_t k = 0;
+    if (!writers) {
+      struct fxt_decoder_stats ds;
+      fxt_decoder_stats(&d, &ds);
+      at = (size_t)ds.bytes;
+    }
     while (k < t->nmarks && t->marks[k].off + t->marks[k].len <= at)
       k++;
     if (k == t->nmarks || t->marks[k].slot == UINT32_MAX) {

@@ -333,20 +333,31 @@ eventually 'rd trace | grep -q "tracing_mark_write: hello from $mode\$"' ||
 # ---- what only one way has ------------------------------------------------------------------------
 if [ "$mode" = cli ]; then
   # `fxtrace cat` stopped by a signal ends its output at a line's end and dies of the signal;
-  # a quiet trace_pipe's reader stops at once too. Made certain: its output is a pipe whose
-  # reader waits 1.5 s, so the signal comes while a write of a frame (up to 64 KiB of lines) is
-  # blocked on a full pipe - where a fatal SIGTERM used to leave a cut last line (as one can
-  # inside a write to a file: seen in CI, a line ending at "blo").
+  # a quiet trace_pipe's reader stops at once too. Made certain: its output is a pipe nobody
+  # reads until the signal has come, and the signal comes only once one of its threads is
+  # blocked writing to that full pipe (its wchan says so) - where a fatal SIGTERM used to leave
+  # a cut last line (as one can inside a write to a file: seen in CI, a line ending at "blo").
+  # Waiting for that state, not a fixed time: in CI a sanitizer build's `fxtrace cat` had not
+  # written a byte 0.5 s after its start. Where wchan is not readable, 10 s of waiting stands in.
   wr set_event 'demo:*'
-  sleep 1 # a backlog over the pipe's 64 KiB
-  rm -f "$work/sig.fifo"
+  rm -f "$work/sig.fifo" "$work/sig.go"
   mkfifo "$work/sig.fifo"
-  { sleep 1.5; cat; } <"$work/sig.fifo" >"$work/sig.txt" &
+  { while [ ! -e "$work/sig.go" ]; do sleep 0.05; done; cat; } <"$work/sig.fifo" >"$work/sig.txt" &
   reader_pid=$!
   "$fxtrace" cat "$demo_pid" trace_pipe >"$work/sig.fifo" &
   cat_pid=$!
-  sleep 0.5
+  blocked_on_pipe() {
+    cat /proc/"$cat_pid"/task/*/wchan 2>/dev/null | grep -q 'pipe_write'
+  }
+  n=0
+  until blocked_on_pipe; do
+    n=$((n + 1))
+    [ $n -lt 200 ] || break
+    sleep 0.05
+  done
+  blocked_on_pipe || echo "note (cli): fxtrace cat not seen blocked on its pipe after 10 s"
   kill -TERM "$cat_pid"
+  touch "$work/sig.go"
   st=0
   wait "$cat_pid" || st=$?
   wait "$reader_pid"

@@ -20,9 +20,11 @@
 
 #include <fxtrace/errors.h>
 #include <fxtrace/fxt.h>
+#include <fxtrace/ring.h>
 #include <signal.h>
 #include <time.h>
 
+#include "base/recover_header.h" /* RF_HEAD, RF_TAIL: the slot layout table's order */
 #include "recover_util.h"
 
 static const char *child_path, *fxtrace_path;
@@ -36,7 +38,8 @@ struct result {
   int rc;
   struct thr t[8];
   int n;
-  char reports[8192];
+  char reports[8192]; /* the damage reports */
+  char info[4096];     /* the other lines (per slot: how many records from its buffer) */
 };
 
 static struct ru_session ses; /* the intact files, mapped */
@@ -45,10 +48,9 @@ static struct result intact;
 static void collect(void *ctx, int damage, const char *line)
 {
   struct result *r = ctx;
-  if (!damage)
-    return;
-  size_t n = strlen(r->reports);
-  snprintf(r->reports + n, sizeof(r->reports) - n, "%s\n", line);
+  char *to = damage ? r->reports : r->info;
+  size_t cap = damage ? sizeof(r->reports) : sizeof(r->info), n = strlen(to);
+  snprintf(to + n, cap - n, "%s\n", line);
 }
 
 static bool is(const struct fxt_str_ref *r, const char *s)
@@ -301,6 +303,65 @@ static void garbage_in_a_ring(void **state)
   expect_others_intact(&r, tid_of_slot(1));
 }
 
+/* A record in a ring turned into a provider info record of the same size (what one damaged
+ * header word can do): a file writer's record, which would give the records after it other
+ * string and thread tables. It is dropped as a record that does not decode (the recovered
+ * trace decodes, every other thread whole); it used to reach the tail and make recovery
+ * refuse its own records ("internal: ... string ref 1 not defined", found by fuzz_recover). */
+static void a_provider_record_in_a_ring(void **state)
+{
+  (void)state;
+  /* A slot whose buffer gave records to the intact recovery: its last record before the
+   * head is among them. */
+  uint32_t slot = UINT32_MAX;
+  for (uint32_t i = 0; i < 4 && slot == UINT32_MAX; i++) {
+    char key[64];
+    snprintf(key, sizeof(key), "slot %u: ", i);
+    const char *at = strstr(intact.info, key);
+    if (at && strtoul(at + strlen(key), NULL, 10) > 0)
+      slot = i;
+  }
+  if (slot == UINT32_MAX)
+    skip(); /* the consumer had delivered every record: nothing to damage */
+  uint32_t stride = header_u32(FXT_SH_OFF_STRIDE);
+  uint32_t storage = header_u32(FXT_SH_OFF_RING_STORAGE);
+  uint32_t size = header_u32(FXT_SH_OFF_RING_BYTES);
+  uint32_t head_off = header_u32(FXT_SH_OFF_LAYOUT + 4 * RF_HEAD);
+  uint32_t tail_off = header_u32(FXT_SH_OFF_LAYOUT + 4 * RF_TAIL);
+  unsigned char *pool = private_copy(&ses.in.pool);
+  unsigned char *sb = pool + (size_t)slot * stride, *ring = sb + storage;
+  uint32_t head, pos, last = 0;
+  memcpy(&head, sb + head_off, 4);
+  memcpy(&pos, sb + tail_off, 4);
+  while (pos != head) {
+    uint64_t w;
+    memcpy(&w, ring + (pos & (size - 1)), 8);
+    uint32_t n = fxt_ring_record_bytes(w);
+    assert_true(n != 0 && n <= head - pos);
+    last = pos;
+    pos += n;
+  }
+  uint64_t w;
+  memcpy(&w, ring + (last & (size - 1)), 8);
+  uint32_t words = fxt_ring_record_bytes(w) / 8;
+  assert_true(words >= 2 && words <= 32);
+  char name[256];
+  memset(name, 'p', sizeof(name));
+  struct fxt_provider_info pi = {7, (uint8_t)(8 * (words - 1)), name};
+  uint64_t rec[32];
+  assert_int_equal(fxt_encode_provider_info(rec, sizeof(rec), &pi), 8 * (int64_t)words);
+  for (uint32_t k = 0; k < words; k++) /* word by word: a record may wrap the ring's end */
+    memcpy(ring + ((last + 8 * k) & (size - 1)), &rec[k], 8);
+  struct result r;
+  run_damaged(&ses.in.pool, pool, &r); /* fails when the recovered trace does not decode */
+  expect_damage(&r, ses.ppath, tid_of_slot(slot));
+  if (!strstr(r.reports, "a provider record, which only a file's writer makes"))
+    fail_msg("no report of the provider record; reports:\n%s", r.reports);
+  const struct thr *got = find(&r, tid_of_slot(slot)), *want = find(&intact, tid_of_slot(slot));
+  assert_non_null(got);
+  assert_true(got->events + 1 >= want->events); /* that record alone is gone */
+}
+
 static void garbage_over_a_slot_header(void **state)
 {
   (void)state;
@@ -491,6 +552,7 @@ int main(int argc, char **argv)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(buffers_truncated_in_slot_2),
       cmocka_unit_test(garbage_in_a_ring),
+      cmocka_unit_test(a_provider_record_in_a_ring),
       cmocka_unit_test(garbage_over_a_slot_header),
       cmocka_unit_test(garbage_in_the_slot_table),
       cmocka_unit_test(session_file_truncated_after_the_slot_table),
