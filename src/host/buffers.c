@@ -367,8 +367,9 @@ void fxt_buffers_stop(struct session *s, bool clean)
   if (clean) {
     fxt_buffers_harvest_children(s, true);
     fxt_buf_remove_dir(s->buffers_dir);
-    /* The default directory goes too once no session is left in it (rmdir fails on one that
-     * is not empty), so a clean run leaves nothing behind in /dev/shm. */
+    /* The default directory goes too once nothing is left in it (rmdir fails on one that is
+     * not empty): a clean run leaves nothing behind in /dev/shm but the clock's verdict for
+     * the boot (.clock-verdict, clock_verdict.c), once the TSC was found fit. */
     if (!s->buffers_explicit)
       rmdir(s->buffers_base);
   }

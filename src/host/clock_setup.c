@@ -31,14 +31,9 @@ static ptrdiff_t tls_offset(const void *p)
 
 static void kernel_clocksource(char *buf, size_t size)
 {
-  snprintf(buf, size, "unknown");
-  FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
-  if (!f)
-    return;
-  if (fgets(buf, (int)size, f) == NULL)
+  if (!fxt_read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+                     size))
     snprintf(buf, size, "unknown");
-  buf[strcspn(buf, "\n")] = 0;
-  fclose(f);
 }
 
 /* ---- the counter ----------------------------------------------------------------------- */
@@ -210,18 +205,13 @@ static int order_check_pair(int first, int other, char *why, size_t size)
   return 0;
 }
 
-/* The counter in order across every CPU this thread may run on: 0 and their number in *ncpus,
- * or -1 with why. */
-static int order_check(char *why, size_t size, unsigned *ncpus)
+/* The counter in order across every CPU of set (those this thread may run on): 0, or -1 with
+ * why. */
+static int order_check(const cpu_set_t *set, char *why, size_t size)
 {
-  cpu_set_t set;
-  *ncpus = 1;
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return 0; /* cannot tell where we run: nothing to compare */
-  *ncpus = (unsigned)CPU_COUNT(&set);
   int first = -1;
   for (int c = 0; c < CPU_SETSIZE; c++) {
-    if (!CPU_ISSET(c, &set))
+    if (!CPU_ISSET(c, set))
       continue;
     if (first < 0)
       first = c;
@@ -261,17 +251,29 @@ static uint64_t counter_rate(uint64_t t0, uint64_t n0)
   return (uint64_t)((double)(t1 - t0) * 1e9 / (double)(n1 - n0) + 0.5);
 }
 
-static void decide(void)
+static void decide(const char *dir)
 {
   char src[32];
   kernel_clocksource(src, sizeof src);
-  uint64_t t0, n0;
-  counter_pair(&t0, &n0);
-  unsigned ncpus = 1;
-  char why[160] = "";
   const char *skew = getenv("FXTRACE_CLOCK_TEST_SKEW");
   test_skew = skew ? strtoll(skew, NULL, 0) : 0;
-  verdict.counter_ok = counter_invariant(why, sizeof why) && order_check(why, sizeof why, &ncpus) == 0;
+  /* An earlier process's verdict of this boot (clock_verdict.c), unless a test of the check. */
+  cpu_set_t cpus;
+  bool known_cpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0;
+  char none[8];
+  if (known_cpus && !skew && counter_invariant(none, sizeof none) &&
+      fxt_clock_verdict_load(dir, COUNTER_NAME, src, &cpus, &verdict.rate, verdict.why,
+                             sizeof verdict.why)) {
+    verdict.counter_ok = verdict.done = true;
+    return;
+  }
+  uint64_t t0, n0;
+  counter_pair(&t0, &n0);
+  /* Where it cannot tell where it runs, nothing to compare. */
+  unsigned ncpus = known_cpus ? (unsigned)CPU_COUNT(&cpus) : 1;
+  char why[160] = "";
+  verdict.counter_ok = counter_invariant(why, sizeof why) &&
+                       (!known_cpus || order_check(&cpus, why, sizeof why) == 0);
   verdict.rate = counter_rate(t0, n0);
   if (verdict.counter_ok)
     snprintf(verdict.why, sizeof verdict.why,
@@ -281,10 +283,12 @@ static void decide(void)
   else
     snprintf(verdict.why, sizeof verdict.why, "%s (kernel clocksource %s)", why, src);
   verdict.done = true;
+  if (verdict.counter_ok && known_cpus && !skew)
+    fxt_clock_verdict_save(dir, COUNTER_NAME, src, &cpus, verdict.rate, verdict.why);
 }
 #endif
 
-int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second)
+int fxt_clock_setup(uint32_t which, const char *dir, uint64_t *ticks_per_second)
 {
   fxt_rseq_offset = __rseq_size >= 8 ? __rseq_offset : 0;
   fxt_clock_is_tsc = 0;
@@ -301,7 +305,7 @@ int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second)
   }
 #if HAVE_COUNTER
   if (which != FXT_CLOCK_MONOTONIC && !verdict.done)
-    decide();
+    decide(dir);
   if (which == FXT_CLOCK_TSC || (which == FXT_CLOCK_AUTO && verdict.counter_ok)) {
     *ticks_per_second = verdict.rate;
     fxt_clock_is_tsc = 1;
@@ -319,9 +323,9 @@ int fxt_clock_setup(uint32_t which, uint64_t *ticks_per_second)
   clock_reason = "no CPU counter on this architecture";
 #endif
   /* The same offset in every thread: initial-exec TLS and glibc's rseq area are both at fixed
-   * offsets from the thread pointer. The fast path (fxtrace/detail/emit.h) has a form per clock, each
-   * with its CPU word: the other's is the no-CPU word, so it never goes on. Without rseq every
-   * event takes the general path. */
+   * offsets from the thread pointer. The fast path (fxtrace/detail/emit.h) has a form per
+   * clock, each with its CPU word: the other's is the no-CPU word, so it never goes on.
+   * Without rseq every event takes the general path. */
 #if defined(__x86_64__)
   ptrdiff_t rseq_cpu = fxt_rseq_offset ? fxt_rseq_offset + 4 : tls_offset(&fxt_tls_no_cpu);
   fxt_fast_cpu_at = fxt_clock_is_tsc ? rseq_cpu : tls_offset(&fxt_tls_no_cpu);

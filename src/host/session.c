@@ -230,7 +230,7 @@ int fxt_session_start(const struct fxt_session_config *user)
     s->buffers_base[0] = 0;
   s->cfg.buffers = s->buffers_base;
   if (rc == 0)
-    rc = fxt_clock_setup(cfg.clock, &s->ticks_per_second);
+    rc = fxt_clock_setup(cfg.clock, s->buffers_base, &s->ticks_per_second);
   if (rc == 0)
     fxt_fn_set_rate(s->ticks_per_second); /* tracing_thresh in this clock's ticks */
   if (rc == 0)

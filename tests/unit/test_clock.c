@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@
 FXT_TRACEPOINT(clk, turn, "seq=%llu", (u64, seq));
 
 static char path[256];
+static const char *child_buffers; /* run_child's buffers=DIR (NULL: the default) */
 
 /* What a file says about its clock. */
 struct clockinfo {
@@ -172,7 +174,7 @@ static int run_child(enum fxt_clock clock, const char *skew, const char *env_clo
     else
       unsetenv("FXTRACE_CLOCK"); /* the suite may run with it set: these cases choose */
     struct fxt_session_config cfg = {.struct_size = sizeof cfg, .events = "clk:*",
-                                     .output = path, .clock = clock};
+                                     .output = path, .clock = clock, .buffers = child_buffers};
     if (fxt_session_start(&cfg) != 0)
       _exit(2);
     struct pair p = {.rounds = rounds};
@@ -310,6 +312,81 @@ static void periodic_syncs(void **state)
     fail_msg("%u clock syncs in 1.6 s", ci.syncs);
 }
 
+/* The counter's verdict kept for the boot (clock_verdict.c), in a buffers directory of its own:
+ * the first process checks and keeps a positive verdict, the next takes it (same clock, rate
+ * and reason, said to be an earlier one); another boot's, one others may write, garbage, are
+ * not taken (checked again and rewritten); a test of the check itself neither reads it. */
+static void verdict_kept_for_the_boot(void **state)
+{
+  (void)state;
+  char dir[] = "/dev/shm/fxtrace-test-verdict-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char vpath[300];
+  snprintf(vpath, sizeof vpath, "%s/.clock-verdict", dir);
+  child_buffers = dir;
+  static struct clockinfo a, b;
+  assert_int_equal(run_child(FXT_CLOCK_AUTO, NULL, NULL, 3, 0), 0);
+  read_clockinfo(&a);
+  bool kept = access(vpath, F_OK) == 0;
+  if (strcmp(a.source, "monotonic") == 0) {
+    assert_false(kept); /* a negative verdict is checked again each time */
+  } else {
+    assert_true(kept);
+    assert_null(strstr(a.reason, "as checked earlier"));
+    assert_int_equal(run_child(FXT_CLOCK_AUTO, NULL, NULL, 3, 0), 0);
+    read_clockinfo(&b);
+    assert_string_equal(b.source, a.source);
+    assert_true(b.tps == a.tps);
+    char want[300];
+    snprintf(want, sizeof want, "%s, as checked earlier this boot", a.reason);
+    assert_string_equal(b.reason, want);
+    /* Not taken: another boot's, one others may write, garbage. The file is a struct of
+     * clock_verdict.c: a magic of 24 bytes, then the boot id. */
+    unsigned char text[2048];
+    FILE *f = fopen(vpath, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    assert_true(n > 72 && n < sizeof text);
+    assert_true(memcmp(text, "fxtrace-clock-verdict", 21) == 0);
+    for (int k = 0; k < 3; k++) {
+      unsigned char bad[2048];
+      memcpy(bad, text, n);
+      if (k == 0)
+        memset(bad + 24, '0', 8); /* the boot id's first 8 digits */
+      f = fopen(vpath, "w");
+      assert_non_null(f);
+      assert_int_equal(fwrite(bad, 1, k == 2 ? n / 2 : n, f), k == 2 ? n / 2 : n);
+      fclose(f);
+      assert_int_equal(chmod(vpath, k == 1 ? 0666 : 0600), 0);
+      assert_int_equal(run_child(FXT_CLOCK_AUTO, NULL, NULL, 3, 0), 0);
+      read_clockinfo(&b);
+      if (strstr(b.reason, "as checked earlier"))
+        fail_msg("case %d (0: another boot's, 1: mode 0666, 2: cut): a verdict taken", k);
+      assert_string_equal(b.source, a.source); /* checked again */
+      f = fopen(vpath, "r"); /* and written again, whole */
+      assert_non_null(f);
+      unsigned char again[2048];
+      assert_int_equal(fread(again, 1, sizeof again, f), n);
+      fclose(f);
+      assert_true(memcmp(again, text, 72) == 0);
+      struct stat st;
+      assert_int_equal(stat(vpath, &st), 0);
+      assert_int_equal(st.st_mode & 0777, 0600);
+    }
+    int cpu[2];
+    if (tsc_invariant() && two_cpus(cpu)) {
+      assert_int_equal(run_child(FXT_CLOCK_AUTO, "-4000000000", NULL, 3, 0), 0);
+      read_clockinfo(&b);
+      if (strstr(b.reason, "ticks behind that of CPU") == NULL)
+        fail_msg("FXTRACE_CLOCK_TEST_SKEW with a verdict kept: reason '%s'", b.reason);
+    }
+  }
+  child_buffers = NULL;
+  unlink(vpath);
+  assert_int_equal(rmdir(dir), 0); /* nothing else left behind */
+}
+
 FXT_TEST_MAIN(
     cmocka_unit_test(auto_clock), cmocka_unit_test(skew_is_caught), cmocka_unit_test(forced_clocks),
-    cmocka_unit_test(periodic_syncs))
+    cmocka_unit_test(periodic_syncs), cmocka_unit_test(verdict_kept_for_the_boot))

@@ -79,11 +79,16 @@ static int entries(const char *dir)
     return -1;
   int n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".clock-verdict") == 0) { /* the boot's, not a session's: removed */
+      char p[600];
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink(p);
+    } else if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
       n++;
       fprintf(stderr, "left in %s: %s\n", dir, e->d_name);
     }
+  }
   closedir(d);
   return n;
 }
