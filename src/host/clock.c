@@ -16,9 +16,8 @@
  * CPUs): the check costs a few milliseconds, the calibration 5 ms; a positive one is kept for
  * the boot in the buffers' directory, and a later process whose CPUs and kernel clocksource
  * are the same takes it from there (clock_verdict.c; its reason then ends "as checked earlier
- * this boot"). This file holds what the
- * emit path and the consumer read; the check and the choice at a session's start are
- * clock_setup.c's, compiled for size.
+ * this boot"). This file holds what the emit path and the consumer read; the check and the
+ * choice at a session's start are clock_setup.c's, compiled for size.
  */
 #define _GNU_SOURCE
 #include <fxtrace/detail/emit.h>
