@@ -162,8 +162,8 @@ __asm__(".text\n"
  * as the gadget reads it). Gadget path (x0 the gadget, its N in bits 15-21 times 8): N bytes
  * below the frame hold x29 and the continuation 2:, sp at their base, x30 the gadget, a BR to
  * the real dlopen; its RET goes to the gadget, which loads them and pops the N bytes: at 2:
- * sp is the frame again. Fallback: a BLR. Either way fxt_fn_shim_dlopened(handle), then back to the caller. The `bti c`: the PLT
- * reaches it by a BR. */
+ * sp is the frame again. Fallback: a BLR. Either way fxt_fn_shim_dlopened(handle), then back
+ * to the caller. The `bti c`: the PLT reaches it by a BR. */
 __asm__(".text\n"
         ".p2align 4\n"
         ".globl dlopen\n"

@@ -260,8 +260,9 @@ static void decide(const char *dir)
   /* An earlier process's verdict of this boot (clock_verdict.c), unless a test of the check. */
   cpu_set_t cpus;
   bool known_cpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0;
-  char none[8];
-  if (known_cpus && !skew && counter_invariant(none, sizeof none) &&
+  char why[160] = "";
+  bool invariant = counter_invariant(why, sizeof why);
+  if (known_cpus && !skew && invariant &&
       fxt_clock_verdict_load(dir, COUNTER_NAME, src, &cpus, &verdict.rate, verdict.why,
                              sizeof verdict.why)) {
     verdict.counter_ok = verdict.done = true;
@@ -271,9 +272,7 @@ static void decide(const char *dir)
   counter_pair(&t0, &n0);
   /* Where it cannot tell where it runs, nothing to compare. */
   unsigned ncpus = known_cpus ? (unsigned)CPU_COUNT(&cpus) : 1;
-  char why[160] = "";
-  verdict.counter_ok = counter_invariant(why, sizeof why) &&
-                       (!known_cpus || order_check(&cpus, why, sizeof why) == 0);
+  verdict.counter_ok = invariant && (!known_cpus || order_check(&cpus, why, sizeof why) == 0);
   verdict.rate = counter_rate(t0, n0);
   if (verdict.counter_ok)
     snprintf(verdict.why, sizeof verdict.why,

@@ -491,7 +491,6 @@ NOINSTR static void exit_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32
 
 /* ---- the patchable-entry engine's C (functions_tramp.c calls these) -------------------- */
 
-
 /* function: the instant, its parent the function that holds the return address (as the
  * kernel's parent_ip). function_graph: when the call is traced (or starts a
  * set_graph_notrace subtree), a frame is pushed and the return redirected; the slot is the
