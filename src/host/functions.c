@@ -31,7 +31,7 @@
  * no max_graph_depth) and no profiler traces every call: each hook then does only that case
  * inline (graph_plain) - push the frame and read the clock; pop the call's own frame and
  * write its slice through the event fast path (fxt_fast_open, FXT_FAST_STAMPED) - and leaves
- * everything else to the general paths (entry_any, exit_any, pe_enter_any, pe_exit_any),
+ * everything else to the general paths (entry_any, exit_any, fxt_fn_pe_enter_any, pe_exit_any),
  * which handle every case, that one included, in the same order.
  *
  * Shadow stack. Each thread has one in initial-exec TLS (struct fn_thread, no allocation, no
@@ -497,27 +497,30 @@ NOINSTR static void exit_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32
  * frame's cfa, so the return finds it by the stack pointer. Full shadow stack: not redirected,
  * counted as overflow. Order, for a handler that interrupts (runs the same code above):
  * index claimed, frame written, then (returned 1) the slot redirected by the trampoline's
- * call of the body - a return through the trampoline always finds its frame complete. */
-NOINSTR __attribute__((noinline)) static int pe_enter_any(uintptr_t fn, uintptr_t *slot,
-                                                          uint32_t mode);
-
-/* The fast path: graph_plain, room on the shadow stack, no set_graph_notrace frame open - the
- * call is traced: pe_enter_any's steps for that case, in its order. */
+ * call of the body - a return through the trampoline always finds its frame complete.
+ *
+ * The fast path: graph_plain, room on the shadow stack, no set_graph_notrace frame open - the
+ * call is traced: fxt_fn_pe_enter_any's steps for that case, in its order. With
+ * FXT_FN_PE_LEAN it calls nothing (no register but the general ones is touched: the
+ * trampoline saved no xmm register), so the clock must be the TSC (fxt_ticks_slow is a
+ * call), and the general path is the trampoline's second call (2). */
 NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
 {
   uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
   struct fn_thread *th = &fxt_fn_tls;
   uint32_t n = th->n;
-  if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0))
-    return pe_enter_any(fn, slot, mode);
+  if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0 ||
+                   (FXT_FN_PE_LEAN && !fxt_clock_is_tsc)))
+    return FXT_FN_PE_LEAN ? 2 : fxt_fn_pe_enter_any(fn, slot);
   push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT);
   th->redirected++;
   atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
   return 1;
 }
 
-NOINSTR static int pe_enter_any(uintptr_t fn, uintptr_t *slot, uint32_t mode)
+NOINSTR int fxt_fn_pe_enter_any(uintptr_t fn, uintptr_t *slot)
 {
+  uint32_t mode = atomic_load_explicit(&fxt_fn_set.mode, memory_order_relaxed);
   if (mode == FXT_FN_NOP)
     return 0; /* a site still enabled while the tracer goes off */
   uint32_t prof = mode & FXT_FN_PROF;

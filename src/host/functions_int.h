@@ -180,6 +180,15 @@ void fxt_fn_runtime_setup(void);
 #define FXT_FN_PE_A64 0
 #endif
 #define FXT_FN_PE_SUPPORTED (FXT_FN_PE_X86_64 || FXT_FN_PE_A64)
+/* The x86-64 engine's lean entry: functions.c and functions_tramp.c built without SSE
+ * registers (-mgeneral-regs-only, CMakeLists.txt; not in sanitizer builds, whose runtime
+ * calls may use them), so fxt_fn_pe_enter's fast path leaves the xmm argument registers alone
+ * and the entry trampoline saves them only before the general path (fxt_fn_pe_enter_any). */
+#if FXT_FN_PE_X86_64 && !defined(__SSE2__)
+#define FXT_FN_PE_LEAN 1
+#else
+#define FXT_FN_PE_LEAN 0
+#endif
 #if defined(__aarch64__)
 /* v signed as a pac-ret prologue signs a return address: key A (kind 1) or B (2), modifier
  * mod; kind 0: v (functions_unwind_a64.c). */
@@ -190,8 +199,12 @@ uintptr_t fxt_fn_pe_a64_sign(uintptr_t v, uintptr_t mod, int kind);
  * on the stack. function: the record; function_graph: the shadow frame pushed when the call
  * is traced. Returns 1 when the return is to be redirected (the frame holds *slot, and the
  * trampoline calls the body from fxt_fn_pe_call_body, whose return address is
- * fxt_fn_pe_return_tramp), else 0. */
+ * fxt_fn_pe_return_tramp), else 0; 2 (FXT_FN_PE_LEAN only) when it leaves the call to
+ * fxt_fn_pe_enter_any. */
 int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot);
+/* The same for every case: what fxt_fn_pe_enter's fast path leaves to it (with
+ * FXT_FN_PE_LEAN, fxt_fn_pe_enter returns 2 instead and the trampoline calls this one). */
+int fxt_fn_pe_enter_any(uintptr_t fn, uintptr_t *slot);
 /* The return trampoline's C: sp is the stack pointer after the function's ret. Pops the
  * thread's frame of that slot, writes its record, returns the original return address. */
 uintptr_t fxt_fn_pe_exit(uintptr_t sp);

@@ -48,9 +48,51 @@
 
 #if FXT_FN_PE_X86_64
 
-/* The entry: see above. 8 general registers and 8 xmm registers: 64 + 128 bytes. One text
+/* The entry: see above. 8 general registers (64 bytes) and, around the general path only
+ * (FXT_FN_PE_LEAN: fxt_fn_pe_enter's fast path touches no other register), 8 xmm registers
+ * (128 bytes); without it, around every call and fxt_fn_pe_enter never returns 2. One text
  * for both layouts (the call at fn - 9 returns to fn - 4 in both, fn is the symbol's address):
  * body is the body's distance from fn - 4, 6 (fn + 2) or, after endbr64, 10 (fn + 6). */
+#define XMM_SAVE                                                                               \
+  "  movaps %xmm0, 0(%rsp)\n"                                                                  \
+  "  movaps %xmm1, 16(%rsp)\n"                                                                 \
+  "  movaps %xmm2, 32(%rsp)\n"                                                                 \
+  "  movaps %xmm3, 48(%rsp)\n"                                                                 \
+  "  movaps %xmm4, 64(%rsp)\n"                                                                 \
+  "  movaps %xmm5, 80(%rsp)\n"                                                                 \
+  "  movaps %xmm6, 96(%rsp)\n"                                                                 \
+  "  movaps %xmm7, 112(%rsp)\n"
+#define XMM_RESTORE                                                                            \
+  "  movaps 0(%rsp), %xmm0\n"                                                                  \
+  "  movaps 16(%rsp), %xmm1\n"                                                                 \
+  "  movaps 32(%rsp), %xmm2\n"                                                                 \
+  "  movaps 48(%rsp), %xmm3\n"                                                                 \
+  "  movaps 64(%rsp), %xmm4\n"                                                                 \
+  "  movaps 80(%rsp), %xmm5\n"                                                                 \
+  "  movaps 96(%rsp), %xmm6\n"                                                                 \
+  "  movaps 112(%rsp), %xmm7\n"
+/* fxt_fn_pe_enter's arguments: fn (from fn - 4, either layout) and the slot. */
+#define ENTER_ARGS                                                                             \
+  "  movq 8(%rbp), %rdi\n"                                                                     \
+  "  addq $4, %rdi\n"                                                                          \
+  "  leaq 16(%rbp), %rsi\n"
+#if FXT_FN_PE_LEAN
+#define XMM_EARLY_SAVE ""
+#define XMM_EARLY_RESTORE ""
+#define ENTER_GENERAL                                                                          \
+  "  cmpl $2, %eax\n"                                                                          \
+  "  jne 2f\n"                                                                                 \
+  "  subq $128, %rsp\n"                                                                        \
+  XMM_SAVE ENTER_ARGS                                                                          \
+  "  call fxt_fn_pe_enter_any\n"                                                               \
+  XMM_RESTORE                                                                                  \
+  "  addq $128, %rsp\n"                                                                        \
+  "2:\n"
+#else
+#define XMM_EARLY_SAVE "  subq $128, %rsp\n" XMM_SAVE
+#define XMM_EARLY_RESTORE XMM_RESTORE "  addq $128, %rsp\n"
+#define ENTER_GENERAL ""
+#endif
 #define ENTRY_TRAMP(name, body) \
 __asm__(".text\n"                                                                                  \
         ".p2align 4\n"                                                                             \
@@ -64,7 +106,7 @@ __asm__(".text\n"                                                               
         ".cfi_offset %rbp, -16\n"                                                                  \
         "  movq %rsp, %rbp\n"                                                                      \
         ".cfi_def_cfa_register %rbp\n"                                                             \
-        "  subq $192, %rsp\n"                                                                      \
+        "  subq $64, %rsp\n"                                                                       \
         "  andq $-16, %rsp\n"                                                                      \
         "  movq %rdi, 0(%rsp)\n"                                                                   \
         "  movq %rsi, 8(%rsp)\n"                                                                   \
@@ -74,19 +116,10 @@ __asm__(".text\n"                                                               
         "  movq %r9, 40(%rsp)\n"                                                                   \
         "  movq %rax, 48(%rsp)\n"                                                                  \
         "  movq %r10, 56(%rsp)\n"                                                                  \
-        "  movaps %xmm0, 64(%rsp)\n"                                                               \
-        "  movaps %xmm1, 80(%rsp)\n"                                                               \
-        "  movaps %xmm2, 96(%rsp)\n"                                                               \
-        "  movaps %xmm3, 112(%rsp)\n"                                                              \
-        "  movaps %xmm4, 128(%rsp)\n"                                                              \
-        "  movaps %xmm5, 144(%rsp)\n"                                                              \
-        "  movaps %xmm6, 160(%rsp)\n"                                                              \
-        "  movaps %xmm7, 176(%rsp)\n"                                                              \
-        "  movq 8(%rbp), %rdi\n" /* fn - 4 */                                                      \
-        "  addq $4, %rdi\n"      /* fn, either layout */                                           \
-        "  leaq 16(%rbp), %rsi\n" /* the function's return address slot */                         \
+        XMM_EARLY_SAVE ENTER_ARGS                                                                  \
         "  call fxt_fn_pe_enter\n"                                                                 \
-        "  testl %eax, %eax\n"   /* the flags kept to the jz: mov, movaps, pop, lea leave them */  \
+        ENTER_GENERAL XMM_EARLY_RESTORE                                                            \
+        "  testl %eax, %eax\n"   /* the flags kept to the jz: mov, pop, lea leave them */          \
         "  movq 8(%rbp), %r11\n" /* fn - 4 */                                                      \
         "  movq 0(%rsp), %rdi\n"                                                                   \
         "  movq 8(%rsp), %rsi\n"                                                                   \
@@ -96,14 +129,6 @@ __asm__(".text\n"                                                               
         "  movq 40(%rsp), %r9\n"                                                                   \
         "  movq 48(%rsp), %rax\n"                                                                  \
         "  movq 56(%rsp), %r10\n"                                                                  \
-        "  movaps 64(%rsp), %xmm0\n"                                                               \
-        "  movaps 80(%rsp), %xmm1\n"                                                               \
-        "  movaps 96(%rsp), %xmm2\n"                                                               \
-        "  movaps 112(%rsp), %xmm3\n"                                                              \
-        "  movaps 128(%rsp), %xmm4\n"                                                              \
-        "  movaps 144(%rsp), %xmm5\n"                                                              \
-        "  movaps 160(%rsp), %xmm6\n"                                                              \
-        "  movaps 176(%rsp), %xmm7\n"                                                              \
         "  movq %rbp, %rsp\n"                                                                      \
         "  popq %rbp\n"                                                                            \
         ".cfi_def_cfa %rsp, 8\n"                                                                   \

@@ -681,13 +681,16 @@ static void test_tail_call(void **state)
 }
 
 /* Arguments and results in every register the ABI passes them in come through the hooks (the
- * engine's trampolines save and restore them), under both tracers. */
+ * engine's trampolines save and restore them), under both tracers: twice under each, as a
+ * thread's first call after a switch takes the general path and the next ones function_graph's
+ * fast path (with the x86-64 engine's lean entry, no xmm register saved for it). */
 static void test_registers(void **state)
 {
   (void)state;
   start();
-  for (int t = 0; t < 2; t++) {
-    echo("current_tracer", t ? "function" : "function_graph");
+  for (int t = 0; t < 4; t++) {
+    if (t % 2 == 0)
+      echo("current_tracer", t ? "function" : "function_graph");
     /* halves and small integers: exact in binary, compared with == */
     double want = 1 + 2 * 2 + 3 * 3 + 4 * 4 + 5 * 5 + 6 * 6 +
                   (0.5 + 1.5 * 2 + 2.5 * 3 + 3.5 * 4 + 4.5 * 5 + 5.5 * 6 + 6.5 * 7 + 7.5 * 8);
@@ -701,9 +704,10 @@ static void test_registers(void **state)
     assert_int_equal(fn_stack_args(1, 2, 3, 4, 5, 6, 700, 8000), 1 + 4 + 9 + 16 + 25 + 36 + 4900 + 64000);
   }
   stop_and_read();
-  assert_int_equal(slices("fn_args") + count(FXT_EVENT_INSTANT, "fn_args"), 2);
-  assert_int_equal(slices("fn_varargs") + count(FXT_EVENT_INSTANT, "fn_varargs"), 2);
-  assert_int_equal(slices("fn_stack_args") + count(FXT_EVENT_INSTANT, "fn_stack_args"), 2);
+  assert_int_equal(slices("fn_args"), 2);
+  assert_int_equal(count(FXT_EVENT_INSTANT, "fn_args"), 2);
+  assert_int_equal(slices("fn_varargs") + count(FXT_EVENT_INSTANT, "fn_varargs"), 4);
+  assert_int_equal(slices("fn_stack_args") + count(FXT_EVENT_INSTANT, "fn_stack_args"), 4);
 }
 
 /* Off and on again while a traced function runs. */
