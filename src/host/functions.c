@@ -337,9 +337,13 @@ NOINSTR static inline bool graph_plain(const struct fn_thread *th, uint32_t mode
 }
 
 /* The fast paths' push: frame n (stored: n < FXT_FN_DEPTH) for a traced call of fn, cfa with
- * its bits; the index claimed before the frame is written, the time last (as entry_any). */
+ * its bits; the index claimed before the frame is written, the time last (as entry_any).
+ * tsc: the caller checked that the clock is the TSC, and the time is read with no call at
+ * all (FXT_FN_PE_LEAN: fxt_ticks would test the clock again, a call to fxt_ticks_slow behind
+ * it). */
 NOINSTR __attribute__((always_inline)) static inline void
-push_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uintptr_t site, uintptr_t cfa)
+push_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uintptr_t site, uintptr_t cfa,
+            bool tsc)
 {
   th->n = n + 1;
   atomic_signal_fence(memory_order_seq_cst);
@@ -351,7 +355,12 @@ push_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uintptr_t site, uint
   f->sym = tab ? fxt_fn_sym_entry(tab, fn) : NULL;
   f->sub = FXT_FN_PROF_NONE;
   th->traced++;
+#if FXT_FN_PE_LEAN
+  f->start = tsc ? __rdtsc() : fxt_ticks();
+#else
+  (void)tsc;
   f->start = fxt_ticks();
+#endif
 }
 
 /* The fast paths' pop of the top frame n (stored, traced, fn's; a redirected one's count
@@ -382,7 +391,7 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
     entry_any(fn, site, cfa, mode);
     return;
   }
-  push_traced(th, n, fn, site, cfa | FRAME_TRACED);
+  push_traced(th, n, fn, site, cfa | FRAME_TRACED, false);
 }
 
 NOINSTR static void entry_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
@@ -512,7 +521,7 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0 ||
                    (FXT_FN_PE_LEAN && !fxt_clock_is_tsc)))
     return FXT_FN_PE_LEAN ? 2 : fxt_fn_pe_enter_any(fn, slot);
-  push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT);
+  push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT, FXT_FN_PE_LEAN);
   th->redirected++;
   atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
   return 1;
