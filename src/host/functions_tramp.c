@@ -9,7 +9,9 @@
  * instruction [rsp] is fn - 4 (the return address of that call) and [rsp + 8] is the
  * function's own return address slot, as the function's caller left it: the function has
  * run nothing yet. The trampoline saves every register an argument may be in (rdi rsi rdx rcx
- * r8 r9, rax: the vector count of a variadic call, r10: the static chain, xmm0-7), aligns the
+ * r8 r9, rax: the vector count of a variadic call, r10: the static chain, xmm0-7; with
+ * FXT_FN_PE_LEAN the xmm registers only before the general path, fxt_fn_pe_enter_any, which
+ * fxt_fn_pe_enter's 2 asks for: its fast path touches none), aligns the
  * stack to 16, calls fxt_fn_pe_enter(fn, slot) and restores them, then returns to fn - 4,
  * whose `jmp *%r11` goes on: to the function's body fn + 2, or when fxt_fn_pe_enter redirected
  * the return to fxt_fn_pe_call_body with the body in the slot (r11: a scratch register no
