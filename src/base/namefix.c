@@ -2,9 +2,12 @@
 #define _GNU_SOURCE /* strnlen */
 #include "namefix.h"
 
+#include <fcntl.h>
 #include <fxtrace/fxt.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void fxt_name_fix(char *s, size_t size)
 {
@@ -18,4 +21,25 @@ void fxt_name_fix(char *s, size_t size)
   len = fxt_utf8_sanitize(fixed, size - 1 < sizeof(fixed) ? size - 1 : sizeof(fixed), s, len);
   memcpy(s, fixed, len);
   memset(s + len, 0, size - len);
+}
+
+bool fxt_read_comm(int tid, char *name, size_t size)
+{
+  char path[48] = "/proc/self/comm";
+  if (tid > 0)
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+  memset(name, 0, size);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read(fd, name, size - 1);
+  close(fd);
+  if (n <= 0) {
+    name[0] = 0;
+    return false;
+  }
+  if (name[n - 1] == '\n')
+    name[n - 1] = 0;
+  fxt_name_fix(name, size);
+  return true;
 }

@@ -191,15 +191,7 @@ static void fill_header(struct session *s, uint32_t nslots)
   h->clock_tsc = fxt_clock_is_tsc;
   h->session_gen = s->gen;
   fxt_clock_sync(&h->sync_ticks, &h->sync_mono_ns, &h->sync_real_ns);
-  memset(h->process_name, 0, sizeof(h->process_name));
-  int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t n = read(fd, h->process_name, sizeof(h->process_name) - 1);
-    close(fd);
-    if (n > 0 && h->process_name[n - 1] == '\n')
-      h->process_name[n - 1] = 0;
-    fxt_name_fix(h->process_name, sizeof(h->process_name));
-  }
+  fxt_read_comm(0, h->process_name, sizeof(h->process_name));
   memset(h->output, 0, sizeof(h->output));
   fxt_buf_absolute_output(s, h->output, sizeof(h->output));
   h->pool_bytes = (uint64_t)s->stride * nslots;

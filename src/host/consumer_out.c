@@ -307,20 +307,9 @@ void fxt_cons_refresh_names(struct session *s)
     if (atomic_load_explicit(&info->state, memory_order_acquire) != SLOT_LIVE ||
         info->announced_gen != info->owner_gen)
       continue;
-    char path[64], comm[17] = {0};
-    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)info->tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char comm[sizeof(info->comm)];
+    if (!fxt_read_comm((int)info->tid, comm, sizeof(comm)))
       continue;
-    ssize_t n = read(fd, comm, 16);
-    close(fd);
-    if (n <= 0)
-      continue;
-    comm[n] = 0;
-    char *nl = strchr(comm, '\n');
-    if (nl)
-      *nl = 0;
-    fxt_name_fix(comm, sizeof(info->comm)); /* UTF-8 cut at 15 bytes */
     if (strncmp(comm, info->comm, sizeof(info->comm)) != 0) {
       memcpy(info->comm, comm, sizeof(info->comm) - 1);
       info->comm[sizeof(info->comm) - 1] = 0;
@@ -443,15 +432,8 @@ void fxt_cons_write_header(struct session *s, bool first)
   EMIT(fxt_encode_init, &init);
   fxt_cons.strings_end = 1;
   write_strings();
-  char comm[64] = {0};
-  int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t n = read(fd, comm, sizeof(comm) - 1);
-    close(fd);
-    if (n > 0 && comm[n - 1] == '\n')
-      comm[n - 1] = 0;
-  }
-  fxt_name_fix(comm, sizeof(comm));
+  char comm[64];
+  fxt_read_comm(0, comm, sizeof(comm));
   struct fxt_kernel_object k = {0};
   k.koid = (uint64_t)s->pid;
   k.obj_type = FXT_KOBJ_PROCESS;

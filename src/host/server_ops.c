@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/namefix.h"
 #include "../base/tbuf.h"
 #include "server.h"
 
@@ -47,14 +48,9 @@ static long count_lines(const char *path)
 
 static int info(struct fxt_tbuf *out)
 {
-  char comm[64] = "";
-  int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t n = read(fd, comm, sizeof(comm) - 1);
-    close(fd);
-    comm[n > 0 ? n : 0] = 0;
-    comm[strcspn(comm, "\n")] = 0;
-  }
+  char comm[64];
+  fxt_read_comm(0, comm, sizeof(comm));
+  comm[strcspn(comm, "\n")] = 0; /* one line of the reply: a newline inside the name ends it */
   /* fxt_session_running takes the session's lock: the output path read next is the one its
    * start wrote. */
   bool running = fxt_session_running();
