@@ -23,23 +23,25 @@ void fxt_name_fix(char *s, size_t size)
   memset(s + len, 0, size - len);
 }
 
+bool fxt_read_line(const char *path, char *out, size_t size)
+{
+  memset(out, 0, size);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read(fd, out, size - 1);
+  close(fd);
+  if (n > 0 && out[n - 1] == '\n')
+    out[n - 1] = 0;
+  return out[0] != 0;
+}
+
 bool fxt_read_comm(int tid, char *name, size_t size)
 {
   char path[48] = "/proc/self/comm";
   if (tid > 0)
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
-  memset(name, 0, size);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  ssize_t n = read(fd, name, size - 1);
-  close(fd);
-  if (n <= 0) {
-    name[0] = 0;
-    return false;
-  }
-  if (name[n - 1] == '\n')
-    name[n - 1] = 0;
+  bool ok = fxt_read_line(path, name, size);
   fxt_name_fix(name, size);
-  return true;
+  return ok;
 }

@@ -17,9 +17,6 @@ const char *fxt_clock_reason(void);
 void fxt_clock_sync(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
 /* CLOCK_MONOTONIC in ns (clock.c; the clock check of clock_setup.c reads it too). */
 uint64_t fxt_clock_mono_ns(void);
-/* The first line of a small file (a /proc or /sys one), without its newline, NUL-padded to
- * size: false when it cannot be read or is empty. */
-bool fxt_read_line(const char *path, char *out, size_t size);
 /* The counter's verdict kept for the boot in directory dir (clock_verdict.c): true, with the
  * rate and why, when an earlier process of this boot found the counter in order across CPUs
  * that include `cpus` with the kernel's clocksource the same; save records a positive verdict

@@ -17,6 +17,7 @@
 #include <cpuid.h>
 #endif
 
+#include "../base/namefix.h"
 #include "clock.h"
 
 static ptrdiff_t tls_offset(const void *p)

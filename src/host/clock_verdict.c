@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/namefix.h"
 #include "clock.h"
 
 #define VERDICT_NAME ".clock-verdict"
@@ -41,18 +42,6 @@ struct saved {
   char why[240];
 };
 static const char verdict_magic[24] = "fxtrace-clock-verdict-2";
-
-bool fxt_read_line(const char *path, char *out, size_t size)
-{
-  memset(out, 0, size);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  ssize_t n = read(fd, out, size - 1);
-  close(fd);
-  out[n > 0 ? strcspn(out, "\n") : 0] = 0;
-  return out[0] != 0;
-}
 
 /* Whether dir is a directory of this user's that nobody else may write. */
 static bool own_dir(const char *dir)
