@@ -329,7 +329,7 @@ NOINSTR __attribute__((noinline)) static void exit_any(uintptr_t fn, uintptr_t s
 
 /* Whether the hooks' fast paths hold for a thread: function_graph alone (no profiler), no rule
  * (every call traced: fxt_fn_set.rules), the thread's frames of the current generation. */
-NOINSTR static inline bool graph_plain(const struct fn_thread *th, uint32_t mode)
+NOINSTR __attribute__((always_inline)) static inline bool graph_plain(const struct fn_thread *th, uint32_t mode)
 {
   return mode == FXT_FN_GRAPH &&
          (atomic_load_explicit(&fxt_fn_set.rules, memory_order_relaxed) |
@@ -337,13 +337,10 @@ NOINSTR static inline bool graph_plain(const struct fn_thread *th, uint32_t mode
 }
 
 /* The fast paths' push: frame n (stored: n < FXT_FN_DEPTH) for a traced call of fn, cfa with
- * its bits; the index claimed before the frame is written, the time last (as entry_any).
- * tsc: the caller checked that the clock is the TSC, and the time is read with no call at
- * all (FXT_FN_PE_LEAN: fxt_ticks would test the clock again, a call to fxt_ticks_slow behind
- * it). */
-NOINSTR __attribute__((always_inline)) static inline void
-push_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uintptr_t site, uintptr_t cfa,
-            bool tsc)
+ * its bits; the index claimed before the frame is written. Returns the frame, whose start the
+ * caller writes last, the time read (as entry_any). */
+NOINSTR __attribute__((always_inline)) static inline struct fn_frame *
+push_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uintptr_t site, uintptr_t cfa)
 {
   th->n = n + 1;
   atomic_signal_fence(memory_order_seq_cst);
@@ -355,12 +352,7 @@ push_traced(struct fn_thread *th, uint32_t n, uintptr_t fn, uintptr_t site, uint
   f->sym = tab ? fxt_fn_sym_entry(tab, fn) : NULL;
   f->sub = FXT_FN_PROF_NONE;
   th->traced++;
-#if FXT_FN_PE_LEAN
-  f->start = tsc ? __rdtsc() : fxt_ticks();
-#else
-  (void)tsc;
-  f->start = fxt_ticks();
-#endif
+  return f;
 }
 
 /* The fast paths' pop of the top frame n (stored, traced, fn's; a redirected one's count
@@ -391,7 +383,8 @@ NOINSTR void fxt_fn_entry(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t 
     entry_any(fn, site, cfa, mode);
     return;
   }
-  push_traced(th, n, fn, site, cfa | FRAME_TRACED, false);
+  struct fn_frame *f = push_traced(th, n, fn, site, cfa | FRAME_TRACED);
+  f->start = fxt_ticks();
 }
 
 NOINSTR static void entry_any(uintptr_t fn, uintptr_t site, uintptr_t cfa, uint32_t mode)
@@ -521,7 +514,13 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0 ||
                    (FXT_FN_PE_LEAN && !fxt_clock_is_tsc)))
     return FXT_FN_PE_LEAN ? 2 : fxt_fn_pe_enter_any(fn, slot);
-  push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT, FXT_FN_PE_LEAN);
+  struct fn_frame *f = push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT);
+#if FXT_FN_PE_LEAN
+  f->start = __rdtsc(); /* the TSC, checked above: fxt_ticks would test it again, a call to
+                           fxt_ticks_slow behind the test */
+#else
+  f->start = fxt_ticks();
+#endif
   th->redirected++;
   atomic_signal_fence(memory_order_seq_cst); /* the frame whole before the return goes to it */
   return 1;

@@ -111,7 +111,7 @@ void fxt_fn_mode_store(uint32_t mode);
 /* The published table (acquire), or NULL before the tracer was first set up. Inline with
  * fxt_fn_sym_entry: both are on every hook's path (functions_syms.c is compiled for size). */
 extern _Atomic(struct fxt_fn_table *) fxt_fn_table_pub;
-static inline struct fxt_fn_table *fxt_fn_table_current(void)
+__attribute__((always_inline)) static inline struct fxt_fn_table *fxt_fn_table_current(void)
 {
   /* Acquire pairs with the release store in fxt_fn_table_update: the table is complete. */
   return atomic_load_explicit(&fxt_fn_table_pub, memory_order_acquire);
@@ -121,12 +121,12 @@ static inline struct fxt_fn_table *fxt_fn_table_current(void)
  * for functions of the same name. Returns the current table, or NULL (out of memory). */
 struct fxt_fn_table *fxt_fn_table_update(void);
 /* The slot of addr in a table's hash of entry addresses (mask + 1 slots, linear probing). */
-static inline uint32_t fxt_fn_hash_addr(uintptr_t a, uint32_t mask)
+__attribute__((always_inline)) static inline uint32_t fxt_fn_hash_addr(uintptr_t a, uint32_t mask)
 {
   return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 /* The function whose entry is addr, or NULL. Hot path: no lock, no allocation. */
-static inline struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
+__attribute__((always_inline)) static inline struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
 {
   for (uint32_t h = fxt_fn_hash_addr(addr, t->mask);; h = (h + 1) & t->mask) {
     uint32_t i = t->hash[h];
