@@ -329,7 +329,8 @@ NOINSTR __attribute__((noinline)) static void exit_any(uintptr_t fn, uintptr_t s
 
 /* Whether the hooks' fast paths hold for a thread: function_graph alone (no profiler), no rule
  * (every call traced: fxt_fn_set.rules), the thread's frames of the current generation. */
-NOINSTR __attribute__((always_inline)) static inline bool graph_plain(const struct fn_thread *th, uint32_t mode)
+NOINSTR __attribute__((always_inline)) static inline bool
+graph_plain(const struct fn_thread *th, uint32_t mode)
 {
   return mode == FXT_FN_GRAPH &&
          (atomic_load_explicit(&fxt_fn_set.rules, memory_order_relaxed) |
@@ -514,7 +515,8 @@ NOINSTR int fxt_fn_pe_enter(uintptr_t fn, uintptr_t *slot)
   if (FXT_UNLIKELY(!graph_plain(th, mode) || n >= FXT_FN_DEPTH || th->nograph != 0 ||
                    (FXT_FN_PE_LEAN && !fxt_clock_is_tsc)))
     return FXT_FN_PE_LEAN ? 2 : fxt_fn_pe_enter_any(fn, slot);
-  struct fn_frame *f = push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT);
+  struct fn_frame *f =
+      push_traced(th, n, fn, *slot, (uintptr_t)slot | FRAME_TRACED | FRAME_REDIRECT);
 #if FXT_FN_PE_LEAN
   f->start = __rdtsc(); /* the TSC, checked above: fxt_ticks would test it again, a call to
                            fxt_ticks_slow behind the test */

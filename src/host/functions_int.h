@@ -126,7 +126,8 @@ __attribute__((always_inline)) static inline uint32_t fxt_fn_hash_addr(uintptr_t
   return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 /* The function whose entry is addr, or NULL. Hot path: no lock, no allocation. */
-__attribute__((always_inline)) static inline struct fxt_fn_sym *fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
+__attribute__((always_inline)) static inline struct fxt_fn_sym *
+fxt_fn_sym_entry(const struct fxt_fn_table *t, uintptr_t addr)
 {
   for (uint32_t h = fxt_fn_hash_addr(addr, t->mask);; h = (h + 1) & t->mask) {
     uint32_t i = t->hash[h];
@@ -181,8 +182,8 @@ void fxt_fn_runtime_setup(void);
 #endif
 #define FXT_FN_PE_SUPPORTED (FXT_FN_PE_X86_64 || FXT_FN_PE_A64)
 /* The x86-64 engine's lean entry: functions.c and functions_tramp.c built without SSE
- * registers (-mgeneral-regs-only, CMakeLists.txt; not in sanitizer builds, whose runtime
- * calls may use them), so fxt_fn_pe_enter's fast path leaves the xmm argument registers alone
+ * registers (-mgeneral-regs-only, CMakeLists.txt; not in sanitizer or fuzzing builds, whose
+ * runtime calls may use them), so fxt_fn_pe_enter's fast path leaves the xmm argument registers alone
  * and the entry trampoline saves them only before the general path (fxt_fn_pe_enter_any). */
 #if FXT_FN_PE_X86_64 && !defined(__SSE2__)
 #define FXT_FN_PE_LEAN 1

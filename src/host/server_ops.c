@@ -3,7 +3,6 @@
  * and PIPE stay there, as they are streams over a file it keeps open.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <fxtrace/errors.h>
 #include <fxtrace/session.h>
 #include <fxtrace/tracefs.h>
