@@ -228,22 +228,23 @@ static void fill_header(struct session *s, uint32_t nslots)
 
 /* ---- setup ------------------------------------------------------------------------------- */
 
-static void close_files(struct session *s)
+int fxt_buffers_fallocate(struct session *s, bool pool, uint64_t off, uint64_t len)
 {
-  if (s->pool_fd >= 0)
-    close(s->pool_fd);
-  if (s->meta_fd >= 0)
-    close(s->meta_fd);
-  s->pool_fd = s->meta_fd = -1;
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/%s", s->buffers_dir, pool ? FXT_SH_POOL_FILE : FXT_SH_FILE);
+  int fd = s->file_backed ? open(path, O_RDWR | O_CLOEXEC) : -1;
+  if (fd < 0)
+    return EBADF;
+  int rc = posix_fallocate(fd, (off_t)off, (off_t)len);
+  close(fd);
+  return rc;
 }
 
 /* The session's directory goes (a setup that failed), and its lock with it. */
 static void drop_dir(struct session *s)
 {
   fxt_buf_remove_dir(s->buffers_dir);
-  if (s->lock_fd >= 0)
-    close(s->lock_fd);
-  s->lock_fd = -1;
+  fxt_fd_close(&s->lock_fd, s->lock_id);
   s->buffers_dir[0] = 0;
 }
 
@@ -254,20 +255,22 @@ static int map_all(struct session *s, uint32_t nslots, bool file_backed)
   memset(&layout, 0, sizeof(layout));
   size_t meta_bytes = meta_layout(nslots, &layout);
   size_t pool_bytes = s->stride * nslots;
-  s->pool_fd = s->meta_fd = -1;
+  int meta_fd = -1, pool_fd = -1;
+  s->file_backed = false;
   if (file_backed) {
-    s->meta_fd = create_file(s->buffers_dir, FXT_SH_FILE, meta_bytes, meta_eager_bytes(&layout));
-    s->pool_fd = s->meta_fd < 0 ? s->meta_fd : create_file(s->buffers_dir, FXT_SH_POOL_FILE, pool_bytes, 0);
-    if (s->meta_fd < 0 || s->pool_fd < 0) {
-      int err = s->meta_fd < 0 ? -s->meta_fd : -s->pool_fd;
+    meta_fd = create_file(s->buffers_dir, FXT_SH_FILE, meta_bytes, meta_eager_bytes(&layout));
+    pool_fd = meta_fd < 0 ? meta_fd : create_file(s->buffers_dir, FXT_SH_POOL_FILE, pool_bytes, 0);
+    if (meta_fd < 0 || pool_fd < 0) {
+      int err = meta_fd < 0 ? -meta_fd : -pool_fd;
       fprintf(stderr, "fxtrace: buffers in %s: %s\n", s->buffers_dir, strerror(err));
-      close_files(s);
+      if (meta_fd >= 0)
+        close(meta_fd);
       drop_dir(s);
       return -err; /* ENOSPC of a full tmpfs, EMFILE, ...: what the system said */
     }
   }
   void *pool = s->pool, *meta = s->meta;
-  int rc = map_region(&pool, &s->pool_map_bytes, pool_bytes, s->pool_fd, true);
+  int rc = map_region(&pool, &s->pool_map_bytes, pool_bytes, pool_fd, true);
 #ifdef MADV_HUGEPAGE
   /* Buffers of whole huge pages: transparent huge pages where the system gives them on
    * request (anonymous memory: transparent_hugepage/enabled `madvise` or `always`; tmpfs files:
@@ -278,13 +281,17 @@ static int map_all(struct session *s, uint32_t nslots, bool file_backed)
     (void)madvise(pool, pool_bytes, MADV_HUGEPAGE);
 #endif
   if (rc == 0)
-    rc = map_region(&meta, &s->meta_map_bytes, meta_bytes, s->meta_fd, false);
+    rc = map_region(&meta, &s->meta_map_bytes, meta_bytes, meta_fd, false);
+  if (file_backed) { /* the mappings hold the files */
+    close(meta_fd);
+    close(pool_fd);
+  }
   if (rc != 0) {
-    close_files(s);
     if (file_backed)
       drop_dir(s);
     return rc;
   }
+  s->file_backed = file_backed;
   s->pool = pool;
   s->meta = meta;
   s->meta_bytes = meta_bytes;
@@ -349,13 +356,13 @@ int fxt_buffers_setup(struct session *s, uint32_t nslots)
 
 void fxt_buffers_stop(struct session *s, bool clean)
 {
-  if (s->meta_fd < 0)
+  if (!s->file_backed)
     return;
   fxt_registry_set_mirror(NULL);
   fxt_intern_set_mirror(NULL);
   if (clean)
     atomic_store_explicit(&s->sh->state, FXT_SH_STOPPED, memory_order_relaxed);
-  close_files(s);
+  s->file_backed = false;
   if (clean) {
     fxt_buffers_harvest_children(s, true);
     fxt_buf_remove_dir(s->buffers_dir);
@@ -366,24 +373,22 @@ void fxt_buffers_stop(struct session *s, bool clean)
       rmdir(s->buffers_base);
   }
   /* Released after the removal: whoever takes the lock next finds the directory gone. */
-  if (s->lock_fd >= 0)
-    close(s->lock_fd);
-  s->lock_fd = -1;
+  fxt_fd_close(&s->lock_fd, s->lock_id);
   s->buffers_dir[0] = 0;
 }
 
 int fxt_buffers_reserve_slot(struct session *s, uint32_t i)
 {
-  if (s->pool_fd < 0)
+  if (!s->file_backed)
     return 0;
-  return posix_fallocate(s->pool_fd, (off_t)i * (off_t)s->stride, (off_t)s->stride) == 0
+  return fxt_buffers_fallocate(s, true, (uint64_t)i * s->stride, s->stride) == 0
              ? 0
              : FXT_ENOSPC;
 }
 
 int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep)
 {
-  if (s->meta_fd < 0)
+  if (!s->file_backed)
     return 0; /* anonymous: the child's copy is private already */
   /* The child must never write the parent's files: give it files of its own at the same
    * addresses, with the kept slot's header (its writer, its companion) copied over. */
@@ -396,12 +401,9 @@ int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep)
     else
       memcpy(saved, session_slot(s, keep), header);
   }
-  close_files(s);
   /* The parent's lock stays the parent's (closing this copy leaves it held: flock locks
    * belong to the open file description, which the parent still has). */
-  if (s->lock_fd >= 0)
-    close(s->lock_fd);
-  s->lock_fd = -1;
+  fxt_fd_close(&s->lock_fd, s->lock_id);
   snprintf(s->parent_dir, sizeof(s->parent_dir), "%s", s->buffers_dir);
   s->output_append = false;
   uint32_t nslots = s->nslots;

@@ -209,6 +209,7 @@ static bool take_over_previous(struct session *s, const char *base, pid_t pid)
     if (rc >= 0 && !taken) {
       strcpy(s->buffers_dir, dir);
       s->lock_fd = lock;
+      s->lock_id = fxt_fd_id(lock);
       s->output_append = same && rc == 0; /* not into a file that is not the previous's */
       taken = true;
       continue;
@@ -287,6 +288,7 @@ int fxt_buf_make_dir(struct session *s, const char *base, pid_t pid)
       /* Waits only while another process looks at the new, empty directory (it finds no
        * session file there and leaves it alone). */
       s->lock_fd = fxt_sdir_lock(s->buffers_dir, -1);
+      s->lock_id = fxt_fd_id(s->lock_fd);
       if (s->lock_fd >= 0)
         return 0;
       fprintf(stderr, "fxtrace: buffers directory %s: cannot lock it: %s\n", s->buffers_dir,

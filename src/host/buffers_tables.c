@@ -23,7 +23,7 @@ static void tp_mirror_add(struct fxt_tracepoint *tp)
 {
   struct session *s = &fxt_session;
   struct fxt_sh *h = s->sh;
-  if (!h || s->meta_fd < 0 || tp->id == 0)
+  if (!h || !s->file_backed || tp->id == 0)
     return;
   unsigned char payload[8192];
   size_t n = fxt_tp_describe(tp, payload, sizeof(payload));
@@ -35,7 +35,7 @@ static void tp_mirror_add(struct fxt_tracepoint *tp)
     uint64_t to = h->tps_off + used + need + FXT_BUF_GROW_STEP;
     if (to > h->tps_off + h->tps_bytes)
       to = h->tps_off + h->tps_bytes;
-    if (posix_fallocate(s->meta_fd, (off_t)s->tps_alloc, (off_t)(to - s->tps_alloc)) != 0)
+    if (fxt_buffers_fallocate(s, false, s->tps_alloc, to - s->tps_alloc) != 0)
       return;
     s->tps_alloc = to;
   }
@@ -51,7 +51,7 @@ static void tp_mirror_add(struct fxt_tracepoint *tp)
 
 void fxt_buffers_publish(struct session *s)
 {
-  if (s->meta_fd < 0)
+  if (!s->file_backed)
     return;
   struct fxt_sh *h = s->sh;
   struct fxt_intern_mirror *m = &strings_mirror;
@@ -85,7 +85,7 @@ void fxt_buffers_maintain(struct session *s)
   atomic_store_explicit(&h->latest_real_ns, real, memory_order_relaxed);
   atomic_signal_fence(memory_order_seq_cst);
   atomic_store_explicit(&h->sync_seq, seq + 2, memory_order_relaxed);
-  if (s->meta_fd < 0)
+  if (!s->file_backed)
     return;
   /* Keep the string text allocated FXT_BUF_GROW_STEP ahead of its writers (intern.c never
    * allocates: a string that finds no room sets overflow, and is copied here once there is
@@ -98,7 +98,7 @@ void fxt_buffers_maintain(struct session *s)
     uint64_t to = (used > limit ? used : limit) + FXT_BUF_GROW_STEP;
     to = to > m->text_cap ? m->text_cap : to;
     uint64_t base = h->strings_off + (uint64_t)FXT_SH_STR_ENTRIES * 8;
-    if (posix_fallocate(s->meta_fd, (off_t)(base + limit), (off_t)(to - limit)) == 0) {
+    if (fxt_buffers_fallocate(s, false, base + limit, to - limit) == 0) {
       /* Release pairs with the writers' acquire load (intern.c): allocated before used. */
       atomic_store_explicit(&m->text_limit, to, memory_order_release);
       if (overflow) {

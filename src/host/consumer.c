@@ -361,7 +361,7 @@ int fxt_consumer_flush(struct session *s)
  * and nothing was written since. One last small try: a `lost` record of the process (thread
  * koid 0) counting the records not written, and the closing clock sync; if even that does not
  * fit, it is cut off again and the count is only on stderr. */
-void fxt_cons_write_failed_tail(struct session *s)
+__attribute__((cold)) void fxt_cons_write_failed_tail(struct session *s)
 {
   int error = fxt_cons.out.error;
   fxt_cons.out.len = 0; /* what is buffered could not be written either */
@@ -473,7 +473,7 @@ static void *consumer_main(void *arg)
             (unsigned long long)s->cfg.max_file_kb);
   if (fxt_cons.out.error)
     fxt_cons_write_failed_tail(s);
-  if (fxt_cons.out.fd > 1) {
+  if (fxt_cons.out.fd > 1 && fxt_cons.out.fd != OUT_LOST) {
     fxt_cons_out_prealloc_release();
     fxt_outfile_close(fxt_cons.out.fd, s->output, fxt_cons.out.error == 0);
   }
@@ -483,7 +483,8 @@ static void *consumer_main(void *arg)
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
-int fxt_consumer_start(struct session *s)
+/* Once a session (cold: compiled for size, as the control path's files are, CMakeLists.txt). */
+__attribute__((cold)) int fxt_consumer_start(struct session *s)
 {
   if (live_init() != 0)
     return FXT_ENOMEM;
@@ -526,6 +527,7 @@ int fxt_consumer_start(struct session *s)
     fxt_cons.out.fd = fxt_outfile_open_append(s->output, &fxt_cons.out.file_len);
   else
     fxt_cons.out.fd = fxt_outfile_open(s->output);
+  fxt_cons.out.id = fxt_fd_id(fxt_cons.out.fd);
   struct stat st;
   bool to_stdout = fxt_outfile_fd(s->output) >= 0; /* (any descriptor: as stdout) */
   bool regular = fxt_cons.out.fd >= 0 && fstat(fxt_cons.out.fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -549,12 +551,10 @@ int fxt_consumer_start(struct session *s)
   /* The file's identity, before it holds anything of this session: a harvest by another
    * process writes into what the path names only while it is this file (harvest.h); for
    * stdout on a regular file, the file a harvester reads the last write back from. */
-  struct stat ost;
-  bool own_file = fxt_cons.out.fd >= 0 && (!to_stdout || fxt_cons.out.shared_stdout) &&
-                  fstat(fxt_cons.out.fd, &ost) == 0;
-  atomic_store_explicit(&s->sh->out_dev, own_file ? (uint64_t)ost.st_dev : 0,
+  bool own_file = !to_stdout || fxt_cons.out.shared_stdout; /* (id: 0s without a file) */
+  atomic_store_explicit(&s->sh->out_dev, own_file ? fxt_cons.out.id.dev : 0,
                         memory_order_relaxed);
-  atomic_store_explicit(&s->sh->out_ino, own_file ? (uint64_t)ost.st_ino : 0,
+  atomic_store_explicit(&s->sh->out_ino, own_file ? fxt_cons.out.id.ino : 0,
                         memory_order_relaxed);
   /* Not known, for good, but where each write to such a stdout says (stdout_place). */
   atomic_store_explicit(&s->sh->intent_out_pos, UINT64_MAX, memory_order_relaxed);

@@ -54,6 +54,7 @@
 
 struct out {
   int fd;
+  struct fxt_fd_id id; /* the file fd was opened on (outfile.h); 0s: not checked (a snapshot) */
   unsigned char *buf;
   size_t len;
   uint64_t written;  /* bytes handed to the file so far (incl. buffered) */
@@ -74,6 +75,9 @@ struct out {
   bool sections;          /* stdout (`-`): each write begins with a provider section record
                              (section_word), buf has the 8 bytes before it for one */
 };
+
+/* out.fd once the program closed the output and its path names another file (out_ours). */
+#define OUT_LOST INT32_MAX
 
 /* What a write changes once it is in the file (commit; the intent of shfile.h). */
 struct effect {

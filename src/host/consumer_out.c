@@ -48,6 +48,35 @@ uint64_t fxt_cons_records_in(const unsigned char *p, size_t len)
 /* What write_failed_tail writes: a `lost` record (48 bytes) and a clock sync (80). */
 #define FAILED_TAIL_BYTES 128
 
+/* Whether o->fd is still the output (outfile.h: the program may have closed it and given its
+ * number to a file of its own). If not, a path is opened again when it still names the file,
+ * and the writes go on where they were; else nothing more is written (EBADF: the stop says
+ * "write failed at byte N: Bad file descriptor" and counts what was not written),
+ * and the descriptor, not ours, is never closed. A snapshot's file (no id) is not checked. */
+static bool out_ours(struct out *o)
+{
+  if (o->fd != OUT_LOST) {
+    if (o->id.ino == 0 || fxt_fd_is(o->fd, o->id))
+      return true;
+    uint64_t size;
+    const char *path = fxt_cons.s->output;
+    int fd = fxt_outfile_fd(path) < 0 ? fxt_outfile_open_append(path, &size) : -1;
+    if (fd >= 0 && fxt_fd_is(fd, o->id) &&
+        lseek(fd, (off_t)o->file_len, SEEK_SET) == (off_t)o->file_len) {
+      o->fd = fd;
+      return true;
+    }
+    if (fd >= 0)
+      close(fd);
+  }
+  o->fd = OUT_LOST;
+  if (!o->error) {
+    o->error = EBADF;
+    o->failed_at = o->file_len;
+  }
+  return false;
+}
+
 /* Writes a[0..alen) then b[0..blen) (one writev at a time until both are in); counts what the
  * file took in file_len. After a failure (a full disk, an I/O error) nothing more is written:
  * of this write, the file keeps the whole records it took but FAILED_TAIL_BYTES (a regular
@@ -59,6 +88,8 @@ uint64_t fxt_cons_records_in(const unsigned char *p, size_t len)
  * precedes it, as they do a pipe's torn end). */
 static void write_all(struct out *o, const void *a, size_t alen, const void *b, size_t blen)
 {
+  if (!out_ours(o))
+    return;
   struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
   int first = alen ? 0 : 1;
   if (blen == 0 && alen == 0)
@@ -113,6 +144,8 @@ bool fxt_cons_out_prealloc(uint64_t ahead)
     o->prealloc_end = o->file_len;
   if (o->prealloc_end >= o->file_len + ahead)
     return false;
+  if (!out_ours(o))
+    return false;
   if (fallocate(o->fd, FALLOC_FL_KEEP_SIZE, (off_t)o->prealloc_end, PREALLOC_STEP) != 0) {
     o->prealloc = false; /* not supported here, or no room: the writes say what they meet */
     return false;
@@ -123,11 +156,12 @@ bool fxt_cons_out_prealloc(uint64_t ahead)
 
 /* Gives back the pages allocated past the file's end (a process killed before this leaves
  * them to the file until it is removed or truncated: at most PREALLOC_AHEAD). */
-void fxt_cons_out_prealloc_release(void)
+__attribute__((cold)) void fxt_cons_out_prealloc_release(void)
 {
   struct out *o = &fxt_cons.out;
   struct stat st;
-  if (o->prealloc_end == 0 || fstat(o->fd, &st) != 0 || (uint64_t)st.st_size >= o->prealloc_end)
+  if (o->prealloc_end == 0 || !out_ours(o) || fstat(o->fd, &st) != 0 ||
+      (uint64_t)st.st_size >= o->prealloc_end)
     return;
   if (fallocate(o->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
                 (off_t)o->prealloc_end - st.st_size) != 0 &&
@@ -384,7 +418,7 @@ void fxt_cons_write_dropped(struct session *s, uint32_t i, uint64_t ts)
 
 /* Events of threads that could get no buffer (total_kb reached): a `lost` record of the
  * process (thread koid 0), since no thread stream holds them. */
-void fxt_cons_write_process_loss(struct session *s, uint64_t records)
+__attribute__((cold)) void fxt_cons_write_process_loss(struct session *s, uint64_t records)
 {
   while (records) {
     uint32_t r = records > UINT32_MAX ? UINT32_MAX : (uint32_t)records;
@@ -421,8 +455,9 @@ static void write_clock_choice(struct session *s)
 }
 
 /* The head of a file: magic, provider, ticks, strings, process, clock sync, tracepoint
- * descriptions. first: the session's own output (its clock sync is the live view's too). */
-void fxt_cons_write_header(struct session *s, bool first)
+ * descriptions. first: the session's own output (its clock sync is the live view's too).
+ * Once a session, and a snapshot: cold (compiled for size). */
+__attribute__((cold)) void fxt_cons_write_header(struct session *s, bool first)
 {
   if (!(first && fxt_cons.no_magic))
     EMIT(fxt_encode_magic_, NULL);

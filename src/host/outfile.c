@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "module.h"
@@ -87,4 +88,25 @@ bool fxt_outfile_close(int fd, const char *path, bool complete) {
   }
   unlink(part);
   return true;
+}
+
+struct fxt_fd_id fxt_fd_id(int fd)
+{
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0)
+    return (struct fxt_fd_id){0, 0};
+  return (struct fxt_fd_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+}
+
+bool fxt_fd_is(int fd, struct fxt_fd_id id)
+{
+  struct fxt_fd_id now = fxt_fd_id(fd);
+  return now.ino != 0 && now.dev == id.dev && now.ino == id.ino;
+}
+
+void fxt_fd_close(int *fd, struct fxt_fd_id id)
+{
+  if (fxt_fd_is(*fd, id))
+    close(*fd);
+  *fd = -1;
 }

@@ -43,10 +43,12 @@
 
 #include "../base/grow.h"
 #include "../base/tbuf.h"
+#include "outfile.h"
 #include "server.h"
 
 #define MAX_CLIENTS FXT_CTL_MAX_CLIENTS
 #define PIPE_TICK_MS 20
+#define LOST_CHECK_MS 1000 /* the longest poll (lost) */
 #define ACCEPT_BACKOFF_MS 100 /* out of descriptors: leave pending connections for a while */
 #define IN_START 256
 #define IDLE_FACTOR 6         /* quiet connections close after this many stall times */
@@ -82,6 +84,7 @@ static struct {
   bool running;
   pthread_t thread;
   int listen_fd, wake_fd;
+  struct fxt_fd_id listen_id, wake_id; /* what the two were opened on (outfile.h) */
   _Atomic bool stop;
   char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
   dev_t dev;
@@ -93,7 +96,9 @@ static struct {
   size_t held;                /* sum of the clients' held */
   uint64_t quiet_count;       /* clients that became quiet so far */
   /* The program closed our descriptors (a daemon closing them all): stop serving, and close
-   * or write none of them again (the numbers may be the program's files by now). */
+   * or write none of them again (the numbers may be the program's files by now). Seen by
+   * poll when it was not waiting yet, else at its next return (LOST_CHECK_MS at most: closing
+   * a descriptor does not wake a poll of it) by their identities. */
   _Atomic bool lost;
 } S = {.life = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_MUTEX_INITIALIZER,
        .listen_fd = -1, .wake_fd = -1};
@@ -487,7 +492,7 @@ static void *server_main(void *arg)
       }
       pfd[n++] = (struct pollfd){c->fd, ev, 0};
     }
-    if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+    if (poll(pfd, (nfds_t)n, timeout < 0 ? LOST_CHECK_MS : timeout) < 0 && errno != EINTR) {
       /* Only ENOMEM is possible with these arguments: breathe, then try again. */
       struct timespec pause = {0, 10000000};
       nanosleep(&pause, NULL);
@@ -496,7 +501,8 @@ static void *server_main(void *arg)
     /* Our eventfd is written only after stop is set; an invalid or otherwise readable one,
      * or an invalid listening socket, means the program closed (and maybe reused) them. */
     if ((pfd[0].revents && !atomic_load_explicit(&S.stop, memory_order_acquire)) ||
-        (pfd[1].revents & POLLNVAL))
+        (pfd[1].revents & POLLNVAL) || !fxt_fd_is(S.listen_fd, S.listen_id) ||
+        !fxt_fd_is(S.wake_fd, S.wake_id))
       S.lost = true;
     pthread_mutex_lock(&S.work);
     int before = S.nclients;
@@ -629,6 +635,8 @@ int fxt_server_start(void)
   if (fd >= 0 && wake >= 0) {
     S.listen_fd = fd;
     S.wake_fd = wake;
+    S.listen_id = fxt_fd_id(fd);
+    S.wake_id = fxt_fd_id(wake);
     S.dev = st.st_dev;
     S.ino = st.st_ino;
     memcpy(S.path, path, sizeof(path));
@@ -683,14 +691,13 @@ void fxt_server_stop(void)
     /* Release pairs with the server loop's acquire loads of stop. */
     atomic_store_explicit(&S.stop, true, memory_order_release);
     uint64_t one = 1;
-    ssize_t n = S.lost ? 0 : write(S.wake_fd, &one, sizeof(one));
+    /* (The eventfd's identity is the one all eventfds share: a program's own eventfd in its
+     * place could take this 1, not another kind of file.) */
+    ssize_t n = S.lost || !fxt_fd_is(S.wake_fd, S.wake_id) ? 0 : write(S.wake_fd, &one, 8);
     (void)n; /* an eventfd write of 1 cannot fail short of overflow */
     pthread_join(S.thread, NULL);
-    if (!S.lost) {
-      close(S.listen_fd);
-      close(S.wake_fd);
-    }
-    S.listen_fd = S.wake_fd = -1;
+    fxt_fd_close(&S.listen_fd, S.listen_id);
+    fxt_fd_close(&S.wake_fd, S.wake_id);
     S.running = false;
   }
   pthread_mutex_unlock(&S.life);
@@ -734,11 +741,8 @@ void fxt_server_after_fork(void)
       drop(&S.clients[i]);
     }
     S.nclients = 0;
-    if (!S.lost) {
-      close(S.listen_fd);
-      close(S.wake_fd);
-    }
-    S.listen_fd = S.wake_fd = -1;
+    fxt_fd_close(&S.listen_fd, S.listen_id);
+    fxt_fd_close(&S.wake_fd, S.wake_id);
     S.running = false;
     fxt_server_start();
   }

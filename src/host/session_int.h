@@ -37,6 +37,7 @@
 #include <sys/types.h>
 
 #include "../base/shfile.h"
+#include "outfile.h"
 
 enum slot_state { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
 
@@ -123,10 +124,15 @@ struct session {
   char buffers_base[4096]; /* the configured directory; "" = anonymous memory */
   bool buffers_explicit;   /* configured (a failure is an error), not the default */
   char buffers_dir[4096];  /* this session's directory; "" when anonymous */
-  int pool_fd, meta_fd;    /* -1 when anonymous */
+  /* Pool and session file are files in buffers_dir, mapped (else anonymous memory). No
+   * descriptor of theirs is kept: a program may close every descriptor it did not open and
+   * give the numbers to files of its own (outfile.h); fxt_buffers_fallocate opens them. */
+  bool file_backed;
   /* The lock of buffers_dir (harvest.h), held from its creation to its removal; -1 when
-   * anonymous. Written by the thread that starts, stops or forks the session. */
+   * anonymous. Written by the thread that starts, stops or forks the session. lock_id: the
+   * file it was opened on (closed only while it still is). */
   int lock_fd;
+  struct fxt_fd_id lock_id;
   char parent_dir[4096];   /* a child of fork: the parent's session directory ("" none) */
   bool output_append;      /* after exec: the output holds the previous image's trace */
   uint64_t strings_alloc, tps_alloc; /* session file bytes allocated (fallocate) so far */

@@ -1,7 +1,8 @@
 /* test_fork - fork() while another thread emits at full rate, and the child emits too: both
  * finish (no deadlock), both files are valid, the child's file has only the child's records
  * and the parent's only the parent's. And a flight recorder's crash trigger in a child of
- * fork: the child's snapshot goes to a file of its own. Not run under TSan, which cannot start threads (the
+ * fork: the child's snapshot goes to a file of its own. And a child that closes every
+ * descriptor it inherited, then opens files of its own (test_closefds). Not run under TSan, which cannot start threads (the
  * child's consumer) in the child of a multi-threaded fork. */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "session_test.h"
+#include "mine_files.h"
 
 FXT_TRACEPOINT(t, seq, "seq=%llu", (u64, seq));
 
@@ -141,5 +143,63 @@ static void trigger_in_child(void **state)
   assert_int_equal(cc.t[0].events, 300);
 }
 
+/* ---- a child of fork that closes what it inherited ------------------------------------- */
+
+/* The child closes every descriptor from 3 on (its trace file among them, opened at the fork)
+ * and opens files of its own, which take their numbers, then traces from its thread and from
+ * a new one: its files are never written by fxtrace, and its trace is whole (the file is
+ * opened again by its path). */
+static void *emit_5000(void *arg)
+{
+  for (uint64_t i = 0; i < 5000; i++)
+    FXT_TRACE(t, seq, i);
+  return arg;
+}
+
+static void child_closes_all(void **state)
+{
+  (void)state;
+  start("t:seq", 256, 0, FXT_MODE_DISCARD);
+  for (uint64_t i = 0; i < 1000; i++)
+    FXT_TRACE(t, seq, i);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    usleep(50000); /* the child's consumer and control server waiting */
+    close_from_3();
+    if (mine_open() != 0)
+      _exit(4);
+    for (uint64_t i = 0; i < 5000; i++)
+      FXT_TRACE(t, seq, i);
+    pthread_t th;
+    pthread_create(&th, NULL, emit_5000, NULL);
+    pthread_join(th, NULL);
+    alarm(30); /* a stop waiting for ever: killed, and said so by the status */
+    int rc = fxt_session_stop();
+    alarm(0);
+    _exit(rc != 0 ? 3 : mine_check() >= 0 ? 5 : 0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_int_equal(fxt_session_stop(), 0);
+  unlink(path);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  char child_path[300];
+  snprintf(child_path, sizeof(child_path), "%s.%d", path, (int)child);
+  static struct fxtcount cc;
+  if (fxtcount_file(child_path, "seq", &cc) != 0)
+    fail_msg("decoding %s: %s", child_path, cc.err);
+  unlink(child_path);
+  assert_int_equal(cc.nthreads, 2);
+  assert_true(cc.t[0].tid == (uint64_t)child || cc.t[1].tid == (uint64_t)child);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(cc.t[i].pid, (uint64_t)child);
+    assert_int_equal(cc.t[i].events + cc.t[i].dropped + cc.t[i].lost, 5000);
+    assert_false(cc.t[i].backwards);
+  }
+}
+
 FXT_TEST_MAIN(
-    cmocka_unit_test(fork_during_emission), cmocka_unit_test(trigger_in_child))
+    cmocka_unit_test(fork_during_emission), cmocka_unit_test(trigger_in_child),
+    cmocka_unit_test(child_closes_all))
