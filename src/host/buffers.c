@@ -230,9 +230,9 @@ static void fill_header(struct session *s, uint32_t nslots)
 
 int fxt_buffers_fallocate(struct session *s, bool pool, uint64_t off, uint64_t len)
 {
-  char path[4200];
-  snprintf(path, sizeof(path), "%s/%s", s->buffers_dir, pool ? FXT_SH_POOL_FILE : FXT_SH_FILE);
-  int fd = s->file_backed ? open(path, O_RDWR | O_CLOEXEC) : -1;
+  /* (The paths were made at the setup: a thread's attach may run in a signal handler, on a
+   * small stack.) */
+  int fd = s->file_backed ? open(pool ? s->pool_path : s->meta_path, O_RDWR | O_CLOEXEC) : -1;
   if (fd < 0)
     return EBADF;
   int rc = posix_fallocate(fd, (off_t)off, (off_t)len);
@@ -292,6 +292,8 @@ static int map_all(struct session *s, uint32_t nslots, bool file_backed)
     return rc;
   }
   s->file_backed = file_backed;
+  snprintf(s->pool_path, sizeof(s->pool_path), "%s/%s", s->buffers_dir, FXT_SH_POOL_FILE);
+  snprintf(s->meta_path, sizeof(s->meta_path), "%s/%s", s->buffers_dir, FXT_SH_FILE);
   s->pool = pool;
   s->meta = meta;
   s->meta_bytes = meta_bytes;

@@ -128,6 +128,7 @@ struct session {
    * descriptor of theirs is kept: a program may close every descriptor it did not open and
    * give the numbers to files of its own (outfile.h); fxt_buffers_fallocate opens them. */
   bool file_backed;
+  char pool_path[4200], meta_path[4200]; /* theirs (set with file_backed) */
   /* The lock of buffers_dir (harvest.h), held from its creation to its removal; -1 when
    * anonymous. Written by the thread that starts, stops or forks the session. lock_id: the
    * file it was opened on (closed only while it still is). */
