@@ -232,7 +232,7 @@ int fxt_buffers_fallocate(struct session *s, bool pool, uint64_t off, uint64_t l
 {
   /* (The paths were made at the setup: a thread's attach may run in a signal handler, on a
    * small stack.) */
-  int fd = s->file_backed ? open(pool ? s->pool_path : s->meta_path, O_RDWR | O_CLOEXEC) : -1;
+  int fd = open(pool ? s->pool_path : s->meta_path, O_RDWR | O_CLOEXEC);
   if (fd < 0)
     return EBADF;
   int rc = posix_fallocate(fd, (off_t)off, (off_t)len);

@@ -14,9 +14,9 @@ int fxt_buffers_setup(struct session *s, uint32_t nslots); /* maps pool and sess
 void fxt_buffers_publish(struct session *s); /* string/tracepoint tables on; state RUNNING */
 void fxt_buffers_stop(struct session *s, bool clean); /* clean: files removed */
 int fxt_buffers_reserve_slot(struct session *s, uint32_t i); /* allocate before first touch */
-/* posix_fallocate of the pool (pool) or the session file, through its descriptor while that
- * still names the file (outfile.h), else through the file opened again by its path: 0, or the
- * error number (EBADF: anonymous, or the file is gone). */
+/* posix_fallocate of the pool (pool) or the session file of a file-backed session, opened by
+ * its path for the call (no descriptor is kept: session_int.h): 0, or the error number (EBADF:
+ * the file is gone). */
 int fxt_buffers_fallocate(struct session *s, bool pool, uint64_t off, uint64_t len);
 void fxt_buffers_maintain(struct session *s); /* consumer, each pass */
 int fxt_buffers_after_fork(struct session *s, uint32_t keep, bool have_keep);

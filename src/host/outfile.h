@@ -35,12 +35,13 @@ int fxt_outfile_open_append(const char *path, uint64_t *size);
  * the FXT file. false when the close or the conversion failed. */
 bool fxt_outfile_close(int fd, const char *path, bool complete);
 
-/* Descriptors fxtrace holds while the program runs (the output, the buffers' files, the
- * control socket) which the program may close - a daemon's close_range(3, ~0U), a child of
- * fork closing what it inherited - and whose numbers its next open() then gives to a file of
- * its own. Each is known by the file it named when opened (fxt_fd_id: device and inode, 0s
- * for fd < 0 or a failed fstat) and is written, grown or closed only while it still names that
- * file (fxt_fd_is). Sockets, pipes and files have inodes of their own; eventfds share one. */
+/* Descriptors fxtrace holds while the program runs (the output, the buffers directory's lock,
+ * the control server's socket and eventfd) which the program may close - a daemon's
+ * close_range(3, ~0U), a child of fork closing what it inherited - and whose numbers its next
+ * open() then gives to a file of its own. Each is known by the file it named when opened
+ * (fxt_fd_id: device and inode, 0s for fd < 0 or a failed fstat) and is written, grown or
+ * closed only while it still names that file (fxt_fd_is). Sockets, pipes and files have inodes
+ * of their own; eventfds share one. */
 struct fxt_fd_id {
   uint64_t dev, ino;
 };

@@ -693,7 +693,8 @@ void fxt_server_stop(void)
     uint64_t one = 1;
     /* (The eventfd's identity is the one all eventfds share: a program's own eventfd in its
      * place could take this 1, not another kind of file.) */
-    ssize_t n = S.lost || !fxt_fd_is(S.wake_fd, S.wake_id) ? 0 : write(S.wake_fd, &one, 8);
+    bool ours = !S.lost && fxt_fd_is(S.wake_fd, S.wake_id);
+    ssize_t n = ours ? write(S.wake_fd, &one, sizeof(one)) : 0;
     (void)n; /* an eventfd write of 1 cannot fail short of overflow */
     pthread_join(S.thread, NULL);
     fxt_fd_close(&S.listen_fd, S.listen_id);

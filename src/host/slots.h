@@ -31,10 +31,10 @@ static inline void fxt_write_pages(void *p, size_t n)
 }
 
 /* Has the kernel read a few bytes of each page of [p, p + n) (pages from p on) once in this
- * process (a system call that reads them: slots_warm.c): on a VM with shadow paging, the kernel's first
- * access to a user page (the consumer's write() of a ring's records) costs ~8-11 us a page even
- * when the process wrote it already: a ring's first lap went to the file at 2.7 ms a MiB,
- * later laps at 0.2 (slots_warm.c). False when it could not (refused by a seccomp filter).
+ * process (a system call that reads them: slots_warm.c): on a VM with shadow paging, the
+ * kernel's first access to a user page (the consumer's write() of a ring's records) costs
+ * ~8-11 us a page even when the process wrote it already: a ring's first lap went to the file
+ * at 2.7 ms a MiB, later laps at 0.2. False when it could not (refused by a seccomp filter).
  * Holds no descriptor (a program may close every one it did not open itself). */
 bool fxt_kernel_touch(const void *p, size_t n);
 

@@ -109,7 +109,7 @@ static bool touch_live(struct session *s, uint32_t i, uint32_t pages)
  * invalid `how` then changes nothing (EINVAL). No descriptor: this was a pwritev to a memfd of
  * our own, whose number a program that closes what it inherited (a daemon's close_range, a
  * child of fork) could close and give to a file of its own - the consumer then wrote 8 bytes of
- * each page over the start of that file (tests/check/close_fds.c). One call a page: ~1 us more
+ * each page over the start of that file (tests/unit/test_closefds.c). One call a page: ~1 us more
  * than one pwritev of 64, on pages that cost ~5 us each to touch (shadow paging). The raw call:
  * a sanitizer's interceptor would read the bytes as the program, racing with a producer. */
 bool fxt_kernel_touch(const void *p, size_t n)

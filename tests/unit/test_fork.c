@@ -2,8 +2,8 @@
  * finish (no deadlock), both files are valid, the child's file has only the child's records
  * and the parent's only the parent's. And a flight recorder's crash trigger in a child of
  * fork: the child's snapshot goes to a file of its own. And a child that closes every
- * descriptor it inherited, then opens files of its own (test_closefds). Not run under TSan, which cannot start threads (the
- * child's consumer) in the child of a multi-threaded fork. */
+ * descriptor it inherited, then opens files of its own (test_closefds). Not run under TSan,
+ * which cannot start threads (the child's consumer) in the child of a multi-threaded fork. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
