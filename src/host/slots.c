@@ -265,6 +265,7 @@ void fxt_slots_sync(struct session *s)
 void fxt_slots_reset_after_fork(struct session *s, struct fxt_tslot *keep, pid_t pid, pid_t tid)
 {
   pthread_mutex_init(&s->pool_lock, NULL);
+  atomic_store_explicit(&s->attaching_threads, 0, memory_order_relaxed); /* the parent's */
   uint32_t k = UINT32_MAX;
   for (uint32_t i = 0; i < s->nslots && keep; i++)
     if (session_slot(s, i) == keep &&

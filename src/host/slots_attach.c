@@ -203,6 +203,7 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
   }
   attaching = 1;
   struct fxt_tslot *t = NULL;
+  atomic_fetch_add_explicit(&s->attaching_threads, 1, memory_order_relaxed);
   pthread_mutex_lock(&s->pool_lock);
   if (gen == s->gen) {
     for (uint32_t i = 0; i < s->nslots && !t; i++)
@@ -212,6 +213,7 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
   }
   pthread_mutex_unlock(&s->pool_lock);
   if (!t) {
+    atomic_fetch_sub_explicit(&s->attaching_threads, 1, memory_order_relaxed);
     say_no_slot(s, gen);
     no_slot_seen = gen + atomic_load_explicit(&s->slot_freed_gen, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->sh->no_slot_drops, 1, memory_order_relaxed);
@@ -220,6 +222,7 @@ struct fxt_tslot *fxt_emit_enter_slow(void)
     return NULL;
   }
   fxt_slot_warm(s, t->slot_index);
+  atomic_fetch_sub_explicit(&s->attaching_threads, 1, memory_order_relaxed);
   pthread_setspecific(exit_key, t);
   fxt_tls_slot = t;
   attaching = 0;

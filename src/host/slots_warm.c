@@ -137,13 +137,21 @@ static bool kernel_warm_step(struct session *s, uint32_t i, uint32_t limit)
   return true;
 }
 
+/* The consumer stops warming when a producer woke it (wake moved: its buffer wants draining
+ * first) or a thread is on its way to a slot (session_int.h attaching_threads). */
+static bool warm_yields(struct session *s, uint32_t wake)
+{
+  return atomic_load_explicit(&s->wake, memory_order_relaxed) != wake ||
+         atomic_load_explicit(&s->attaching_threads, memory_order_relaxed) != 0;
+}
+
 /* The consumer, between passes: keeps one FREE slot warm ahead of the next thread that asks
  * for one (attach takes the lowest free slot, so that one), so that a new thread's first event
  * does not pay for the pages (up to ~20 ms for 4 MiB on such a VM), and touches the pages of
  * live buffers larger than what their owners wrote at attach (touch_live). PREWARM_PAGES at a
  * time, under pool_lock for a FREE slot: an attach waits at most that long, then finishes the
- * slot itself. Stops early when a producer wakes the consumer (its buffer wants draining
- * first); the next call goes on. The spare slot only for buffers up to PREWARM_MAX_BYTES (a
+ * slot itself. Stops early when a producer wakes the consumer or a thread attaches
+ * (warm_yields); the next call goes on. The spare slot only for buffers up to PREWARM_MAX_BYTES (a
  * spare warm buffer is memory the process holds). */
 void fxt_slots_prewarm(struct session *s)
 {
@@ -151,6 +159,8 @@ void fxt_slots_prewarm(struct session *s)
   uint32_t wake = atomic_load_explicit(&s->wake, memory_order_relaxed);
   for (bool more = s->buffer_bytes <= PREWARM_MAX_BYTES; more;) {
     more = false;
+    if (warm_yields(s, wake))
+      return;
     pthread_mutex_lock(&s->pool_lock);
     for (uint32_t i = 0; i < s->nslots; i++) {
       if (atomic_load_explicit(&s->info[i].state, memory_order_relaxed) != SLOT_FREE)
@@ -168,9 +178,9 @@ void fxt_slots_prewarm(struct session *s)
       break; /* the lowest free slot only */
     }
     pthread_mutex_unlock(&s->pool_lock);
-    if (atomic_load_explicit(&s->wake, memory_order_relaxed) != wake)
-      return;
   }
+  if (warm_yields(s, wake))
+    return;
   if (pages <= fxt_slots_sync_pages(s))
     return;
   for (uint32_t i = 0; i < s->nslots; i++) {
@@ -178,7 +188,7 @@ void fxt_slots_prewarm(struct session *s)
     if (atomic_load_explicit(&s->info[i].state, memory_order_acquire) != SLOT_LIVE)
       continue;
     while (touch_live(s, i, pages))
-      if (atomic_load_explicit(&s->wake, memory_order_relaxed) != wake)
+      if (warm_yields(s, wake))
         return;
   }
 }
