@@ -1,7 +1,7 @@
-/* fuzz/fuzz_elfsyms.c - libFuzzer target for fxt_fn_elf_functions() and fxt_fn_elf_sections()
- * (src/host/functions_syms.c), the function tracer's readers of the symbol tables and the
- * section headers (the patchable-entry engine's __patchable_function_entries) of the ELF files
- * a process has loaded.
+/* fuzz/fuzz_elfsyms.c - libFuzzer target for fxt_fn_elf_functions(), fxt_fn_elf_sections() and
+ * fxt_fn_elf_imports() (src/host/functions_syms.c), the function tracer's readers of the symbol
+ * tables, the section headers (the patchable-entry engine's __patchable_function_entries) and
+ * the imports (-finstrument-functions' hooks) of the ELF files a process has loaded.
  *
  * The input is the image (in a heap buffer of exactly its size, so ASan sees any byte read
  * past it). Properties checked (abort() on any violation, on top of ASan/UBSan):
@@ -9,10 +9,13 @@
  *  - every name is inside the image and NUL-terminated there;
  *  - there are no more functions than 24-byte symbols fit in the image;
  *  - a callback that fails at the k-th function stops the walk there with its code;
- *  - the sections walk returns 0 or FXT_EINVAL, with no more sections than 64-byte headers fit.
+ *  - the sections walk returns 0 or FXT_EINVAL, with no more sections than 64-byte headers fit;
+ *  - the imports check returns 1, 0 or FXT_EINVAL, and 1 only for an image that holds the name.
  * Seeds: corpus/elfsyms (a small shared object with .symtab, the same stripped to .dynsym, a
- * relocatable object; patchable.o, built with -fpatchable-function-entry=11,9).
+ * relocatable object; patchable.o, built with -fpatchable-function-entry=11,9;
+ * instrumented.so, built with -finstrument-functions: it imports the hooks).
  */
+#define _GNU_SOURCE /* memmem */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   rc = fxt_fn_elf_sections(img, size, "__patchable_function_entries", on_section, &sections);
   check(rc == 0 || rc == FXT_EINVAL);
   check(sections <= size / 64);
+  static const char hook[] = "__cyg_profile_func_enter";
+  rc = fxt_fn_elf_imports(img, size, hook);
+  check(rc == 0 || rc == 1 || rc == FXT_EINVAL);
+  check(rc != 1 || memmem(img, size, hook, sizeof(hook)) != NULL);
   free(img);
   return 0;
 }

@@ -78,6 +78,8 @@ static int set_tracer(const char *v)
     return 0;
   if (mode != FXT_FN_NOP) {
     fxt_fn_runtime_setup();
+    if (mode == FXT_FN_FUNCTION)
+      fxt_fn_table_all(); /* a caller is named wherever it is (libc's qsort, ...) */
     if (!fxt_fn_table_update())
       return FXT_ENOMEM;
     int cat = fxt_intern_cstr("function"), parent = fxt_intern_cstr("parent");
@@ -183,7 +185,7 @@ static int set_flags(struct fxt_fn_table *t, uint32_t flag, const char *v)
       }
       bool any = false;
       for (uint32_t i = 0; i < t->n; i++) {
-        if (!fxt_glob_match(g, t->syms[i].name))
+        if (!t->syms[i].traceable || !fxt_glob_match(g, t->syms[i].name))
           continue;
         any = true;
         if (pass == 1 && clear)
@@ -291,6 +293,8 @@ void fxt_fn_file_read(enum fxt_fn_file file, struct fxt_tbuf *b)
     /* As the kernel's: a function a line, a module's with " [module]" (a library here). */
     struct fxt_fn_table *t = fxt_fn_table_update();
     for (uint32_t i = 0; t && i < t->n; i++) {
+      if (!t->syms[i].traceable)
+        continue; /* kept to name callers (the function tracer) */
       fxt_tbuf_puts(b, t->syms[i].name);
       if (t->syms[i].obj != 0) {
         fxt_tbuf_puts(b, " [");

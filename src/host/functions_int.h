@@ -40,6 +40,7 @@ struct fxt_fn_sym {
   uint64_t size;
   const char *name;  /* demangled when a demangler was at hand */
   uint32_t obj;      /* index in the table's objects (0 = the executable) */
+  bool traceable;    /* of an object whose functions can be traced (fxt_fn_table_update) */
   _Atomic uint32_t ref;
   _Atomic uint32_t flags;
 };
@@ -56,6 +57,7 @@ struct fxt_fn_table {
   uint32_t nobjs;
   uint64_t adds, subs; /* dl_iterate_phdr's counters when it was last published */
   uint64_t sig;        /* fxt_fn_dl_signature() of the objects it was built from */
+  bool all;            /* every object's functions (fxt_fn_table_all), not only traceable */
   struct fxt_fn_table *prev; /* the table built before this one: a hook may still read it, so
                               * it is never freed (one per set of loaded objects seen by a
                               * control write or a dlopen), and stays reachable */
@@ -118,8 +120,16 @@ __attribute__((always_inline)) static inline struct fxt_fn_table *fxt_fn_table_c
 }
 /* Builds the table if none is published or objects were loaded or unloaded since (control
  * side, under fxt_fn_lock: allocates, reads files); the new table keeps the old one's flags
- * for functions of the same name. Returns the current table, or NULL (out of memory). */
+ * for functions of the same name. Returns the current table, or NULL (out of memory).
+ * A table holds the functions that can be traced - those of the executable and of each object
+ * with patchable entries or that imports -finstrument-functions' hooks (sym.traceable) - and,
+ * once fxt_fn_table_all was called, those of every other object too (the function tracer
+ * names a caller in libc). The others' symbols cost the start of a function_graph session
+ * ~3 ms of ELF reading on a VM (docs/functions.md). */
 struct fxt_fn_table *fxt_fn_table_update(void);
+/* From now on tables hold every object's functions (under fxt_fn_lock; the next update
+ * builds one when the current one does not). */
+void fxt_fn_table_all(void);
 /* The slot of addr in a table's hash of entry addresses (mask + 1 slots, linear probing). */
 __attribute__((always_inline)) static inline uint32_t fxt_fn_hash_addr(uintptr_t a, uint32_t mask)
 {
@@ -257,6 +267,10 @@ void fxt_fn_pe_stats(struct fxt_fn_pe_stats *st);
 typedef int (*fxt_fn_elf_section_fn)(void *ctx, uint64_t addr, uint64_t size);
 int fxt_fn_elf_sections(const void *image, size_t size, const char *name,
                         fxt_fn_elf_section_fn fn, void *ctx);
+/* Whether the ELF image's .dynsym has name as an undefined symbol (an import): 1 or 0, or
+ * FXT_EINVAL (headers outside the image). Only the imports' part of the table is read when
+ * a .gnu.hash says where the defined symbols start (functions_syms.c). */
+int fxt_fn_elf_imports(const void *image, size_t size, const char *name);
 
 /* ---- the function profiler (functions_prof.c) --------------------------------------------
  * The hooks' side, called when fxt_fn_set.mode has FXT_FN_PROF: a call of fn (s its symbol,

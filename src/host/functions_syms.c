@@ -1,6 +1,8 @@
-/* functions_syms.c - the function tracer's names: every function of every loaded object, read
+/* functions_syms.c - the function tracer's names: the functions of the loaded objects, read
  * from the objects' ELF files (.symtab, else .dynsym) when the tracer is set up, sorted by
- * address with a hash of entry addresses for the hooks (functions_int.h).
+ * address with a hash of entry addresses for the hooks (functions_int.h). The objects whose
+ * functions can be traced always; the others (libc, the tracer's own libraries) once the
+ * function tracer, which names callers, was on.
  *
  * Built on the control side (allocates, opens files) under fxt_fn_lock; published with a
  * release store that pairs with the hooks' acquire load in fxt_fn_table_current, and never
@@ -58,6 +60,7 @@ struct build {
   char *(*demangle)(const char *, char *, size_t *, int *);
   uint64_t sig; /* fxt_fn_dl_signature's, of the objects read */
   bool first, failed;
+  bool all; /* every object's functions, not only the traceable ones' */
 };
 
 static char *name_copy(struct build *b, const char *name)
@@ -104,6 +107,45 @@ int fxt_fn_elf_functions(const void *image, size_t size, fxt_fn_elf_fn fn, void 
                 ELF64_ST_BIND(s.st_info) != STB_LOCAL);
     if (rc != 0)
       return rc;
+  }
+  return 0;
+}
+
+int fxt_fn_elf_imports(const void *image, size_t size, const char *name)
+{
+  struct fxt_elf e; /* src/base/elf.h: every header copied out, checked against the image */
+  const char *why;
+  if (fxt_elf_open(&e, image, size, &why) != 0)
+    return FXT_EINVAL;
+  Elf64_Shdr sym, str, sh;
+  uint32_t dynsym = 0;
+  for (uint32_t i = 0; i < e.eh.e_shnum && !dynsym; i++)
+    if (fxt_elf_shdr(&e, i, &sym) && sym.sh_type == SHT_DYNSYM)
+      dynsym = i;
+  if (!dynsym)
+    return 0; /* no dynamic symbols (a static executable, a relocatable object) */
+  if (sym.sh_entsize != sizeof(Elf64_Sym) || !fxt_elf_shdr(&e, sym.sh_link, &str) ||
+      sym.sh_type == SHT_NOBITS || str.sh_type == SHT_NOBITS || !fxt_elf_in_image(&e, &sym) ||
+      !fxt_elf_in_image(&e, &str))
+    return FXT_EINVAL;
+  uint64_t count = sym.sh_size / sizeof(Elf64_Sym);
+  /* .gnu.hash covers the defined symbols, which the linker puts last: its second word
+   * (symoffset) is the first of them, and every import is before it. */
+  for (uint32_t i = 0; i < e.eh.e_shnum; i++) {
+    uint32_t head[2];
+    if (fxt_elf_shdr(&e, i, &sh) && sh.sh_type == SHT_GNU_HASH && sh.sh_link == dynsym &&
+        sh.sh_size >= sizeof(head) && fxt_elf_read(&e, sh.sh_offset, head, sizeof(head)) &&
+        head[1] < count)
+      count = head[1];
+  }
+  const char *names = (const char *)image + str.sh_offset;
+  size_t len = strlen(name);
+  for (uint64_t i = 1; i < count; i++) {
+    Elf64_Sym s;
+    fxt_elf_read(&e, sym.sh_offset + i * sizeof s, &s, sizeof s);
+    if (s.st_shndx == SHN_UNDEF && s.st_name < str.sh_size && str.sh_size - s.st_name > len &&
+        memcmp(names + s.st_name, name, len + 1) == 0)
+      return 1;
   }
   return 0;
 }
@@ -162,6 +204,7 @@ struct object {
   struct build *b;
   uintptr_t bias;
   uint32_t obj;
+  bool traceable;
 };
 
 static int add_function(void *ctx, const char *name, uint64_t value, uint64_t size, bool global)
@@ -175,6 +218,7 @@ static int add_function(void *ctx, const char *name, uint64_t value, uint64_t si
   f->addr = o->bias + value;
   f->size = size;
   f->obj = o->obj;
+  f->traceable = o->traceable;
   f->name = name_copy(b, name);
   if (!f->name)
     return FXT_ENOMEM;
@@ -202,14 +246,32 @@ void *fxt_fn_map_file(const char *path, size_t *size)
   return map;
 }
 
+static int count_section(void *ctx, uint64_t addr, uint64_t size)
+{
+  (void)addr;
+  *(bool *)ctx |= size != 0;
+  return 0;
+}
+
+/* Whether the functions of the ELF image can be traced: it has patchable entries, or calls
+ * -finstrument-functions' hooks (imports them: the shim or libfxtrace defines them). */
+static bool traceable_image(const void *map, size_t size)
+{
+  bool sites = false;
+  fxt_fn_elf_sections(map, size, "__patchable_function_entries", count_section, &sites);
+  return sites || fxt_fn_elf_imports(map, size, "__cyg_profile_func_enter") == 1 ||
+         fxt_fn_elf_imports(map, size, "__cyg_profile_func_exit") == 1;
+}
+
 static void read_object(struct build *b, const char *path, uintptr_t bias, uint32_t obj)
 {
   size_t size;
   void *map = fxt_fn_map_file(path, &size);
   if (!map)
     return;
-  struct object o = {b, bias, obj};
-  if (fxt_fn_elf_functions(map, size, add_function, &o) == FXT_ENOMEM)
+  /* The executable's always (where a program's code usually is, whatever it was built with). */
+  struct object o = {b, bias, obj, obj == 0 || traceable_image(map, size)};
+  if ((o.traceable || b->all) && fxt_fn_elf_functions(map, size, add_function, &o) == FXT_ENOMEM)
     b->failed = true;
   munmap(map, size);
 }
@@ -293,10 +355,12 @@ static void keep_flags(const struct fxt_fn_table *old, struct fxt_fn_table *t)
   for (uint32_t i = 0; old && i < old->n; i++) {
     uint32_t fl = atomic_load_explicit(&old->syms[i].flags, memory_order_relaxed);
     for (uint32_t j = 0; fl && j < t->n; j++)
-      if (strcmp(old->syms[i].name, t->syms[j].name) == 0)
+      if (t->syms[j].traceable && strcmp(old->syms[i].name, t->syms[j].name) == 0)
         atomic_store_explicit(&t->syms[j].flags, fl, memory_order_relaxed);
   }
 }
+
+static bool want_all; /* fxt_fn_table_all was called (under fxt_fn_lock) */
 
 /* Every table built, newest first (under fxt_fn_lock). */
 static struct fxt_fn_table *tables;
@@ -306,7 +370,7 @@ static struct fxt_fn_table *tables;
 static struct fxt_fn_table *reuse(struct fxt_fn_table *old, uint64_t sig, const uint64_t *counts)
 {
   struct fxt_fn_table *t = tables;
-  while (t && t->sig != sig)
+  while (t && (t->sig != sig || (want_all && !t->all)))
     t = t->prev;
   if (!t)
     return NULL;
@@ -322,18 +386,23 @@ static struct fxt_fn_table *reuse(struct fxt_fn_table *old, uint64_t sig, const 
   return t;
 }
 
+void fxt_fn_table_all(void)
+{
+  want_all = true;
+}
+
 struct fxt_fn_table *fxt_fn_table_update(void)
 {
   struct fxt_fn_table *old = fxt_fn_table_current();
   uint64_t counts[2];
   fxt_fn_dl_counts(counts);
-  if (old && old->adds == counts[0] && old->subs == counts[1])
+  if (old && old->adds == counts[0] && old->subs == counts[1] && (old->all || !want_all))
     return old;
   uint64_t sig = fxt_fn_dl_signature();
   struct fxt_fn_table *again = reuse(old, sig, counts);
   if (again)
     return again;
-  struct build b = {.sig = SIG_SEED, .first = true};
+  struct build b = {.sig = SIG_SEED, .first = true, .all = want_all};
   *(void **)&b.demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
   dl_iterate_phdr(object_fn, &b);
   struct fxt_fn_table *t = calloc(1, sizeof(*t));
@@ -374,6 +443,7 @@ struct fxt_fn_table *fxt_fn_table_update(void)
   }
   keep_flags(old, t);
   t->sig = b.sig;
+  t->all = b.all;
   t->prev = tables;
   tables = t;
   /* Release pairs with the acquire in fxt_fn_table_current. */

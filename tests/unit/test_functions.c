@@ -265,6 +265,42 @@ static void test_function_parent(void **state)
       assert_string_equal(evs[i].parent, "test_function_parent");
 }
 
+/* The functions that can be traced are the executable's and those of objects built with the
+ * flags: libc's are not in available_filter_functions and no filter takes them; the function
+ * tracer still names a caller in libc (its table then holds every object's functions) where
+ * it knows the return address (the patchable-entry engine; -finstrument-functions' hooks name
+ * the traced function below, fn_phdr_count). */
+static void test_traceable_only(void **state)
+{
+  (void)state;
+  static char buf[1 << 20];
+  start();
+  echo("current_tracer", "function_graph");
+  read_file("available_filter_functions", buf, sizeof(buf));
+  assert_true(strncmp(buf, "fn_fib\n", 7) == 0 || strstr(buf, "\nfn_fib\n"));
+  assert_null(strstr(buf, " [libc.so")); /* (a sanitizer's interceptors are the executable's) */
+  assert_int_equal(fxt_fs_echo("set_ftrace_filter", "__libc_start_main"), FXT_EINVAL);
+  echo("current_tracer", "function");
+  read_file("available_filter_functions", buf, sizeof(buf));
+  assert_null(strstr(buf, " [libc.so"));
+  assert_int_equal(fxt_fs_echo("set_ftrace_filter", "__libc_start_main"), FXT_EINVAL);
+  assert_true(fn_phdr_count() > 0);
+  stop_and_read();
+  size_t cbs = 0;
+  for (size_t i = 0; i < nevs; i++)
+    if (strcmp(evs[i].name, "fn_phdr_cb") == 0) {
+#ifdef FXT_TEST_PE
+      /* libc's (a sanitizer's build: its interceptor's callback, dl_iterate_phdr_cb) */
+      assert_non_null(strstr(evs[i].parent, "dl_iterate_phdr"));
+#else
+      assert_string_equal(evs[i].parent, "fn_phdr_count");
+#endif
+      cbs++;
+    }
+  assert_true(cbs > 0);
+  assert_int_equal(count(FXT_EVENT_INSTANT, "fn_phdr_count"), 1);
+}
+
 /* The kernel's files: texts, filters by glob, '!', errors. */
 static void test_files(void **state)
 {
@@ -744,6 +780,7 @@ int main(void)
       cmocka_unit_test(test_pe_switch_inside), cmocka_unit_test(test_registers),
       cmocka_unit_test(test_tail_call),
       cmocka_unit_test(test_graph_counts), cmocka_unit_test(test_function_parent),
+      cmocka_unit_test(test_traceable_only),
       cmocka_unit_test(test_files),        cmocka_unit_test(test_filters),
       cmocka_unit_test(test_thresh),       cmocka_unit_test(test_longjmp),
       cmocka_unit_test(test_signal),       cmocka_unit_test(test_thread_exit),

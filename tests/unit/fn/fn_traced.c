@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "fn_traced.h"
 
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -51,6 +52,20 @@ KEEP void fn_sleeper(long us)
 KEEP void fn_quick(void)
 {
   __asm__ __volatile__("" ::: "memory");
+}
+
+KEEP static int fn_phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+  (void)info, (void)size;
+  ++*(int *)ctx;
+  return 0;
+}
+
+KEEP int fn_phdr_count(void)
+{
+  int n = 0;
+  dl_iterate_phdr(fn_phdr_cb, &n);
+  return n;
 }
 
 static jmp_buf jump;

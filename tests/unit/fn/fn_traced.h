@@ -13,6 +13,8 @@ int fn_pair(int n);                /* fn_leaf_a(n) then fn_leaf_b(n) */
 int fn_branch(int n);              /* fn_pair(n) and fn_fib(n) */
 void fn_sleeper(long us);          /* sleeps us microseconds */
 void fn_quick(void);               /* returns at once */
+int fn_phdr_count(void);           /* the loaded objects, counted by fn_phdr_cb, which libc's
+                                      dl_iterate_phdr calls */
 int fn_jump_outer(void);           /* setjmp; fn_jump_mid, which longjmps out of fn_jump_deep */
 int fn_signal_outer(int sig);      /* raises sig (its handler: fn_on_signal) then fn_fib(3) */
 void fn_on_signal(int sig);        /* a signal handler: fn_fib(5) */
