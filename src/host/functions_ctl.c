@@ -79,7 +79,7 @@ static int set_tracer(const char *v)
   if (mode != FXT_FN_NOP) {
     fxt_fn_runtime_setup();
     if (mode == FXT_FN_FUNCTION)
-      fxt_fn_table_all(); /* a caller is named wherever it is (libc's qsort, ...) */
+      fxt_fn_table_all(); /* a caller is named wherever it is (libc's dl_iterate_phdr) */
     if (!fxt_fn_table_update())
       return FXT_ENOMEM;
     int cat = fxt_intern_cstr("function"), parent = fxt_intern_cstr("parent");
