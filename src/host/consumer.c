@@ -395,22 +395,19 @@ __attribute__((cold)) void fxt_cons_write_failed_tail(struct session *s)
  * paid inside a pass (the order is in the loop). Never before the first pass, nor in one go:
  * a producer that starts at once filled its 4 MiB buffer (8.7 ms at 10 M events/s) while the
  * consumer wrote ~6 MiB for the first time at its start, and lost events in 5 of 8 runs on
- * such a VM. The staging areas (1 MiB for records that wrap and flight recorders, 2 MiB for
- * signal-context records merged) hold nothing between passes; the second is warmed only once
- * a pass had such records to merge (most programs have none: 1,024 first touches less at
- * each start, ~5 ms of a VM's page faults, which a process takes one at a time). */
+ * such a VM. The staging areas (3 MiB, for records that wrap, flight recorders and
+ * signal-context records) hold nothing between passes. */
 static void warm_between_passes(struct session *s, uint32_t w)
 {
   static size_t own; /* bytes of the staging areas done: they live as long as the process */
   while (atomic_load_explicit(&s->wake, memory_order_relaxed) == w &&
          !atomic_load_explicit(&s->attaching_threads, memory_order_relaxed)) {
-    size_t areas = fxt_cons.merged_used ? STAGE_BYTES * 3 : STAGE_BYTES;
     /* What the next pass reads and writes first: the live rings for the kernel, the staging
      * area a pass writes their first lap from, the file's next pages, the view; then the
      * area of merged signal-context records and the rest of what is allocated ahead. */
     if (fxt_slots_kernel_warm(s))
       continue;
-    if (own < areas) { /* STAGE_BYTES is a multiple of WARM_STEP */
+    if (own < STAGE_BYTES * 3) { /* STAGE_BYTES is a multiple of WARM_STEP */
       unsigned char *p =
           own < STAGE_BYTES ? fxt_cons.stage + own : fxt_cons.merged + (own - STAGE_BYTES);
       fxt_write_pages(p, WARM_STEP);
@@ -419,7 +416,8 @@ static void warm_between_passes(struct session *s, uint32_t w)
       if (own <= STAGE_BYTES)
         continue;
     }
-    if (fxt_cons_out_prealloc(PREALLOC_AHEAD / 4) || live_warm(WARM_STEP) || own < areas ||
+    if (fxt_cons_out_prealloc(PREALLOC_AHEAD / 4) || live_warm(WARM_STEP) ||
+        own < STAGE_BYTES * 3 ||
         fxt_cons_out_prealloc(PREALLOC_AHEAD))
       continue;
     fxt_slots_prewarm(s); /* returns as soon as wake moves */

@@ -129,7 +129,6 @@ uint32_t fxt_cons_merge_held(uint32_t i, const unsigned char *stage, uint32_t le
     *out = (unsigned char *)stage;
     return len;
   }
-  fxt_cons.merged_used = true; /* (its first write is paid here, once) */
   uint64_t limit = UINT64_MAX;
   if (!all && len >= 16) { /* the chunk's last record's time: later ones wait for more */
     uint32_t off = 0, last = 0;

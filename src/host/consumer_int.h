@@ -95,7 +95,6 @@ struct fxt_consumer_state {
   struct out out;
   unsigned char *stage;
   unsigned char *merged; /* stage + held records in time order */
-  bool merged_used;      /* a chunk had held records to merge: merged is warmed from then on */
   uint32_t seq;          /* intent seq of the next commit (held records it takes say so) */
   bool held_taken;       /* the next commit takes held records: compact after it */
   uint32_t held_n;       /* held records in the merged chunk, at these offsets */
