@@ -400,8 +400,7 @@ __attribute__((cold)) void fxt_cons_write_failed_tail(struct session *s)
 static void warm_between_passes(struct session *s, uint32_t w)
 {
   static size_t own; /* bytes of the staging areas done: they live as long as the process */
-  while (atomic_load_explicit(&s->wake, memory_order_relaxed) == w &&
-         !atomic_load_explicit(&s->attaching_threads, memory_order_relaxed)) {
+  while (atomic_load_explicit(&s->wake, memory_order_relaxed) == w) {
     /* What the next pass reads and writes first: the live rings for the kernel, the staging
      * area a pass writes their first lap from, the file's next pages, the view; then the
      * area of merged signal-context records and the rest of what is allocated ahead. */

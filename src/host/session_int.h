@@ -147,11 +147,13 @@ struct session {
   _Atomic uint32_t wake;  /* futex word: bumped to wake the consumer */
   _Atomic uint32_t stop;  /* 1: the consumer makes its last pass and exits */
   /* Threads on their way to a slot: from before pool_lock to the end of their warm-up
-   * (fxt_emit_enter_slow). While it is not 0 the consumer touches no page for the first time
-   * (slots_warm.c, consumer.c): on a VM with shadow paging a process's first touches are
-   * taken one at a time, and a mutex does not hand over - the consumer taking pool_lock
-   * again chunk after chunk of the spare slot held a new thread for the whole of it. Its
-   * warm-up is the new thread's first event. Relaxed: a count, ordering nothing. */
+   * (fxt_emit_enter_slow). While it is not 0 the consumer leaves the spare slot and the live
+   * buffers' pages alone (slots_warm.c warm_yields): a mutex does not hand over - the consumer
+   * taking pool_lock again chunk after chunk of the spare slot held a new thread for the whole
+   * of it - and on a VM with shadow paging a process's first touches are taken one at a time.
+   * Its own areas (staging, view, file) it warms on: stopping those too made a producer that
+   * starts at once lose events in 2-4 of 10 paced runs (docs/performance.md). Relaxed: a
+   * count, ordering nothing. */
   _Atomic uint32_t attaching_threads;
   pid_t pid;
 };
