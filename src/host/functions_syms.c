@@ -246,7 +246,7 @@ void *fxt_fn_map_file(const char *path, size_t *size)
   return map;
 }
 
-static int count_section(void *ctx, uint64_t addr, uint64_t size)
+static int any_section(void *ctx, uint64_t addr, uint64_t size)
 {
   (void)addr;
   *(bool *)ctx |= size != 0;
@@ -258,7 +258,7 @@ static int count_section(void *ctx, uint64_t addr, uint64_t size)
 static bool traceable_image(const void *map, size_t size)
 {
   bool sites = false;
-  fxt_fn_elf_sections(map, size, "__patchable_function_entries", count_section, &sites);
+  fxt_fn_elf_sections(map, size, "__patchable_function_entries", any_section, &sites);
   return sites || fxt_fn_elf_imports(map, size, "__cyg_profile_func_enter") == 1 ||
          fxt_fn_elf_imports(map, size, "__cyg_profile_func_exit") == 1;
 }

@@ -152,8 +152,8 @@ struct session {
    * taking pool_lock again chunk after chunk of the spare slot held a new thread for the whole
    * of it - and on a VM with shadow paging a process's first touches are taken one at a time.
    * Its own areas (staging, view, file) it warms on: stopping those too made a producer that
-   * starts at once lose events in 2-4 of 10 paced runs (docs/performance.md). Relaxed: a
-   * count, ordering nothing. */
+   * starts at once lose events in 2 of 18 paced runs, against 0 of 46 (docs/performance.md).
+   * Relaxed: a count, ordering nothing. */
   _Atomic uint32_t attaching_threads;
   pid_t pid;
 };
