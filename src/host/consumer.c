@@ -421,8 +421,7 @@ static void warm_between_passes(struct session *s, uint32_t w)
       if (own <= STAGE_BYTES)
         continue;
     }
-    if (fxt_cons_out_prealloc(PREALLOC_AHEAD / 4) || live_warm(WARM_STEP) ||
-        own < STAGE_BYTES * 3 ||
+    if (fxt_cons_out_prealloc(PREALLOC_AHEAD / 4) || own < STAGE_BYTES * 3 ||
         fxt_cons_out_prealloc(PREALLOC_AHEAD))
       continue;
     fxt_slots_prewarm(s); /* returns as soon as wake moves */
