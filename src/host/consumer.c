@@ -408,17 +408,15 @@ static void warm_between_passes(struct session *s, uint32_t w)
      * before the rings: with the kernel's reads of a new ring first (a call a page, 1,024 for
      * 4 MiB), a paced run's first pass fed a view never written (7.3 ms from the wake to its
      * first write, the ring full meanwhile: 3 of 32 runs lost events, 0 of 32 after). */
-    if (own >= STAGE_BYTES && live_warm(WARM_STEP))
-      continue;
-    if (own >= STAGE_BYTES && fxt_slots_kernel_warm(s))
+    bool first_mib = own < STAGE_BYTES;
+    if (!first_mib && (live_warm(WARM_STEP) || fxt_slots_kernel_warm(s)))
       continue;
     if (own < STAGE_BYTES * 3) { /* STAGE_BYTES is a multiple of WARM_STEP */
-      unsigned char *p =
-          own < STAGE_BYTES ? fxt_cons.stage + own : fxt_cons.merged + (own - STAGE_BYTES);
+      unsigned char *p = first_mib ? fxt_cons.stage + own : fxt_cons.merged + (own - STAGE_BYTES);
       fxt_write_pages(p, WARM_STEP);
       fxt_kernel_touch(p, WARM_STEP);
       own += WARM_STEP;
-      if (own <= STAGE_BYTES)
+      if (first_mib)
         continue;
     }
     if (fxt_cons_out_prealloc(PREALLOC_AHEAD / 4) || own < STAGE_BYTES * 3 ||
