@@ -26,6 +26,11 @@ static void say(struct rec_model *m, int damage, const char *fmt, va_list ap)
 {
   char line[1024];
   vsnprintf(line, sizeof(line), fmt, ap);
+  /* One line each: names from the session file (a thread's may hold a newline) and paths
+   * keep no control character. */
+  for (char *c = line; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
   if (damage)
     m->stats->damage++;
   if (m->report)
